@@ -1,0 +1,16 @@
+//! The core of datadict: the data-dictionary models of the spec, their validation rules,
+//! and (as the crate grows) batching, compression and request building.
+//!
+//! This crate does no I/O and knows nothing of HTTP clients, wasm-bindgen, tokio or the DOM,
+//! so the server, the web app and the npm module share every rule from one place.
+
+pub mod issue;
+pub mod schema;
+pub mod validate;
+
+pub use issue::{Issue, IssueCode};
+pub use schema::{
+    EntityMetadata, EntityType, ErrorBody, ListSchemasResponse, PropertyDef, PropertyMetadata,
+    PropertyType, Schema, SchemaEntry, DEFAULT_NAMESPACE,
+};
+pub use validate::{validate_schema_entry, validate_schema_entry_json, SchemaRules};

@@ -1,0 +1,125 @@
+use super::*;
+use serde_json::json;
+
+/// Validates `input` and compares the `(path, code)` pairs with `expected`.
+fn check(input: Value, expected: &[(&str, IssueCode)]) {
+    let issues = validate_schema_entry(&input, &SchemaRules::default());
+    let got: Vec<(&str, IssueCode)> = issues.iter().map(|i| (i.path.as_str(), i.code)).collect();
+    assert_eq!(got, expected, "issues: {issues:#?}");
+    for issue in &issues {
+        assert!(!issue.message.is_empty() && !issue.message.ends_with('.'), "{issue}");
+    }
+}
+
+use IssueCode::*;
+
+#[test]
+fn valid_entries_have_no_issues() {
+    check(json!({"entityType": "event", "name": "Signup", "schemaJson": {}}), &[]);
+    check(
+        json!({"entityType": "profile", "name": "$user", "schemaJson": {
+            "description": "a user",
+            "properties": {"plan": {"type": "string", "metadata": {"com.vendor": {"hidden": true}}}},
+            "metadata": {"com.vendor": {"tags": ["core"], "contacts": ["a@b.co"], "teamContacts": ["Growth"], "displayName": null}, "other.ns": {"x": 1}}
+        }}),
+        &[],
+    );
+}
+
+#[test]
+fn top_level_problems_are_all_reported() {
+    check(json!([]), &[("", WrongType)]);
+    check(
+        json!({"extra": 1}),
+        &[("extra", UnknownField), ("entityType", MissingField), ("name", MissingField), ("schemaJson", MissingField)],
+    );
+    check(
+        json!({"entityType": "events", "name": " ", "schemaJson": 3}),
+        &[("entityType", InvalidEnum), ("name", InvalidName), ("schemaJson", WrongType)],
+    );
+    check(json!({"entityType": 1, "name": 2, "schemaJson": {}}), &[("entityType", WrongType), ("name", WrongType)]);
+}
+
+#[test]
+fn property_problems_carry_their_path() {
+    check(
+        json!({"entityType": "event", "name": "e", "schemaJson": {"properties": {
+            "a": {"type": "float"},
+            "b": {"description": 5},
+            "c": {"type": "string", "format": "email"},
+            "d": "string",
+            "e": {"type": "string", "metadata": {"com.vendor": {"hidden": "yes", "label": "x"}}}
+        }}}),
+        &[
+            ("schemaJson.properties.a.type", InvalidEnum),
+            ("schemaJson.properties.b.type", MissingField),
+            ("schemaJson.properties.b.description", WrongType),
+            ("schemaJson.properties.c.format", UnknownField),
+            ("schemaJson.properties.d", WrongType),
+            ("schemaJson.properties.e.metadata[\"com.vendor\"].label", UnknownField),
+            ("schemaJson.properties.e.metadata[\"com.vendor\"].hidden", WrongType),
+        ],
+    );
+}
+
+#[test]
+fn dropped_is_for_events_only() {
+    check(
+        json!({"entityType": "profile", "name": "$user", "schemaJson": {
+            "properties": {"p": {"type": "string", "metadata": {"com.vendor": {"dropped": true}}}},
+            "metadata": {"com.vendor": {"dropped": false}}
+        }}),
+        &[
+            ("schemaJson.properties.p.metadata[\"com.vendor\"].dropped", EventsOnly),
+            ("schemaJson.metadata[\"com.vendor\"].dropped", EventsOnly),
+        ],
+    );
+    check(
+        json!({"entityType": "event", "name": "e", "schemaJson": {"metadata": {"com.vendor": {"dropped": true}}}}),
+        &[],
+    );
+}
+
+#[test]
+fn entity_metadata_types_and_contacts() {
+    check(
+        json!({"entityType": "event", "name": "e", "schemaJson": {"metadata": {"com.vendor": {
+            "tags": "core", "contacts": ["ann@example.com", "Ann", 3], "teamContacts": [true], "owner": "x"
+        }}}}),
+        &[
+            ("schemaJson.metadata[\"com.vendor\"].owner", UnknownField),
+            ("schemaJson.metadata[\"com.vendor\"].tags", WrongType),
+            ("schemaJson.metadata[\"com.vendor\"].contacts[1]", InvalidEmail),
+            ("schemaJson.metadata[\"com.vendor\"].contacts[2]", WrongType),
+            ("schemaJson.metadata[\"com.vendor\"].teamContacts[0]", WrongType),
+        ],
+    );
+}
+
+#[test]
+fn another_namespace_can_be_chosen() {
+    let rules = SchemaRules { namespace: "com.mixpanel".to_owned() };
+    let entry = json!({"entityType": "event", "name": "e", "schemaJson": {"metadata": {"com.mixpanel": {"hiden": true}}}});
+    let issues = validate_schema_entry(&entry, &rules);
+    assert_eq!(issues.len(), 1);
+    assert_eq!(issues[0].path, "schemaJson.metadata[\"com.mixpanel\"].hiden");
+    // Under the default namespace that key is someone else's metadata and is left alone.
+    assert!(validate_schema_entry(&entry, &SchemaRules::default()).is_empty());
+}
+
+#[test]
+fn undecodable_text_is_one_issue() {
+    let issues = validate_schema_entry_json("{\"entityType\": ", &SchemaRules::default());
+    assert_eq!(issues.len(), 1);
+    assert_eq!(issues[0].code, InvalidJson);
+}
+
+#[test]
+fn emails() {
+    for ok in ["a@b.co", "first.last+tag@sub.example.org"] {
+        assert!(looks_like_email(ok), "{ok}");
+    }
+    for bad in ["", "ann", "@b.co", "a@", "a@b", "a@@b.co", "a b@c.de", "a@b..c"] {
+        assert!(!looks_like_email(bad), "{bad}");
+    }
+}

@@ -1,0 +1,145 @@
+//! Service-account authentication (spec §5): HTTP Basic, secrets hashed at rest and compared in
+//! constant time, 401 for missing or wrong credentials and 403 for valid ones without access.
+
+use crate::error::ApiError;
+use crate::store::{self, Role};
+use crate::AppState;
+use axum::http::{header, HeaderMap};
+use base64::Engine;
+use rand::RngCore;
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+/// Who made a request and what they may do in the project it names.
+#[derive(Debug, Clone)]
+pub struct Principal {
+    pub account_id: i64,
+    pub username: String,
+    pub role: Role,
+}
+
+/// What an operation needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    Read,
+    Write,
+}
+
+/// A new secret: 32 random bytes, URL-safe base64 without padding (43 characters).
+pub fn generate_secret() -> String {
+    let mut bytes = [0u8; 32];
+    rand::rng().fill_bytes(&mut bytes);
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}
+
+/// The stored form of a secret. Secrets are server-generated with 256 bits of entropy, so a fast
+/// hash is enough: a slow password hash would only add latency to every import request, and there
+/// is no low-entropy input to protect against guessing.
+pub fn hash_secret(secret: &str) -> String {
+    let digest = Sha256::digest(secret.as_bytes());
+    let mut out = String::with_capacity(7 + 64);
+    out.push_str("sha256:");
+    for byte in digest {
+        out.push_str(&format!("{byte:02x}"));
+    }
+    out
+}
+
+/// Compares a presented secret with a stored hash in time independent of where they differ.
+pub fn verify_secret(secret: &str, stored_hash: &str) -> bool {
+    hash_secret(secret).as_bytes().ct_eq(stored_hash.as_bytes()).into()
+}
+
+/// Decodes an `Authorization: Basic` header into user name and password.
+pub fn basic_credentials(headers: &HeaderMap) -> Result<(String, String), ApiError> {
+    let value = headers.get(header::AUTHORIZATION).ok_or_else(|| {
+        ApiError::Unauthorized(
+            "missing credentials: send an `Authorization: Basic` header with the service account user name and secret".into(),
+        )
+    })?;
+    let value = value
+        .to_str()
+        .map_err(|_| ApiError::Unauthorized("the `Authorization` header is not readable text".into()))?;
+    let encoded = value
+        .strip_prefix("Basic ")
+        .or_else(|| value.strip_prefix("basic "))
+        .ok_or_else(|| ApiError::Unauthorized("the `Authorization` header must use the `Basic` scheme".into()))?;
+    let decoded = base64::engine::general_purpose::STANDARD
+        .decode(encoded.trim())
+        .map_err(|_| ApiError::Unauthorized("the `Basic` credentials are not valid base64".into()))?;
+    let text = String::from_utf8(decoded)
+        .map_err(|_| ApiError::Unauthorized("the `Basic` credentials are not UTF-8 text".into()))?;
+    let (user, pass) = text
+        .split_once(':')
+        .ok_or_else(|| ApiError::Unauthorized("the `Basic` credentials must be `user:secret`".into()))?;
+    Ok((user.to_owned(), pass.to_owned()))
+}
+
+/// Authenticates a service account and checks its role in `project_id` for `access`.
+pub async fn authorize(
+    state: &AppState,
+    headers: &HeaderMap,
+    project_id: i64,
+    access: Access,
+) -> Result<Principal, ApiError> {
+    let (username, secret) = basic_credentials(headers)?;
+    let (account, role) = state
+        .store
+        .call(move |conn| {
+            let account = store::service_account_by_name(conn, &username)?;
+            let role = match &account {
+                Some(a) => store::role_of(conn, a.id, project_id)?,
+                None => None,
+            };
+            Ok((account, role))
+        })
+        .await?;
+    // An unknown user still pays for one hash and comparison, so that timing does not tell which
+    // user names exist.
+    const UNKNOWN: &str = "sha256:0000000000000000000000000000000000000000000000000000000000000000";
+    let stored = account.as_ref().map_or(UNKNOWN, |a| a.secret_hash.as_str());
+    let valid = verify_secret(&secret, stored) && account.is_some();
+    let Some(account) = account.filter(|_| valid) else {
+        return Err(ApiError::Unauthorized("invalid credentials: check the service account user name and secret".into()));
+    };
+    let Some(role) = role else {
+        return Err(ApiError::Forbidden(format!(
+            "service account `{}` has no access to project {project_id}; ask a project owner to grant it a role",
+            account.username
+        )));
+    };
+    if access == Access::Write && !role.can_write() {
+        return Err(ApiError::Forbidden(format!(
+            "service account `{}` is a {} of project {project_id}; changing the dictionary needs the owner or admin role",
+            account.username,
+            role.as_str()
+        )));
+    }
+    Ok(Principal { account_id: account.id, username: account.username, role })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_verify_only_against_their_own_hash() {
+        let secret = generate_secret();
+        assert_eq!(secret.len(), 43);
+        let hash = hash_secret(&secret);
+        assert!(hash.starts_with("sha256:") && !hash.contains(&secret));
+        assert!(verify_secret(&secret, &hash));
+        assert!(!verify_secret("wrong", &hash));
+        assert_ne!(generate_secret(), secret);
+    }
+
+    #[test]
+    fn basic_header_is_decoded() {
+        let mut headers = HeaderMap::new();
+        assert!(matches!(basic_credentials(&headers), Err(ApiError::Unauthorized(_))));
+        headers.insert(header::AUTHORIZATION, "Basic dXNlcjpwYTpzcw==".parse().unwrap());
+        assert_eq!(basic_credentials(&headers).unwrap(), ("user".into(), "pa:ss".into()));
+        headers.insert(header::AUTHORIZATION, "Bearer x".parse().unwrap());
+        assert!(matches!(basic_credentials(&headers), Err(ApiError::Unauthorized(_))));
+    }
+}

@@ -1,0 +1,123 @@
+//! The demo project created on a server's first start, so that a newcomer sees a working
+//! dictionary at once. Its credentials are kept in a file of the data folder (readable by the
+//! owner only) so that `cargo xtask run` can print them on every start; the database itself holds
+//! only their hashes, as for every other account.
+
+use crate::admin;
+use crate::store::{self, Role, Store};
+use datadict_core::SchemaEntry;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// What a person needs to sign in to the demo project.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DemoCredentials {
+    pub project_id: i64,
+    pub username: String,
+    pub secret: String,
+    pub project_token: String,
+}
+
+pub const CREDENTIALS_FILE: &str = "demo-credentials.json";
+
+/// Creates the demo project when the database has no project yet, and returns the demo
+/// credentials (read back from the data folder on later starts, when the file is still there).
+pub fn ensure_demo(store: &Store, data_dir: &Path) -> anyhow::Result<Option<DemoCredentials>> {
+    let file = data_dir.join(CREDENTIALS_FILE);
+    if store.call_sync(|conn| store::project_count(conn))? > 0 {
+        let Ok(text) = std::fs::read_to_string(&file) else { return Ok(None) };
+        return Ok(serde_json::from_str(&text).ok());
+    }
+    let project = admin::create_project(store, "Demo project")?;
+    let account = admin::create_service_account(store, "demo-owner")?;
+    admin::grant(store, &account.username, project.id, Role::Owner)?;
+    let entries = sample_dictionary();
+    store.call_sync(|conn| {
+        let tx = conn.transaction()?;
+        for entry in &entries {
+            store::put_schema(&tx, project.id, entry)?;
+        }
+        tx.commit()?;
+        Ok(())
+    })?;
+    let creds = DemoCredentials {
+        project_id: project.id,
+        username: account.username,
+        secret: account.secret,
+        project_token: project.token,
+    };
+    write_private(&file, &serde_json::to_string_pretty(&creds)?)?;
+    Ok(Some(creds))
+}
+
+fn write_private(path: &Path, text: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options.open(path)?.write_all(text.as_bytes())?;
+    Ok(())
+}
+
+/// A small dictionary that shows every feature: descriptions, display names, tags, contacts,
+/// hidden and dropped entities and properties, and the user profile.
+pub fn sample_dictionary() -> Vec<SchemaEntry> {
+    let raw = serde_json::json!([
+        {"entityType": "event", "name": "Sign Up", "schemaJson": {
+            "description": "A visitor created an account.",
+            "properties": {
+                "plan": {"type": "string", "description": "The plan chosen at sign-up.", "metadata": {"com.vendor": {"displayName": "Plan"}}},
+                "referrer": {"type": "string", "description": "Where the visitor came from."},
+                "marketing_opt_in": {"type": "boolean", "description": "Whether the user accepted marketing e-mail."}
+            },
+            "metadata": {"com.vendor": {"displayName": "Sign up", "tags": ["onboarding", "core"], "contacts": ["growth-lead@example.com"], "teamContacts": ["Growth"]}}
+        }},
+        {"entityType": "event", "name": "Purchase", "schemaJson": {
+            "description": "An order was paid.",
+            "properties": {
+                "price": {"type": "number", "description": "Total paid, in the order's currency.", "metadata": {"com.vendor": {"displayName": "Price"}}},
+                "currency": {"type": "string", "description": "ISO 4217 code."},
+                "items": {"type": "array", "description": "SKUs in the order."},
+                "card_last4": {"type": "string", "description": "Must never be tracked.", "metadata": {"com.vendor": {"dropped": true}}}
+            },
+            "metadata": {"com.vendor": {"tags": ["revenue", "core"], "contacts": ["finance@example.com"], "teamContacts": ["Payments"]}}
+        }},
+        {"entityType": "event", "name": "Page View", "schemaJson": {
+            "description": "A page was shown.",
+            "properties": {
+                "path": {"type": "string"},
+                "duration_ms": {"type": "integer", "metadata": {"com.vendor": {"hidden": true}}}
+            },
+            "metadata": {"com.vendor": {"tags": ["web"], "hidden": true}}
+        }},
+        {"entityType": "event", "name": "Debug Ping", "schemaJson": {
+            "description": "Heartbeat from debug builds; dropped at ingestion.",
+            "metadata": {"com.vendor": {"tags": ["noise"], "dropped": true}}
+        }},
+        {"entityType": "profile", "name": "$user", "schemaJson": {
+            "description": "A signed-up user.",
+            "properties": {
+                "$email": {"type": "string", "metadata": {"com.vendor": {"displayName": "E-mail"}}},
+                "plan": {"type": "string"},
+                "lifetime_value": {"type": "number", "metadata": {"com.vendor": {"hidden": true}}}
+            },
+            "metadata": {"com.vendor": {"displayName": "User", "teamContacts": ["Data"]}}
+        }}
+    ]);
+    serde_json::from_value(raw).expect("the sample dictionary is valid")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datadict_core::{validate_schema_entry, SchemaRules};
+
+    #[test]
+    fn the_sample_dictionary_passes_validation() {
+        for entry in sample_dictionary() {
+            let value = serde_json::to_value(&entry).unwrap();
+            assert_eq!(validate_schema_entry(&value, &SchemaRules::default()), vec![], "{}", entry.name);
+        }
+    }
+}

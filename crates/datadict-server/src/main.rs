@@ -1,0 +1,175 @@
+//! The `datadict-server` binary: reads configuration, then serves [`datadict_server::app`] or
+//! runs an administration command.
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use datadict_server::store::Role;
+use datadict_server::{admin, app, demo, AppState, Config, Store};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+#[derive(Parser)]
+#[command(name = "datadict-server", version, about = "The datadict API and web app on embedded SQLite")]
+struct Cli {
+    /// Folder of the SQLite database (created if missing).
+    #[arg(long, env = "DATADICT_DATA_DIR", default_value = "data", global = true)]
+    data_dir: PathBuf,
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    serve: ServeArgs,
+}
+
+#[derive(clap::Args)]
+struct ServeArgs {
+    /// Address to listen on; use port 0 for any free port.
+    #[arg(long, env = "DATADICT_LISTEN", default_value = "127.0.0.1:8080")]
+    listen: SocketAddr,
+    /// Folder of the built web app (`cargo xtask dist`), served at `/`.
+    #[arg(long, env = "DATADICT_WEB_DIR", default_value = "dist")]
+    web_dir: PathBuf,
+    /// Do not create the demo project on first start.
+    #[arg(long)]
+    no_demo: bool,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve the API and the web app (the default).
+    Serve,
+    /// Manage projects and service accounts.
+    #[command(subcommand)]
+    Admin(AdminCommand),
+}
+
+#[derive(Subcommand)]
+enum AdminCommand {
+    /// Create a project and print its id and token.
+    CreateProject {
+        #[arg(long)]
+        name: String,
+    },
+    /// Create a service account and print its secret (shown once).
+    CreateAccount {
+        #[arg(long)]
+        username: String,
+    },
+    /// Give a service account a role in a project (owner, admin or consumer).
+    Grant {
+        #[arg(long)]
+        username: String,
+        #[arg(long)]
+        project: i64,
+        #[arg(long, value_parser = parse_role)]
+        role: Role,
+    },
+    /// Take a service account's role in a project away.
+    Revoke {
+        #[arg(long)]
+        username: String,
+        #[arg(long)]
+        project: i64,
+    },
+    /// Replace a service account's secret and print the new one (shown once).
+    RotateSecret {
+        #[arg(long)]
+        username: String,
+    },
+}
+
+fn parse_role(s: &str) -> Result<Role, String> {
+    Role::parse(s).ok_or_else(|| format!("unknown role `{s}`: use owner, admin or consumer"))
+}
+
+fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "datadict_server=info".into()),
+        )
+        .init();
+    let cli = Cli::parse();
+    std::fs::create_dir_all(&cli.data_dir)
+        .with_context(|| format!("cannot create the data folder {}", cli.data_dir.display()))?;
+    let store = Store::open(&cli.data_dir.join("datadict.sqlite3"))?;
+    match cli.command.unwrap_or(Command::Serve) {
+        Command::Serve => serve(store, &cli.data_dir, cli.serve),
+        Command::Admin(cmd) => run_admin(&store, cmd),
+    }
+}
+
+fn run_admin(store: &Store, cmd: AdminCommand) -> anyhow::Result<()> {
+    match cmd {
+        AdminCommand::CreateProject { name } => {
+            let p = admin::create_project(store, &name)?;
+            println!("project id:    {}\nproject token: {} (shown once)", p.id, p.token);
+        }
+        AdminCommand::CreateAccount { username } => {
+            let s = admin::create_service_account(store, &username)?;
+            println!("service account: {}\nsecret:          {} (shown once)", s.username, s.secret);
+        }
+        AdminCommand::Grant { username, project, role } => {
+            admin::grant(store, &username, project, role)?;
+            println!("{username} is now {} of project {project}", role.as_str());
+        }
+        AdminCommand::Revoke { username, project } => {
+            let removed = admin::revoke(store, &username, project)?;
+            println!("{}", if removed { "role revoked" } else { "that account had no role in that project" });
+        }
+        AdminCommand::RotateSecret { username } => {
+            let s = admin::rotate_secret(store, &username)?;
+            println!("service account: {}\nnew secret:      {} (shown once)", s.username, s.secret);
+        }
+    }
+    Ok(())
+}
+
+fn serve(store: Store, data_dir: &std::path::Path, args: ServeArgs) -> anyhow::Result<()> {
+    let demo = if args.no_demo { None } else { demo::ensure_demo(&store, data_dir)? };
+    let web_dir = args.web_dir.join("index.html").is_file().then_some(args.web_dir.clone());
+    let state = AppState { store, config: Arc::new(Config { web_dir: web_dir.clone() }) };
+    let runtime = tokio::runtime::Runtime::new()?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(args.listen)
+            .await
+            .with_context(|| format!("cannot listen on {} (is another server running? pass --listen)", args.listen))?;
+        let addr = listener.local_addr()?;
+        println!("datadict is listening on http://{addr}/");
+        match &web_dir {
+            Some(dir) => println!("  web app:     http://{addr}/ (from {})", dir.display()),
+            None => println!(
+                "  web app:     not served: {} has no index.html (build it with `cargo xtask dist`)",
+                args.web_dir.display()
+            ),
+        }
+        println!("  data:        {}", data_dir.join("datadict.sqlite3").display());
+        if let Some(c) = demo {
+            println!("  demo project id:        {}", c.project_id);
+            println!("  service account user:   {}", c.username);
+            println!("  service account secret: {}", c.secret);
+            println!("  project token:          {}", c.project_token);
+        }
+        println!("Press Ctrl-C to stop.");
+        axum::serve(listener, app(state)).with_graceful_shutdown(shutdown_signal()).await?;
+        println!("datadict stopped");
+        anyhow::Ok(())
+    })
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            s.recv().await;
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = term => {},
+    }
+}

@@ -1,0 +1,235 @@
+//! Storage: every SQL statement of the server lives behind this module's boundary, so that a
+//! server database can later replace the embedded SQLite default without touching handlers.
+
+use anyhow::Context;
+use datadict_core::{EntityType, Schema, SchemaEntry};
+use rusqlite::{params, Connection, OptionalExtension};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+/// A project's role for a service account (FACTS.md: writes need owner or admin).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Owner,
+    Admin,
+    Consumer,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Owner => "owner",
+            Self::Admin => "admin",
+            Self::Consumer => "consumer",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "owner" => Some(Self::Owner),
+            "admin" => Some(Self::Admin),
+            "consumer" => Some(Self::Consumer),
+            _ => None,
+        }
+    }
+
+    pub fn can_write(self) -> bool {
+        matches!(self, Self::Owner | Self::Admin)
+    }
+}
+
+/// A stored service account: its id and the hash of its secret (the secret itself is never kept).
+#[derive(Debug, Clone)]
+pub struct ServiceAccount {
+    pub id: i64,
+    pub username: String,
+    pub secret_hash: String,
+}
+
+/// The embedded SQLite store. Cloning is cheap; all clones share one connection, and every call
+/// runs on tokio's blocking pool so that SQLite's synchronous I/O never stalls the reactor.
+#[derive(Clone)]
+pub struct Store {
+    conn: Arc<Mutex<Connection>>,
+}
+
+const MIGRATION: &str = "
+CREATE TABLE IF NOT EXISTS projects (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    token_hash TEXT NOT NULL UNIQUE,
+    created_at INTEGER NOT NULL DEFAULT (unixepoch())
+);
+CREATE TABLE IF NOT EXISTS service_accounts (
+    id INTEGER PRIMARY KEY,
+    username TEXT NOT NULL UNIQUE,
+    secret_hash TEXT NOT NULL,
+    created_at INTEGER NOT NULL DEFAULT (unixepoch())
+);
+CREATE TABLE IF NOT EXISTS roles (
+    service_account_id INTEGER NOT NULL REFERENCES service_accounts(id) ON DELETE CASCADE,
+    project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+    role TEXT NOT NULL CHECK (role IN ('owner', 'admin', 'consumer')),
+    PRIMARY KEY (service_account_id, project_id)
+);
+CREATE TABLE IF NOT EXISTS schemas (
+    project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+    entity_type TEXT NOT NULL CHECK (entity_type IN ('event', 'profile')),
+    name TEXT NOT NULL,
+    schema_json TEXT NOT NULL,
+    updated_at INTEGER NOT NULL DEFAULT (unixepoch()),
+    PRIMARY KEY (project_id, entity_type, name)
+);
+";
+
+impl Store {
+    /// Opens (creating if needed) the database file at `path`, in WAL mode with foreign keys on.
+    pub fn open(path: &Path) -> anyhow::Result<Self> {
+        let conn = Connection::open(path)
+            .with_context(|| format!("cannot open the database file {}", path.display()))?;
+        Self::init(conn)
+    }
+
+    /// An in-memory store, for tools that need no persistence.
+    pub fn open_in_memory() -> anyhow::Result<Self> {
+        Self::init(Connection::open_in_memory()?)
+    }
+
+    fn init(conn: Connection) -> anyhow::Result<Self> {
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        // FULL: a write acknowledged to a client is on disk before the answer leaves.
+        conn.pragma_update(None, "synchronous", "FULL")?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        conn.execute_batch(MIGRATION).context("cannot create the database tables")?;
+        Ok(Self { conn: Arc::new(Mutex::new(conn)) })
+    }
+
+    /// Runs `f` with the connection on the blocking pool.
+    pub async fn call<T, F>(&self, f: F) -> anyhow::Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> anyhow::Result<T> + Send + 'static,
+    {
+        let conn = self.conn.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut guard = conn.lock().map_err(|_| anyhow::anyhow!("the database lock is poisoned"))?;
+            f(&mut guard)
+        })
+        .await
+        .context("a database task failed")?
+    }
+
+    /// Runs `f` with the connection on the current thread (for start-up and the admin CLI).
+    pub fn call_sync<T>(&self, f: impl FnOnce(&mut Connection) -> anyhow::Result<T>) -> anyhow::Result<T> {
+        let mut guard = self.conn.lock().map_err(|_| anyhow::anyhow!("the database lock is poisoned"))?;
+        f(&mut guard)
+    }
+}
+
+// Queries, as free functions over a connection so that they compose inside one transaction.
+
+pub fn project_count(conn: &Connection) -> anyhow::Result<i64> {
+    Ok(conn.query_row("SELECT count(*) FROM projects", [], |r| r.get(0))?)
+}
+
+pub fn project_exists(conn: &Connection, project_id: i64) -> anyhow::Result<bool> {
+    Ok(conn
+        .query_row("SELECT 1 FROM projects WHERE id = ?1", [project_id], |_| Ok(()))
+        .optional()?
+        .is_some())
+}
+
+pub fn insert_project(conn: &Connection, name: &str, token_hash: &str) -> anyhow::Result<i64> {
+    conn.execute("INSERT INTO projects (name, token_hash) VALUES (?1, ?2)", params![name, token_hash])?;
+    Ok(conn.last_insert_rowid())
+}
+
+pub fn insert_service_account(conn: &Connection, username: &str, secret_hash: &str) -> anyhow::Result<i64> {
+    conn.execute(
+        "INSERT INTO service_accounts (username, secret_hash) VALUES (?1, ?2)",
+        params![username, secret_hash],
+    )
+    .with_context(|| format!("cannot create service account `{username}` (is the name taken?)"))?;
+    Ok(conn.last_insert_rowid())
+}
+
+pub fn service_account_by_name(conn: &Connection, username: &str) -> anyhow::Result<Option<ServiceAccount>> {
+    Ok(conn
+        .query_row(
+            "SELECT id, username, secret_hash FROM service_accounts WHERE username = ?1",
+            [username],
+            |r| Ok(ServiceAccount { id: r.get(0)?, username: r.get(1)?, secret_hash: r.get(2)? }),
+        )
+        .optional()?)
+}
+
+pub fn set_secret_hash(conn: &Connection, account_id: i64, secret_hash: &str) -> anyhow::Result<()> {
+    conn.execute("UPDATE service_accounts SET secret_hash = ?2 WHERE id = ?1", params![account_id, secret_hash])?;
+    Ok(())
+}
+
+pub fn grant_role(conn: &Connection, account_id: i64, project_id: i64, role: Role) -> anyhow::Result<()> {
+    conn.execute(
+        "INSERT INTO roles (service_account_id, project_id, role) VALUES (?1, ?2, ?3)
+         ON CONFLICT (service_account_id, project_id) DO UPDATE SET role = excluded.role",
+        params![account_id, project_id, role.as_str()],
+    )?;
+    Ok(())
+}
+
+pub fn revoke_role(conn: &Connection, account_id: i64, project_id: i64) -> anyhow::Result<bool> {
+    Ok(conn.execute(
+        "DELETE FROM roles WHERE service_account_id = ?1 AND project_id = ?2",
+        params![account_id, project_id],
+    )? > 0)
+}
+
+pub fn role_of(conn: &Connection, account_id: i64, project_id: i64) -> anyhow::Result<Option<Role>> {
+    let role: Option<String> = conn
+        .query_row(
+            "SELECT role FROM roles WHERE service_account_id = ?1 AND project_id = ?2",
+            params![account_id, project_id],
+            |r| r.get(0),
+        )
+        .optional()?;
+    Ok(role.as_deref().and_then(Role::parse))
+}
+
+/// Inserts or replaces one schema as given (merging is the caller's rule).
+pub fn put_schema(conn: &Connection, project_id: i64, entry: &SchemaEntry) -> anyhow::Result<()> {
+    conn.execute(
+        "INSERT INTO schemas (project_id, entity_type, name, schema_json) VALUES (?1, ?2, ?3, ?4)
+         ON CONFLICT (project_id, entity_type, name)
+         DO UPDATE SET schema_json = excluded.schema_json, updated_at = unixepoch()",
+        params![project_id, entry.entity_type.as_str(), entry.name, serde_json::to_string(&entry.schema_json)?],
+    )?;
+    Ok(())
+}
+
+/// Lists the schemas of a project, optionally of one entity type and one name, ordered by type
+/// then name.
+pub fn list_schemas(
+    conn: &Connection,
+    project_id: i64,
+    entity_type: Option<EntityType>,
+    name: Option<&str>,
+) -> anyhow::Result<Vec<SchemaEntry>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT entity_type, name, schema_json FROM schemas
+         WHERE project_id = ?1 AND (?2 IS NULL OR entity_type = ?2) AND (?3 IS NULL OR name = ?3)
+         ORDER BY entity_type, name",
+    )?;
+    let rows = stmt.query_map(params![project_id, entity_type.map(EntityType::as_str), name], |r| {
+        Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?))
+    })?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (entity_type, name, json) = row?;
+        let entity_type = entity_type.parse().map_err(anyhow::Error::from)?;
+        let schema_json: Schema = serde_json::from_str(&json)
+            .with_context(|| format!("stored schema of `{name}` is not readable"))?;
+        out.push(SchemaEntry { entity_type, name, schema_json });
+    }
+    Ok(out)
+}
