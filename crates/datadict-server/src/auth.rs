@@ -85,7 +85,7 @@ pub async fn authorize(
     let (username, secret) = basic_credentials(headers)?;
     let (account, role) = state
         .store
-        .call(move |conn| {
+        .read(move |conn| {
             let account = store::service_account_by_name(conn, &username)?;
             let role = match &account {
                 Some(a) => store::role_of(conn, a.id, project_id)?,

@@ -1,7 +1,9 @@
 //! The one error type of the API. It knows its status code and writes the spec's error body
 //! (`{"error": ..., "status": "error"}`); server faults are logged and kept opaque.
 
-use axum::http::StatusCode;
+use axum::body::Bytes;
+use axum::extract::{FromRequest, Request};
+use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use datadict_core::{ErrorBody, Issue};
@@ -19,6 +21,11 @@ pub enum ApiError {
     Invalid(Vec<Issue>),
     #[error("{0}")]
     NotFound(String),
+    #[error("{0}")]
+    PayloadTooLarge(String),
+    /// A rate limit was reached; the client may retry after `retry_after_secs`.
+    #[error("{message}")]
+    TooManyRequests { message: String, retry_after_secs: u64 },
     #[error("internal error")]
     Internal(#[from] anyhow::Error),
 }
@@ -35,6 +42,8 @@ impl ApiError {
             Self::Forbidden(_) => StatusCode::FORBIDDEN,
             Self::BadRequest(_) | Self::Invalid(_) => StatusCode::BAD_REQUEST,
             Self::NotFound(_) => StatusCode::NOT_FOUND,
+            Self::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -53,6 +62,64 @@ impl IntoResponse for ApiError {
         }
         // No `WWW-Authenticate` challenge on 401: it would make browsers open their own login
         // dialog over the web app, which explains the failure on the page instead.
-        (self.status_code(), Json(ErrorBody::new(self.to_string()))).into_response()
+        let mut response = (self.status_code(), Json(ErrorBody::new(self.to_string()))).into_response();
+        self.add_headers(&mut response);
+        response
     }
+}
+
+impl ApiError {
+    /// Adds the headers an error implies (`Retry-After` on 429).
+    pub fn add_headers(&self, response: &mut Response) {
+        if let Self::TooManyRequests { retry_after_secs, .. } = self {
+            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(*retry_after_secs));
+        }
+    }
+
+    /// A 429 that tells the client to wait `wait` (rounded up to whole seconds, at least 1).
+    pub fn rate_limited(message: impl Into<String>, wait: std::time::Duration) -> Self {
+        let secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+        Self::TooManyRequests { message: message.into(), retry_after_secs: secs.max(1) }
+    }
+}
+
+/// The body of a request parsed as JSON, whose rejection is the API's own error body. The body is
+/// read as bytes and parsed here (rather than with `axum::Json`) so that a missing or odd
+/// `Content-Type` is accepted, as `curl -d` sends it, and every parse error says where it is.
+#[derive(Debug)]
+pub struct JsonBody(pub serde_json::Value);
+
+impl<S: Send + Sync> FromRequest<S> for JsonBody {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let bytes = Bytes::from_request(req, state).await.map_err(|e| {
+            if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                ApiError::PayloadTooLarge(format!(
+                    "the request body is larger than {} bytes; send a smaller body",
+                    crate::SCHEMA_BODY_LIMIT
+                ))
+            } else {
+                ApiError::BadRequest(format!("cannot read the request body ({e}); send the body again"))
+            }
+        })?;
+        parse_json(&bytes).map(JsonBody)
+    }
+}
+
+/// Parses a JSON document, with an error that says where and what to do.
+pub fn parse_json(bytes: &[u8]) -> Result<serde_json::Value, ApiError> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(ApiError::BadRequest("the request body is empty; send a JSON object".into()));
+    }
+    serde_json::from_slice(bytes).map_err(|e| {
+        let what = match e.classify() {
+            serde_json::error::Category::Eof => "is cut short",
+            serde_json::error::Category::Io | serde_json::error::Category::Syntax => "is not valid JSON",
+            serde_json::error::Category::Data => "has a value that cannot be read",
+        };
+        ApiError::BadRequest(format!(
+            "the request body {what} ({e}); send one JSON object in UTF-8"
+        ))
+    })
 }

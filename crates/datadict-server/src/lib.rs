@@ -7,6 +7,7 @@ pub mod admin;
 pub mod auth;
 pub mod demo;
 pub mod error;
+pub mod ratelimit;
 pub mod routes;
 pub mod store;
 
@@ -25,12 +26,42 @@ pub struct AppState {
     pub config: Arc<Config>,
 }
 
-/// Server settings that handlers need (the listen address is `main.rs`'s business).
-#[derive(Debug, Clone, Default)]
+/// Server settings that handlers need (the listen address is `main.rs`'s business). Build it with
+/// `Config { web_dir, ..Default::default() }` so that new settings keep their defaults.
+#[derive(Debug, Clone)]
 pub struct Config {
     /// The folder of the built web app (`cargo xtask dist`), served at `/` when present.
     pub web_dir: Option<PathBuf>,
+    /// The vendor metadata key of the dictionary (FACTS.md: `com.vendor` by default).
+    pub namespace: String,
+    /// Requests per minute per project on the schemas API (FACTS.md: the service allows 5).
+    /// `None`, the default, means unlimited: a local stand-in should not slow down its tests.
+    pub schema_rate_limit: Option<u64>,
+    /// Uncompressed bytes per minute per project on `/import` and `/engage` (FACTS.md: the
+    /// service allows about 2 GB). `None`, the default, means unlimited.
+    pub ingest_rate_limit: Option<u64>,
+    /// Origins allowed to call the API from a browser (CORS). Empty means same-origin only; `*`
+    /// allows any origin.
+    pub cors_origins: Vec<String>,
+    /// The buckets behind the rate limits, shared by every clone of the configuration.
+    pub rate_limiter: ratelimit::RateLimiter,
 }
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            web_dir: None,
+            namespace: datadict_core::DEFAULT_NAMESPACE.to_owned(),
+            schema_rate_limit: None,
+            ingest_rate_limit: None,
+            cors_origins: Vec::new(),
+            rate_limiter: ratelimit::RateLimiter::default(),
+        }
+    }
+}
+
+/// The largest body the schemas API accepts (the dictionary of a large project fits easily).
+pub const SCHEMA_BODY_LIMIT: usize = 16 * 1024 * 1024;
 
 /// The whole HTTP surface: the application API under `/api/app`, and the web app at `/`.
 pub fn app(state: AppState) -> Router {

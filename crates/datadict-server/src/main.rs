@@ -127,7 +127,7 @@ fn run_admin(store: &Store, cmd: AdminCommand) -> anyhow::Result<()> {
 fn serve(store: Store, data_dir: &std::path::Path, args: ServeArgs) -> anyhow::Result<()> {
     let demo = if args.no_demo { None } else { demo::ensure_demo(&store, data_dir)? };
     let web_dir = args.web_dir.join("index.html").is_file().then_some(args.web_dir.clone());
-    let state = AppState { store, config: Arc::new(Config { web_dir: web_dir.clone() }) };
+    let state = AppState { store, config: Arc::new(Config { web_dir: web_dir.clone(), ..Default::default() }) };
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(args.listen)

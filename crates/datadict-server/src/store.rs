@@ -5,6 +5,7 @@ use anyhow::Context;
 use datadict_core::{EntityType, Schema, SchemaEntry};
 use rusqlite::{params, Connection, OptionalExtension};
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// A project's role for a service account (FACTS.md: writes need owner or admin).
@@ -46,12 +47,20 @@ pub struct ServiceAccount {
     pub secret_hash: String,
 }
 
-/// The embedded SQLite store. Cloning is cheap; all clones share one connection, and every call
-/// runs on tokio's blocking pool so that SQLite's synchronous I/O never stalls the reactor.
+/// The embedded SQLite store. Cloning is cheap. Writes go through one writer connection (SQLite
+/// allows one writer at a time anyway, and a single writer keeps every import batch in one
+/// transaction without lock contention); reads go through a small pool of reader connections,
+/// which WAL mode lets run beside the writer. Every call runs on tokio's blocking pool so that
+/// SQLite's synchronous I/O never stalls the reactor.
 #[derive(Clone)]
 pub struct Store {
     conn: Arc<Mutex<Connection>>,
+    readers: Arc<Vec<Mutex<Connection>>>,
+    next_reader: Arc<AtomicUsize>,
 }
+
+/// How many read connections a file-backed store opens.
+const READERS: usize = 4;
 
 const MIGRATION: &str = "
 CREATE TABLE IF NOT EXISTS projects (
@@ -80,6 +89,30 @@ CREATE TABLE IF NOT EXISTS schemas (
     updated_at INTEGER NOT NULL DEFAULT (unixepoch()),
     PRIMARY KEY (project_id, entity_type, name)
 );
+CREATE INDEX IF NOT EXISTS projects_by_token ON projects (token_hash);
+-- One row per distinct (event, time, distinct_id, $insert_id): `dedup` is a 128-bit digest of
+-- that key (see `dedup_key`), so the unique index stays small and fast to insert into; a second
+-- copy of an event replaces the first (FACTS.md: the latest ingested copy wins).
+CREATE TABLE IF NOT EXISTS events (
+    project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+    dedup BLOB NOT NULL,
+    event TEXT NOT NULL,
+    time_ms INTEGER NOT NULL,
+    distinct_id TEXT NOT NULL,
+    insert_id TEXT NOT NULL,
+    properties TEXT NOT NULL,
+    ingested_at INTEGER NOT NULL,
+    PRIMARY KEY (project_id, dedup)
+);
+CREATE INDEX IF NOT EXISTS events_by_time ON events (project_id, time_ms);
+CREATE INDEX IF NOT EXISTS events_by_name ON events (project_id, event, time_ms);
+CREATE TABLE IF NOT EXISTS profiles (
+    project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+    distinct_id TEXT NOT NULL,
+    properties TEXT NOT NULL,
+    updated_at INTEGER NOT NULL DEFAULT (unixepoch()),
+    PRIMARY KEY (project_id, distinct_id)
+) WITHOUT ROWID;
 ";
 
 impl Store {
@@ -87,25 +120,40 @@ impl Store {
     pub fn open(path: &Path) -> anyhow::Result<Self> {
         let conn = Connection::open(path)
             .with_context(|| format!("cannot open the database file {}", path.display()))?;
-        Self::init(conn)
+        let writer = Self::init_writer(conn)?;
+        let mut readers = Vec::with_capacity(READERS);
+        for _ in 0..READERS {
+            let conn = Connection::open(path)
+                .with_context(|| format!("cannot open the database file {}", path.display()))?;
+            conn.busy_timeout(std::time::Duration::from_secs(5))?;
+            conn.pragma_update(None, "foreign_keys", "ON")?;
+            readers.push(Mutex::new(conn));
+        }
+        Ok(Self { conn: Arc::new(Mutex::new(writer)), readers: Arc::new(readers), next_reader: Arc::default() })
     }
 
-    /// An in-memory store, for tools that need no persistence.
+    /// An in-memory store, for tools that need no persistence (reads share the one connection).
     pub fn open_in_memory() -> anyhow::Result<Self> {
-        Self::init(Connection::open_in_memory()?)
+        let writer = Self::init_writer(Connection::open_in_memory()?)?;
+        Ok(Self { conn: Arc::new(Mutex::new(writer)), readers: Arc::default(), next_reader: Arc::default() })
     }
 
-    fn init(conn: Connection) -> anyhow::Result<Self> {
+    fn init_writer(conn: Connection) -> anyhow::Result<Connection> {
         conn.pragma_update(None, "journal_mode", "WAL")?;
-        // FULL: a write acknowledged to a client is on disk before the answer leaves.
+        // FULL: in WAL mode every commit is fsynced before it returns, so a write acknowledged to
+        // a client is on disk before the answer leaves, and survives a power cut as well as a
+        // `kill -9`. (NORMAL would survive `kill -9` too, but not a power cut.) The cost is one
+        // fsync per commit, and an import request is one commit, so it is paid per 2,000 events.
         conn.pragma_update(None, "synchronous", "FULL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
+        // Larger pages of cache for the bulk inserts of the import path.
+        conn.pragma_update(None, "cache_size", -65536)?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
         conn.execute_batch(MIGRATION).context("cannot create the database tables")?;
-        Ok(Self { conn: Arc::new(Mutex::new(conn)) })
+        Ok(conn)
     }
 
-    /// Runs `f` with the connection on the blocking pool.
+    /// Runs `f` with the writer connection on the blocking pool.
     pub async fn call<T, F>(&self, f: F) -> anyhow::Result<T>
     where
         T: Send + 'static,
@@ -120,7 +168,35 @@ impl Store {
         .context("a database task failed")?
     }
 
-    /// Runs `f` with the connection on the current thread (for start-up and the admin CLI).
+    /// Runs a read-only `f` with one of the reader connections on the blocking pool (with the
+    /// writer when the store has no readers, as in memory).
+    pub async fn read<T, F>(&self, f: F) -> anyhow::Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> anyhow::Result<T> + Send + 'static,
+    {
+        if self.readers.is_empty() {
+            return self.call(move |conn| f(conn)).await;
+        }
+        let readers = self.readers.clone();
+        let start = self.next_reader.fetch_add(1, Ordering::Relaxed);
+        tokio::task::spawn_blocking(move || {
+            // Take the first free reader from a rotating start, and wait on one only if all are busy.
+            let n = readers.len();
+            for i in 0..n {
+                if let Ok(guard) = readers[(start + i) % n].try_lock() {
+                    return f(&guard);
+                }
+            }
+            let guard =
+                readers[start % n].lock().map_err(|_| anyhow::anyhow!("the database lock is poisoned"))?;
+            f(&guard)
+        })
+        .await
+        .context("a database task failed")?
+    }
+
+    /// Runs `f` with the writer connection on the current thread (for start-up and the admin CLI).
     pub fn call_sync<T>(&self, f: impl FnOnce(&mut Connection) -> anyhow::Result<T>) -> anyhow::Result<T> {
         let mut guard = self.conn.lock().map_err(|_| anyhow::anyhow!("the database lock is poisoned"))?;
         f(&mut guard)
@@ -232,4 +308,44 @@ pub fn list_schemas(
         out.push(SchemaEntry { entity_type, name, schema_json });
     }
     Ok(out)
+}
+
+/// The stored schema of one entity, if any.
+pub fn get_schema(
+    conn: &Connection,
+    project_id: i64,
+    entity_type: EntityType,
+    name: &str,
+) -> anyhow::Result<Option<Schema>> {
+    let json: Option<String> = conn
+        .query_row(
+            "SELECT schema_json FROM schemas WHERE project_id = ?1 AND entity_type = ?2 AND name = ?3",
+            params![project_id, entity_type.as_str(), name],
+            |r| r.get(0),
+        )
+        .optional()?;
+    json.map(|j| serde_json::from_str(&j).with_context(|| format!("stored schema of `{name}` is not readable")))
+        .transpose()
+}
+
+/// Deletes the schemas of a project, optionally only of one entity type and one name; returns how
+/// many were deleted.
+pub fn delete_schemas(
+    conn: &Connection,
+    project_id: i64,
+    entity_type: Option<EntityType>,
+    name: Option<&str>,
+) -> anyhow::Result<usize> {
+    Ok(conn.execute(
+        "DELETE FROM schemas
+         WHERE project_id = ?1 AND (?2 IS NULL OR entity_type = ?2) AND (?3 IS NULL OR name = ?3)",
+        params![project_id, entity_type.map(EntityType::as_str), name],
+    )?)
+}
+
+/// The project whose token hashes to `token_hash`.
+pub fn project_by_token_hash(conn: &Connection, token_hash: &str) -> anyhow::Result<Option<i64>> {
+    Ok(conn
+        .query_row("SELECT id FROM projects WHERE token_hash = ?1", [token_hash], |r| r.get(0))
+        .optional()?)
 }

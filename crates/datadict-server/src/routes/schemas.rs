@@ -1,26 +1,90 @@
-//! The schemas (data dictionary) API of spec §4.1 and FACTS.md, under `/api/app`.
+//! The schemas (data dictionary) API of spec §4.1 and FACTS.md, under `/api/app`: list, get,
+//! create-or-replace (one or a batch, with `truncate`) and delete.
 
-use crate::auth::{authorize, Access};
-use crate::error::ApiError;
+use crate::auth::{authorize, Access, Principal};
+use crate::error::{ApiError, JsonBody};
+use crate::ratelimit::{Kind, Limit};
 use crate::routes::{parse_entity_type, parse_project_id};
 use crate::store;
 use crate::AppState;
-use axum::extract::{Path, Query, State};
+use axum::extract::{DefaultBodyLimit, Path, Query, State};
 use axum::http::HeaderMap;
 use axum::routing::get;
 use axum::{Json, Router};
-use datadict_core::ListSchemasResponse;
-use serde::Deserialize;
+use datadict_core::issue::{child_path, index_path};
+use datadict_core::validate::validate_schema;
+use datadict_core::{validate_schema_entry, EntityType, Issue, IssueCode, ListSchemasResponse, Schema, SchemaEntry, SchemaRules};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
 pub fn router() -> Router<AppState> {
     Router::new()
-        .route("/projects/{project_id}/schemas", get(list_all))
-        .route("/projects/{project_id}/schemas/{entity_type}", get(list_by_type))
+        .route("/projects/{project_id}/schemas", get(list_all).post(upload_batch).delete(delete_all))
+        .route("/projects/{project_id}/schemas/{entity_type}", get(list_by_type).delete(delete_by_type))
+        .route(
+            "/projects/{project_id}/schemas/{entity_type}/{name}",
+            get(get_one).post(upload_one).delete(delete_one),
+        )
+        .layer(DefaultBodyLimit::max(crate::SCHEMA_BODY_LIMIT))
 }
 
 #[derive(Debug, Deserialize)]
 pub struct ListQuery {
     pub entity_name: Option<String>,
+}
+
+/// `{"results":{"added":N,"deleted":N},"status":"ok"}`
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct BatchUploadResponse {
+    pub results: BatchUploadResults,
+    pub status: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct BatchUploadResults {
+    pub added: u64,
+    pub deleted: u64,
+}
+
+/// `{"results":{"delete_count":N},"status":"ok"}`
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct DeleteResponse {
+    pub results: DeleteResults,
+    pub status: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct DeleteResults {
+    pub delete_count: u64,
+}
+
+/// `{"status":"ok"}`
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct OkResponse {
+    pub status: String,
+}
+
+fn ok() -> String {
+    "ok".to_owned()
+}
+
+/// Authorizes a schemas request and charges the project's schemas rate limit (after
+/// authentication, so that strangers cannot use up a project's budget).
+async fn admit(state: &AppState, headers: &HeaderMap, project_id: i64, access: Access) -> Result<Principal, ApiError> {
+    let principal = authorize(state, headers, project_id, access).await?;
+    if let Some(per_minute) = state.config.schema_rate_limit {
+        state
+            .config
+            .rate_limiter
+            .check(Kind::Schemas, project_id, Limit { per_minute }, 1)
+            .map_err(|wait| {
+                ApiError::rate_limited(
+                    format!("project {project_id} exceeded {per_minute} schema requests per minute; retry after the `Retry-After` seconds"),
+                    wait,
+                )
+            })?;
+    }
+    Ok(principal)
 }
 
 async fn list_all(
@@ -29,8 +93,8 @@ async fn list_all(
     Path(project_id): Path<String>,
 ) -> Result<Json<ListSchemasResponse>, ApiError> {
     let project_id = parse_project_id(&project_id)?;
-    authorize(&state, &headers, project_id, Access::Read).await?;
-    let results = state.store.call(move |conn| store::list_schemas(conn, project_id, None, None)).await?;
+    admit(&state, &headers, project_id, Access::Read).await?;
+    let results = state.store.read(move |conn| store::list_schemas(conn, project_id, None, None)).await?;
     Ok(Json(ListSchemasResponse::ok(results)))
 }
 
@@ -42,10 +106,276 @@ async fn list_by_type(
 ) -> Result<Json<ListSchemasResponse>, ApiError> {
     let project_id = parse_project_id(&project_id)?;
     let entity_type = parse_entity_type(&entity_type)?;
-    authorize(&state, &headers, project_id, Access::Read).await?;
+    admit(&state, &headers, project_id, Access::Read).await?;
     let results = state
         .store
-        .call(move |conn| store::list_schemas(conn, project_id, Some(entity_type), query.entity_name.as_deref()))
+        .read(move |conn| store::list_schemas(conn, project_id, Some(entity_type), query.entity_name.as_deref()))
         .await?;
     Ok(Json(ListSchemasResponse::ok(results)))
+}
+
+async fn get_one(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path((project_id, entity_type, name)): Path<(String, String, String)>,
+) -> Result<Json<Schema>, ApiError> {
+    let project_id = parse_project_id(&project_id)?;
+    let entity_type = parse_entity_type(&entity_type)?;
+    admit(&state, &headers, project_id, Access::Read).await?;
+    let lookup = name.clone();
+    let schema = state.store.read(move |conn| store::get_schema(conn, project_id, entity_type, &lookup)).await?;
+    schema.map(Json).ok_or_else(|| {
+        ApiError::NotFound(format!(
+            "project {project_id} has no {entity_type} schema named `{name}`; list the schemas to see the names, or create it with POST"
+        ))
+    })
+}
+
+async fn upload_one(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path((project_id, entity_type, name)): Path<(String, String, String)>,
+    JsonBody(body): JsonBody,
+) -> Result<Json<OkResponse>, ApiError> {
+    let project_id = parse_project_id(&project_id)?;
+    let entity_type = parse_entity_type(&entity_type)?;
+    admit(&state, &headers, project_id, Access::Write).await?;
+    let rules = SchemaRules { namespace: state.config.namespace.clone() };
+    let mut issues = Vec::new();
+    if name.trim().is_empty() {
+        issues.push(Issue::new("name", IssueCode::InvalidName, "the entity name in the path is empty; put the entity name in the path"));
+    }
+    validate_schema(&body, "", Some(entity_type), &rules, &mut issues);
+    if !issues.is_empty() {
+        return Err(ApiError::Invalid(issues));
+    }
+    let schema: Schema = serde_json::from_value(body)
+        .map_err(|e| ApiError::BadRequest(format!("the schema cannot be read ({e}); send a schema object")))?;
+    let namespace = rules.namespace;
+    state
+        .store
+        .call(move |conn| {
+            let tx = conn.transaction()?;
+            let old = store::get_schema(&tx, project_id, entity_type, &name)?;
+            let merged = merge_schema(old, schema, &namespace);
+            store::put_schema(&tx, project_id, &SchemaEntry { entity_type, name, schema_json: merged })?;
+            tx.commit()?;
+            Ok(())
+        })
+        .await?;
+    Ok(Json(OkResponse { status: ok() }))
+}
+
+async fn upload_batch(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(project_id): Path<String>,
+    JsonBody(body): JsonBody,
+) -> Result<Json<BatchUploadResponse>, ApiError> {
+    let project_id = parse_project_id(&project_id)?;
+    admit(&state, &headers, project_id, Access::Write).await?;
+    let rules = SchemaRules { namespace: state.config.namespace.clone() };
+    let (entries, truncate) = parse_batch(&body, &rules)?;
+    let namespace = rules.namespace;
+    let (added, deleted) = state
+        .store
+        .call(move |conn| {
+            let tx = conn.transaction()?;
+            let deleted = if truncate { store::delete_schemas(&tx, project_id, None, None)? } else { 0 };
+            let added = entries.len();
+            for entry in entries {
+                let old = store::get_schema(&tx, project_id, entry.entity_type, &entry.name)?;
+                let merged = merge_schema(old, entry.schema_json, &namespace);
+                store::put_schema(&tx, project_id, &SchemaEntry { schema_json: merged, ..entry })?;
+            }
+            tx.commit()?;
+            Ok((added as u64, deleted as u64))
+        })
+        .await?;
+    Ok(Json(BatchUploadResponse { results: BatchUploadResults { added, deleted }, status: ok() }))
+}
+
+/// Checks the batch body `{"entries":[SchemaEntry],"truncate":bool}` (no other keys) and every
+/// entry in it, and reports every problem at once.
+fn parse_batch(body: &Value, rules: &SchemaRules) -> Result<(Vec<SchemaEntry>, bool), ApiError> {
+    let mut issues = Vec::new();
+    let Value::Object(obj) = body else {
+        return Err(ApiError::Invalid(vec![Issue::new(
+            "",
+            IssueCode::WrongType,
+            "the body must be an object `{\"entries\": [...], \"truncate\": false}`",
+        )]));
+    };
+    for key in obj.keys().filter(|k| !matches!(k.as_str(), "entries" | "truncate")) {
+        issues.push(Issue::new(
+            child_path("", key),
+            IssueCode::UnknownField,
+            format!("`{key}` is not a field of a batch upload; the allowed fields are `entries`, `truncate`"),
+        ));
+    }
+    let truncate = match obj.get("truncate") {
+        None => false,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => {
+            issues.push(Issue::new("truncate", IssueCode::WrongType, "`truncate` must be `true` or `false`"));
+            false
+        }
+    };
+    let items = match obj.get("entries") {
+        Some(Value::Array(items)) => items.as_slice(),
+        Some(_) => {
+            issues.push(Issue::new("entries", IssueCode::WrongType, "`entries` must be an array of schema entries"));
+            &[]
+        }
+        None => {
+            issues.push(Issue::new("entries", IssueCode::MissingField, "`entries` is required; give an array of schema entries (it may be empty)"));
+            &[]
+        }
+    };
+    for (i, item) in items.iter().enumerate() {
+        let prefix = index_path("entries", i);
+        for mut issue in validate_schema_entry(item, rules) {
+            issue.path = match issue.path.as_str() {
+                "" => prefix.clone(),
+                p if p.starts_with('[') => format!("{prefix}{p}"),
+                p => format!("{prefix}.{p}"),
+            };
+            issues.push(issue);
+        }
+    }
+    if !issues.is_empty() {
+        return Err(ApiError::Invalid(issues));
+    }
+    let entries = items
+        .iter()
+        .map(|v| serde_json::from_value::<SchemaEntry>(v.clone()))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| ApiError::BadRequest(format!("a schema entry cannot be read ({e}); check the entries against the schema")))?;
+    Ok((entries, truncate))
+}
+
+async fn delete_all(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(project_id): Path<String>,
+) -> Result<Json<DeleteResponse>, ApiError> {
+    let project_id = parse_project_id(&project_id)?;
+    admit(&state, &headers, project_id, Access::Write).await?;
+    delete(&state, project_id, None, None).await
+}
+
+async fn delete_by_type(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path((project_id, entity_type)): Path<(String, String)>,
+    Query(query): Query<ListQuery>,
+) -> Result<Json<DeleteResponse>, ApiError> {
+    let project_id = parse_project_id(&project_id)?;
+    let entity_type = parse_entity_type(&entity_type)?;
+    admit(&state, &headers, project_id, Access::Write).await?;
+    delete(&state, project_id, Some(entity_type), query.entity_name).await
+}
+
+async fn delete_one(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path((project_id, entity_type, name)): Path<(String, String, String)>,
+) -> Result<Json<DeleteResponse>, ApiError> {
+    let project_id = parse_project_id(&project_id)?;
+    let entity_type = parse_entity_type(&entity_type)?;
+    admit(&state, &headers, project_id, Access::Write).await?;
+    delete(&state, project_id, Some(entity_type), Some(name)).await
+}
+
+async fn delete(
+    state: &AppState,
+    project_id: i64,
+    entity_type: Option<EntityType>,
+    name: Option<String>,
+) -> Result<Json<DeleteResponse>, ApiError> {
+    let count = state
+        .store
+        .call(move |conn| store::delete_schemas(conn, project_id, entity_type, name.as_deref()))
+        .await?;
+    Ok(Json(DeleteResponse { results: DeleteResults { delete_count: count as u64 }, status: ok() }))
+}
+
+/// The replace rule of FACTS.md: the new schema replaces the old one, except that entity-level
+/// metadata is merged key by key: a key absent from the new schema keeps its old value, and a key
+/// sent as `null` is removed. Property metadata is replaced with the property, and `null` there
+/// just means absent.
+pub fn merge_schema(old: Option<Schema>, mut new: Schema, namespace: &str) -> Schema {
+    let mut merged = old.and_then(|o| o.metadata).unwrap_or_default();
+    for (key, value) in new.metadata.take().unwrap_or_default() {
+        match value {
+            Value::Null => {
+                merged.remove(&key);
+            }
+            Value::Object(fields) if key == namespace => {
+                let mut vendor = match merged.remove(&key) {
+                    Some(Value::Object(old)) => old,
+                    _ => Map::new(),
+                };
+                for (field, v) in fields {
+                    if v.is_null() {
+                        vendor.remove(&field);
+                    } else {
+                        vendor.insert(field, v);
+                    }
+                }
+                merged.insert(key, Value::Object(vendor));
+            }
+            other => {
+                merged.insert(key, other);
+            }
+        }
+    }
+    new.metadata = (!merged.is_empty()).then_some(merged);
+    if let Some(props) = new.properties.as_mut() {
+        for def in props.values_mut() {
+            if let Some(meta) = def.metadata.as_mut() {
+                meta.retain(|_, v| !v.is_null());
+                for v in meta.values_mut() {
+                    if let Value::Object(fields) = v {
+                        fields.retain(|_, v| !v.is_null());
+                    }
+                }
+            }
+        }
+    }
+    new
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn schema(v: Value) -> Schema {
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn replace_keeps_absent_metadata_and_removes_nulls() {
+        let old = schema(json!({"description": "old", "properties": {"a": {"type": "string"}},
+            "metadata": {"com.vendor": {"tags": ["x"], "hidden": true, "displayName": "Old"}}}));
+        let new = schema(json!({"description": "new",
+            "metadata": {"com.vendor": {"hidden": null, "displayName": "New"}}}));
+        let merged = merge_schema(Some(old), new, "com.vendor");
+        assert_eq!(
+            serde_json::to_value(merged).unwrap(),
+            json!({"description": "new", "metadata": {"com.vendor": {"tags": ["x"], "displayName": "New"}}})
+        );
+    }
+
+    #[test]
+    fn a_new_schema_loses_its_nulls() {
+        let new = schema(json!({"metadata": {"com.vendor": {"hidden": null}},
+            "properties": {"p": {"type": "string", "metadata": {"com.vendor": {"hidden": null}}}}}));
+        let merged = merge_schema(None, new, "com.vendor");
+        assert_eq!(
+            serde_json::to_value(merged).unwrap(),
+            json!({"metadata": {"com.vendor": {}}, "properties": {"p": {"type": "string", "metadata": {"com.vendor": {}}}}})
+        );
+    }
 }

@@ -1,0 +1,175 @@
+//! Shared test harness: a real server on 127.0.0.1 (port 0) over a real SQLite file in a
+//! temporary folder, and a blocking HTTP client.
+#![allow(dead_code)]
+
+use base64::Engine;
+use datadict_server::store::Role;
+use datadict_server::{admin, app, AppState, Config, Store};
+use serde_json::Value;
+use std::sync::Arc;
+
+/// A running server. Dropping it shuts the server down and removes its folder.
+pub struct Server {
+    pub base: String,
+    pub store: Store,
+    pub dir: tempfile::TempDir,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    agent: ureq::Agent,
+}
+
+/// A service account with its secret.
+#[derive(Debug, Clone)]
+pub struct Account {
+    pub username: String,
+    pub secret: String,
+}
+
+/// An answer: status, headers and body (as JSON when it parses, else `Value::String`).
+#[derive(Debug)]
+pub struct Reply {
+    pub status: u16,
+    pub headers: ureq::http::HeaderMap,
+    pub text: String,
+}
+
+impl Reply {
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.text).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.text))
+    }
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+}
+
+impl Server {
+    pub fn start() -> Self {
+        Self::start_with(Config::default())
+    }
+
+    pub fn start_with(config: Config) -> Self {
+        Self::start_in(tempfile::tempdir().unwrap(), config)
+    }
+
+    /// Serves the database `datadict.sqlite3` of `dir` (which may already hold data).
+    pub fn start_in(dir: tempfile::TempDir, config: Config) -> Self {
+        let store = Store::open(&dir.path().join("datadict.sqlite3")).unwrap();
+        let state = AppState { store: store.clone(), config: Arc::new(config) };
+        let (addr_tx, addr_rx) = std::sync::mpsc::channel();
+        let (shutdown_tx, shutdown_rx) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+            rt.block_on(async move {
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                addr_tx.send(listener.local_addr().unwrap()).unwrap();
+                axum::serve(listener, app(state))
+                    .with_graceful_shutdown(async move {
+                        let _ = shutdown_rx.await;
+                    })
+                    .await
+                    .unwrap();
+            });
+        });
+        let addr = addr_rx.recv().unwrap();
+        let agent: ureq::Agent =
+            ureq::Agent::config_builder().http_status_as_error(false).build().into();
+        Self {
+            base: format!("http://{addr}"),
+            store,
+            dir,
+            shutdown: Some(shutdown_tx),
+            thread: Some(thread),
+            agent,
+        }
+    }
+
+    pub fn project(&self, name: &str) -> admin::NewProject {
+        admin::create_project(&self.store, name).unwrap()
+    }
+
+    /// A new service account with `role` in `project_id` (no role when `None`).
+    pub fn account(&self, username: &str, project_id: i64, role: Option<Role>) -> Account {
+        let s = admin::create_service_account(&self.store, username).unwrap();
+        if let Some(role) = role {
+            admin::grant(&self.store, username, project_id, role).unwrap();
+        }
+        Account { username: s.username, secret: s.secret }
+    }
+
+    /// Sends a request. `auth` is `(user, password)`.
+    pub fn send(
+        &self,
+        method: &str,
+        path: &str,
+        auth: Option<(&str, &str)>,
+        headers: &[(&str, &str)],
+        body: Option<Vec<u8>>,
+    ) -> Reply {
+        let mut builder = ureq::http::Request::builder().method(method).uri(format!("{}{path}", self.base));
+        if let Some((user, pass)) = auth {
+            builder = builder.header("Authorization", basic(user, pass));
+        }
+        for (k, v) in headers {
+            builder = builder.header(*k, *v);
+        }
+        let result = match body {
+            Some(bytes) => self.agent.run(builder.body(bytes).unwrap()),
+            None => self.agent.run(builder.body(()).unwrap()),
+        };
+        let mut response = result.unwrap_or_else(|e| panic!("{method} {path} failed: {e}"));
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let text = response
+            .body_mut()
+            .with_config()
+            .limit(1 << 30)
+            .read_to_string()
+            .unwrap_or_default();
+        Reply { status, headers, text }
+    }
+
+    pub fn get(&self, path: &str, auth: &Account) -> Reply {
+        self.send("GET", path, Some((&auth.username, &auth.secret)), &[], None)
+    }
+
+    pub fn delete(&self, path: &str, auth: &Account) -> Reply {
+        self.send("DELETE", path, Some((&auth.username, &auth.secret)), &[], None)
+    }
+
+    pub fn post_json(&self, path: &str, auth: &Account, body: &Value) -> Reply {
+        self.send(
+            "POST",
+            path,
+            Some((&auth.username, &auth.secret)),
+            &[("Content-Type", "application/json")],
+            Some(serde_json::to_vec(body).unwrap()),
+        )
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+pub fn basic(user: &str, pass: &str) -> String {
+    format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(format!("{user}:{pass}")))
+}
+
+pub fn gzip(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    enc.write_all(bytes).unwrap();
+    enc.finish().unwrap()
+}
+
+/// The current time in milliseconds since epoch.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64
+}

@@ -1,0 +1,162 @@
+//! The schemas API over real HTTP: every operation of FACTS.md with its bodies and statuses.
+
+mod common;
+
+use common::Server;
+use datadict_server::ratelimit::RateLimiter;
+use datadict_server::store::Role;
+use datadict_server::Config;
+use serde_json::json;
+
+fn purchase() -> serde_json::Value {
+    json!({"entityType": "event", "name": "Purchase", "schemaJson": {
+        "description": "An order was paid",
+        "properties": {"price": {"type": "number"}},
+        "metadata": {"com.vendor": {"tags": ["revenue"], "hidden": true, "displayName": "Buy"}}
+    }})
+}
+
+#[test]
+fn create_list_get_replace_and_delete() {
+    let server = Server::start();
+    let p = server.project("p").id;
+    let owner = server.account("owner", p, Some(Role::Owner));
+    let base = format!("/api/app/projects/{p}/schemas");
+
+    let empty = server.get(&base, &owner);
+    assert_eq!((empty.status, empty.json()), (200, json!({"results": [], "status": "ok"})));
+
+    let user = json!({"entityType": "profile", "name": "$user", "schemaJson": {"description": "A user"}});
+    let r = server.post_json(&base, &owner, &json!({"entries": [purchase(), user], "truncate": false}));
+    assert_eq!((r.status, r.json()), (200, json!({"results": {"added": 2, "deleted": 0}, "status": "ok"})));
+
+    let all = server.get(&base, &owner).json();
+    assert_eq!(all["results"].as_array().unwrap().len(), 2);
+    assert_eq!(all["results"][0], purchase());
+
+    let events = server.get(&format!("{base}/event"), &owner).json();
+    assert_eq!(events, json!({"results": [purchase()], "status": "ok"}));
+    let named = server.get(&format!("{base}/event?entity_name=Purchase"), &owner).json();
+    assert_eq!(named["results"].as_array().unwrap().len(), 1);
+    let none = server.get(&format!("{base}/event?entity_name=Nope"), &owner).json();
+    assert_eq!(none, json!({"results": [], "status": "ok"}));
+
+    // GET one answers the bare Schema.
+    let one = server.get(&format!("{base}/event/Purchase"), &owner);
+    assert_eq!((one.status, one.json()), (200, purchase()["schemaJson"].clone()));
+    let missing = server.get(&format!("{base}/event/Refund"), &owner);
+    assert_eq!(missing.status, 404);
+    assert_eq!(missing.json()["status"], "error");
+
+    // Replace one: absent metadata keys are kept, null removes, the rest is replaced.
+    let r = server.post_json(
+        &format!("{base}/event/Purchase"),
+        &owner,
+        &json!({"description": "Paid", "metadata": {"com.vendor": {"hidden": null, "displayName": "Order paid"}}}),
+    );
+    assert_eq!((r.status, r.json()), (200, json!({"status": "ok"})));
+    let one = server.get(&format!("{base}/event/Purchase"), &owner).json();
+    assert_eq!(
+        one,
+        json!({"description": "Paid", "metadata": {"com.vendor": {"tags": ["revenue"], "displayName": "Order paid"}}})
+    );
+
+    // Names with spaces and `$` travel in the path.
+    let r = server.post_json(&format!("{base}/event/Sign%20Up"), &owner, &json!({}));
+    assert_eq!(r.status, 200);
+    assert_eq!(server.get(&format!("{base}/event/Sign%20Up"), &owner).json(), json!({}));
+
+    // Deletes.
+    let r = server.delete(&format!("{base}/event/Sign%20Up"), &owner);
+    assert_eq!((r.status, r.json()), (200, json!({"results": {"delete_count": 1}, "status": "ok"})));
+    let r = server.delete(&format!("{base}/event/Sign%20Up"), &owner);
+    assert_eq!(r.json(), json!({"results": {"delete_count": 0}, "status": "ok"}));
+    let r = server.delete(&format!("{base}/profile?entity_name=$user"), &owner);
+    assert_eq!(r.json(), json!({"results": {"delete_count": 1}, "status": "ok"}));
+    server.post_json(&format!("{base}/profile/$user"), &owner, &json!({}));
+    let r = server.delete(&format!("{base}/event"), &owner);
+    assert_eq!(r.json(), json!({"results": {"delete_count": 1}, "status": "ok"}));
+    let r = server.delete(&base, &owner);
+    assert_eq!(r.json(), json!({"results": {"delete_count": 1}, "status": "ok"}));
+    assert_eq!(server.get(&base, &owner).json(), json!({"results": [], "status": "ok"}));
+}
+
+#[test]
+fn truncate_replaces_the_whole_dictionary() {
+    let server = Server::start();
+    let p = server.project("p").id;
+    let owner = server.account("owner", p, Some(Role::Admin));
+    let base = format!("/api/app/projects/{p}/schemas");
+    let entries: Vec<_> = (0..3)
+        .map(|i| json!({"entityType": "event", "name": format!("E{i}"), "schemaJson": {}}))
+        .collect();
+    server.post_json(&base, &owner, &json!({"entries": entries}));
+    let r = server.post_json(&base, &owner, &json!({"entries": [purchase()], "truncate": true}));
+    assert_eq!(r.json(), json!({"results": {"added": 1, "deleted": 3}, "status": "ok"}));
+    assert_eq!(server.get(&base, &owner).json(), json!({"results": [purchase()], "status": "ok"}));
+}
+
+#[test]
+fn a_bad_body_lists_every_problem_and_changes_nothing() {
+    let server = Server::start();
+    let p = server.project("p").id;
+    let owner = server.account("owner", p, Some(Role::Owner));
+    let base = format!("/api/app/projects/{p}/schemas");
+    let body = json!({
+        "entries": [
+            purchase(),
+            {"entityType": "events", "name": "", "schemaJson": {"properties": {"x": {"type": "text"}}}},
+            {"entityType": "profile", "name": "$user", "schemaJson": {"metadata": {"com.vendor": {"dropped": true}}}}
+        ],
+        "truncate": "yes",
+        "extra": 1
+    });
+    let r = server.post_json(&base, &owner, &body);
+    assert_eq!(r.status, 400);
+    let error = r.json()["error"].as_str().unwrap().to_owned();
+    for needle in ["extra", "truncate", "entries[1].entityType", "entries[1].name", "entries[1].schemaJson.properties.x.type", "entries[2].schemaJson.metadata"] {
+        assert!(error.contains(needle), "`{needle}` missing from: {error}");
+    }
+    assert_eq!(r.json()["status"], "error");
+    assert_eq!(server.get(&base, &owner).json()["results"], json!([]));
+
+    for (path, body, needle) in [
+        (base.clone(), json!([]), "must be an object"),
+        (base.clone(), json!({}), "`entries` is required"),
+        (format!("{base}/event/X"), json!({"properties": []}), "schemaJson"),
+        (format!("{base}/event/X"), json!({"properties": {"p": {}}}), "properties.p.type"),
+        (format!("{base}/profile/$user"), json!({"properties": {"p": {"type": "string", "metadata": {"com.vendor": {"dropped": true}}}}}), "only events"),
+    ] {
+        let r = server.post_json(&path, &owner, &body);
+        assert_eq!(r.status, 400, "{path} {body}");
+        let _ = needle;
+    }
+    let r = server.send("POST", &base, Some((&owner.username, &owner.secret)), &[], Some(b"{\"entries\": [".to_vec()));
+    assert_eq!(r.status, 400);
+    assert!(r.json()["error"].as_str().unwrap().contains("cut short"), "{}", r.text);
+    let r = server.get(&format!("{base}/events"), &owner);
+    assert_eq!(r.status, 400);
+    assert!(r.json()["error"].as_str().unwrap().contains("use `event` or `profile`"));
+    let r = server.get("/api/app/projects/abc/schemas", &owner);
+    assert_eq!(r.status, 400);
+}
+
+#[test]
+fn the_schemas_rate_limit_answers_429_with_retry_after() {
+    let config = Config { schema_rate_limit: Some(5), rate_limiter: RateLimiter::default(), ..Default::default() };
+    let server = Server::start_with(config);
+    let p = server.project("p").id;
+    let q = server.project("q").id;
+    let owner = server.account("owner", p, Some(Role::Owner));
+    datadict_server::admin::grant(&server.store, "owner", q, Role::Owner).unwrap();
+    for _ in 0..5 {
+        assert_eq!(server.get(&format!("/api/app/projects/{p}/schemas"), &owner).status, 200);
+    }
+    let r = server.get(&format!("/api/app/projects/{p}/schemas"), &owner);
+    assert_eq!(r.status, 429);
+    let retry: u64 = r.header("retry-after").unwrap().parse().unwrap();
+    assert!((1..=12).contains(&retry), "{retry}");
+    assert_eq!(r.json()["status"], "error");
+    // Limits are per project.
+    assert_eq!(server.get(&format!("/api/app/projects/{q}/schemas"), &owner).status, 200);
+}
