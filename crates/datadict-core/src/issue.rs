@@ -23,9 +23,98 @@ pub enum IssueCode {
     InvalidEmail,
     /// A name is empty or otherwise unusable.
     InvalidName,
+    // Event and profile rules (FACTS.md "Event import" and "Profiles").
+    /// A record, an update or a request body is over its byte limit.
+    TooLarge,
+    /// A request holds more events or updates than allowed.
+    TooManyRecords,
+    /// An event has too many properties (or a profile update sets too many).
+    TooManyProperties,
+    /// A property value nests objects or arrays deeper than allowed.
+    TooDeep,
+    /// A nested object has too many keys.
+    TooManyKeys,
+    /// An array has too many elements.
+    TooManyItems,
+    /// A string is longer than the service keeps; it will be truncated (a warning).
+    StringTruncated,
+    /// `time` is before 1971-01-01.
+    TimeTooEarly,
+    /// `time` is more than the allowed margin ahead of the receiver's clock.
+    TimeInFuture,
+    /// `$insert_id` has characters outside `[A-Za-z0-9-]` or is empty.
+    InvalidInsertId,
+    /// `$insert_id` is longer than allowed.
+    InsertIdTooLong,
+    /// An id is one of the forbidden placeholder values (`null`, `anonymous`, ...).
+    ForbiddenId,
+    /// A profile update names no operation.
+    MissingOperation,
+    /// A profile update names more than one operation.
+    MultipleOperations,
+    // Checks of events against the data dictionary.
+    /// The event has no schema in the dictionary.
+    NoSchema,
+    /// The event carries a property its schema does not define.
+    UnknownProperty,
+    /// A property's JSON type differs from its definition.
+    TypeMismatch,
+    /// The event is marked `dropped`: it is removed at ingestion.
+    DroppedEvent,
+    /// The property is marked `dropped`: it is removed at ingestion.
+    DroppedProperty,
+    /// The event is marked `hidden` in the dictionary.
+    HiddenEvent,
+    /// The property is marked `hidden` in the dictionary.
+    HiddenProperty,
+    // Migration requests (spec §4.3).
+    /// A date is not a real `YYYY-MM-DD` date.
+    InvalidDate,
+    /// The start date is after the end date, or the range is otherwise unusable.
+    InvalidDateRange,
 }
 
 impl IssueCode {
+    /// Every code, in declaration order (used by tests and by readers of fixture files).
+    pub const ALL: [IssueCode; 31] = [
+        Self::InvalidJson,
+        Self::MissingField,
+        Self::UnknownField,
+        Self::WrongType,
+        Self::InvalidEnum,
+        Self::EventsOnly,
+        Self::InvalidEmail,
+        Self::InvalidName,
+        Self::TooLarge,
+        Self::TooManyRecords,
+        Self::TooManyProperties,
+        Self::TooDeep,
+        Self::TooManyKeys,
+        Self::TooManyItems,
+        Self::StringTruncated,
+        Self::TimeTooEarly,
+        Self::TimeInFuture,
+        Self::InvalidInsertId,
+        Self::InsertIdTooLong,
+        Self::ForbiddenId,
+        Self::MissingOperation,
+        Self::MultipleOperations,
+        Self::NoSchema,
+        Self::UnknownProperty,
+        Self::TypeMismatch,
+        Self::DroppedEvent,
+        Self::DroppedProperty,
+        Self::HiddenEvent,
+        Self::HiddenProperty,
+        Self::InvalidDate,
+        Self::InvalidDateRange,
+    ];
+
+    /// Parses the wire form (`snake_case`) of a code.
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|c| c.as_str() == s)
+    }
+
     /// The code as it appears on the wire (`snake_case`).
     pub fn as_str(self) -> &'static str {
         match self {
@@ -37,6 +126,29 @@ impl IssueCode {
             Self::EventsOnly => "events_only",
             Self::InvalidEmail => "invalid_email",
             Self::InvalidName => "invalid_name",
+            Self::TooLarge => "too_large",
+            Self::TooManyRecords => "too_many_records",
+            Self::TooManyProperties => "too_many_properties",
+            Self::TooDeep => "too_deep",
+            Self::TooManyKeys => "too_many_keys",
+            Self::TooManyItems => "too_many_items",
+            Self::StringTruncated => "string_truncated",
+            Self::TimeTooEarly => "time_too_early",
+            Self::TimeInFuture => "time_in_future",
+            Self::InvalidInsertId => "invalid_insert_id",
+            Self::InsertIdTooLong => "insert_id_too_long",
+            Self::ForbiddenId => "forbidden_id",
+            Self::MissingOperation => "missing_operation",
+            Self::MultipleOperations => "multiple_operations",
+            Self::NoSchema => "no_schema",
+            Self::UnknownProperty => "unknown_property",
+            Self::TypeMismatch => "type_mismatch",
+            Self::DroppedEvent => "dropped_event",
+            Self::DroppedProperty => "dropped_property",
+            Self::HiddenEvent => "hidden_event",
+            Self::HiddenProperty => "hidden_property",
+            Self::InvalidDate => "invalid_date",
+            Self::InvalidDateRange => "invalid_date_range",
         }
     }
 }
@@ -103,5 +215,15 @@ mod tests {
         assert_eq!(child_path("p", "$source"), "p.$source");
         assert_eq!(child_path("p", ""), "p[\"\"]");
         assert_eq!(index_path("tags", 2), "tags[2]");
+    }
+
+    #[test]
+    fn codes_serialize_as_their_wire_names() {
+        for code in IssueCode::ALL {
+            let json = serde_json::to_value(code).unwrap();
+            assert_eq!(json, serde_json::Value::from(code.as_str()));
+            assert_eq!(IssueCode::parse(code.as_str()), Some(code));
+        }
+        assert_eq!(IssueCode::parse("nope"), None);
     }
 }

@@ -4,8 +4,11 @@
 //! This crate does no I/O and knows nothing of HTTP clients, wasm-bindgen, tokio or the DOM,
 //! so the server, the web app and the npm module share every rule from one place.
 
+pub mod event;
 pub mod issue;
+pub mod limits;
 pub mod schema;
+pub mod time;
 pub mod validate;
 
 pub use issue::{Issue, IssueCode};
@@ -14,3 +17,5 @@ pub use schema::{
     PropertyType, Schema, SchemaEntry, DEFAULT_NAMESPACE,
 };
 pub use validate::{validate_schema_entry, validate_schema_entry_json, SchemaRules};
+pub use event::{check_event, validate_event_json, EventCheck, PropertySeen};
+pub use limits::{Limits, FORBIDDEN_IDS};

@@ -1,0 +1,198 @@
+use super::*;
+use IssueCode::*;
+
+/// 2026-01-01T00:00:00Z, the receiver's clock in these tests.
+const NOW: i64 = 1_767_225_600_000;
+
+/// Checks `record` with the default limits and compares the `(path, code)` pairs of its issues.
+fn check<'a>(record: &'a str, expected: &[(&str, IssueCode)]) -> EventCheck<'a> {
+    check_with(record, &Limits::default(), expected)
+}
+
+fn check_with<'a>(record: &'a str, limits: &Limits, expected: &[(&str, IssueCode)]) -> EventCheck<'a> {
+    let result = check_event(record.as_bytes(), limits, NOW);
+    let got: Vec<(&str, IssueCode)> = result.issues.iter().map(|i| (i.path.as_str(), i.code)).collect();
+    assert_eq!(got, expected, "issues of {record}: {:#?}", result.issues);
+    for issue in result.issues.iter().chain(&result.warnings) {
+        assert!(!issue.message.is_empty() && !issue.message.ends_with('.'), "{issue}");
+    }
+    result
+}
+
+fn event(props: &str) -> String {
+    format!(r#"{{"event":"Signup","properties":{{{props}}}}}"#)
+}
+
+const OK: &str = r#""time":1767225600,"distinct_id":"u1","$insert_id":"abc-123""#;
+
+#[test]
+fn a_valid_event_yields_its_fields() {
+    let record = event(&format!(r#"{OK},"plan":"pro","n":3,"x":1.5,"ok":true,"z":null,"tags":["a"],"o":{{"k":1}}"#));
+    let result = check(&record, &[]);
+    assert_eq!(result.event.as_deref(), Some("Signup"));
+    assert_eq!(result.time_ms, Some(NOW));
+    assert_eq!(result.distinct_id.as_deref(), Some("u1"));
+    assert_eq!(result.insert_id.as_deref(), Some("abc-123"));
+    assert!(matches!(result.event, Some(Cow::Borrowed(_))), "strings without escapes are borrowed");
+    let kinds: Vec<(&str, PropertyType)> = result.properties.iter().map(|p| (p.name.as_ref(), p.kind)).collect();
+    use PropertyType as T;
+    assert_eq!(
+        kinds,
+        [
+            ("time", T::Integer),
+            ("distinct_id", T::String),
+            ("$insert_id", T::String),
+            ("plan", T::String),
+            ("n", T::Integer),
+            ("x", T::Number),
+            ("ok", T::Boolean),
+            ("z", T::Null),
+            ("tags", T::Array),
+            ("o", T::Object)
+        ]
+    );
+    assert!(result.is_valid());
+    assert_eq!(result.bytes, record.len());
+}
+
+#[test]
+fn time_in_seconds_or_milliseconds() {
+    let cases: [(&str, Option<i64>, &[(&str, IssueCode)]); 9] = [
+        ("1767225600", Some(NOW), &[]),
+        ("1767225600000", Some(NOW), &[]),
+        ("1767225600.5", Some(NOW + 500), &[]),
+        ("31536000", Some(31_536_000_000), &[]),
+        ("31535999", Some(31_535_999_000), &[("properties.time", TimeTooEarly)]),
+        ("0", Some(0), &[("properties.time", TimeTooEarly)]),
+        ("-5", Some(-5000), &[("properties.time", TimeTooEarly)]),
+        // One hour ahead is allowed, one second more is not.
+        ("1767229200", Some(NOW + 3_600_000), &[]),
+        ("1767229201", Some(NOW + 3_601_000), &[("properties.time", TimeInFuture)]),
+    ];
+    for (time, ms, expected) in cases {
+        let record = event(&format!(r#""time":{time},"distinct_id":"u","$insert_id":"i1""#));
+        assert_eq!(check(&record, expected).time_ms, ms, "{time}");
+    }
+    let record = event(r#""time":"1767225600","distinct_id":"u","$insert_id":"i1""#);
+    let result = check(&record, &[("properties.time", WrongType)]);
+    assert!(result.issues[0].message.contains("the string \"1767225600\""), "{}", result.issues[0].message);
+}
+
+#[test]
+fn time_messages_say_what_was_found_and_what_is_allowed() {
+    let record = event(r#""time":0,"distinct_id":"u","$insert_id":"i1""#);
+    let result = check(&record, &[("properties.time", TimeTooEarly)]);
+    assert_eq!(
+        result.issues[0].message,
+        "`properties.time` is the number 0 (1970-01-01); it must be on or after 1971-01-01, in seconds or milliseconds since the epoch"
+    );
+}
+
+#[test]
+fn required_fields_are_all_reported() {
+    check("{}", &[("event", MissingField), ("properties", MissingField)]);
+    check(r#"{"event":"e","properties":{}}"#, &[
+        ("properties.time", MissingField),
+        ("properties.distinct_id", MissingField),
+        ("properties.$insert_id", MissingField),
+    ]);
+    check(r#"{"event":"","properties":[]}"#, &[("event", InvalidName), ("properties", WrongType)]);
+    check(&format!(r#"{{"event":5,"properties":{{{OK}}},"token":"x"}}"#), &[("token", UnknownField), ("event", WrongType)]);
+    check("[1]", &[("", WrongType)]);
+    check("\"e\"", &[("", WrongType)]);
+}
+
+#[test]
+fn invalid_json_is_one_issue() {
+    check(r#"{"event":"e","properties":{"#, &[("", InvalidJson)]);
+    check(r#"{"event":"e"} x"#, &[("", InvalidJson)]);
+    check("", &[("", InvalidJson)]);
+}
+
+#[test]
+fn ids_follow_the_import_rules() {
+    let cases: [(&str, &str, &[(&str, IssueCode)]); 10] = [
+        ("", "a", &[]),
+        ("u", "A-z-0", &[]),
+        ("null", "a", &[("properties.distinct_id", ForbiddenId)]),
+        ("Anonymous", "a", &[("properties.distinct_id", ForbiddenId)]),
+        ("u", "none", &[("properties.$insert_id", ForbiddenId)]),
+        ("u", "", &[("properties.$insert_id", InvalidInsertId)]),
+        ("u", "a:b", &[("properties.$insert_id", InvalidInsertId)]),
+        ("u", "0123456789012345678901234567890123456", &[("properties.$insert_id", InsertIdTooLong)]),
+        ("u", "012345678901234567890123456789012345", &[]),
+        ("u", "a_b c0123456789012345678901234567890123", &[("properties.$insert_id", InvalidInsertId), ("properties.$insert_id", InsertIdTooLong)]),
+    ];
+    for (distinct_id, insert_id, expected) in cases {
+        let record = event(&format!(r#""time":1767225600,"distinct_id":{distinct_id:?},"$insert_id":{insert_id:?}"#));
+        check(&record, expected);
+    }
+    check(&event(r#""time":1767225600,"distinct_id":7,"$insert_id":["a"]"#), &[
+        ("properties.distinct_id", WrongType),
+        ("properties.$insert_id", WrongType),
+    ]);
+}
+
+#[test]
+fn escaped_strings_are_decoded() {
+    let record = event(r#""time":1767225600,"distinct_id":"caf\u00e9 \"x\"","$insert_id":"a\u0062c""#);
+    let result = check(&record, &[]);
+    assert_eq!(result.distinct_id.as_deref(), Some("café \"x\""));
+    assert_eq!(result.insert_id.as_deref(), Some("abc"));
+}
+
+#[test]
+fn size_and_shape_limits() {
+    let small = Limits { properties_below: 5, object_keys_below: 3, array_items_below: 3, max_depth: 2, ..Limits::default() };
+    check_with(&event(&format!("{OK},\"a\":1")), &small, &[]);
+    check_with(&event(&format!("{OK},\"a\":1,\"b\":2")), &small, &[("properties", TooManyProperties)]);
+    check_with(&event(&format!(r#"{OK},"o":{{"a":1,"b":2,"c":3}}"#)), &small, &[("properties.o", TooManyKeys)]);
+    check_with(&event(&format!(r#"{OK},"o":[1,2,3]"#)), &small, &[("properties.o", TooManyItems)]);
+    check_with(&event(&format!(r#"{OK},"o":[[1]]"#)), &small, &[]);
+    // Too deep is reported once, at the first level past the limit.
+    check_with(&event(&format!(r#"{OK},"o":{{"a":[{{"b":{{}}}}]}}"#)), &small, &[("properties.o.a[0]", TooDeep)]);
+    check_with(&event(&format!(r#"{OK},"o":{{"a":[[1,2,3]]}}"#)), &small, &[("properties.o.a[0]", TooDeep), ("properties.o.a[0]", TooManyItems)]);
+    let tiny = Limits { event_bytes_below: 20, ..Limits::default() };
+    check_with(&event(OK), &tiny, &[("", TooLarge)]);
+}
+
+#[test]
+fn default_limits_at_the_boundary() {
+    let props = |n: usize| (0..n).map(|i| format!(r#","p{i}":{i}"#)).collect::<String>();
+    // OK holds 3 properties: 251 more makes 254, one more makes 255.
+    check(&event(&format!("{OK}{}", props(251))), &[]);
+    check(&event(&format!("{OK}{}", props(252))), &[("properties", TooManyProperties)]);
+    let items = |n: usize| (0..n).map(|i| i.to_string()).collect::<Vec<_>>().join(",");
+    check(&event(&format!(r#"{OK},"a":[{}]"#, items(254))), &[]);
+    check(&event(&format!(r#"{OK},"a":[{}]"#, items(255))), &[("properties.a", TooManyItems)]);
+    check(&event(&format!(r#"{OK},"a":{{"b":{{"c":{{"d":1}}}}}}"#)), &[]);
+    check(&event(&format!(r#"{OK},"a":{{"b":{{"c":{{"d":{{}}}}}}}}"#)), &[("properties.a.b.c.d", TooDeep)]);
+    let big = "x".repeat(1024 * 1024);
+    check(&event(&format!(r#"{OK},"big":"{big}""#)), &[("", TooLarge)]);
+}
+
+#[test]
+fn long_strings_are_warnings() {
+    let long = "é".repeat(128);
+    let record = event(&format!(r#"{OK},"s":"{long}","t":["{}"],"ok":"{}""#, "x".repeat(256), "x".repeat(255)));
+    let result = check(&record, &[]);
+    let warnings: Vec<(&str, IssueCode)> = result.warnings.iter().map(|w| (w.path.as_str(), w.code)).collect();
+    assert_eq!(warnings, [("properties.s", StringTruncated), ("properties.t[0]", StringTruncated)]);
+    assert!(result.warnings[0].message.starts_with("the string is 256 bytes"), "{}", result.warnings[0].message);
+}
+
+#[test]
+fn paths_quote_odd_keys() {
+    let small = Limits { array_items_below: 2, ..Limits::default() };
+    check_with(&event(&format!(r#"{OK},"my prop":{{"a.b":[1,2]}}"#)), &small, &[(r#"properties["my prop"]["a.b"]"#, TooManyItems)]);
+}
+
+#[test]
+fn results_can_outlive_the_input() {
+    let owned = {
+        let record = event(OK);
+        check_event(record.as_bytes(), &Limits::default(), NOW).into_owned()
+    };
+    assert_eq!(owned.distinct_id.as_deref(), Some("u1"));
+    assert_eq!(owned.properties.len(), 3);
+}
