@@ -4,9 +4,11 @@
 //! This crate does no I/O and knows nothing of HTTP clients, wasm-bindgen, tokio or the DOM,
 //! so the server, the web app and the npm module share every rule from one place.
 
+pub mod api;
 pub mod event;
 pub mod issue;
 pub mod limits;
+pub mod profile;
 pub mod schema;
 pub mod time;
 pub mod validate;
@@ -19,3 +21,8 @@ pub use schema::{
 pub use validate::{validate_schema_entry, validate_schema_entry_json, SchemaRules};
 pub use event::{check_event, validate_event_json, EventCheck, PropertySeen};
 pub use limits::{Limits, FORBIDDEN_IDS};
+pub use api::{
+    failed_records, BatchUploadRequest, BatchUploadResponse, DeleteResponse, FailedRecord, ImportResponse,
+    ManualSyncResponse, StatusResponse,
+};
+pub use profile::{validate_profile_update, validate_profile_update_json, ProfileOperation, ProfileUpdate, TokenRule};
