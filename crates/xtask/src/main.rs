@@ -1,1 +1,50 @@
-fn main(){}
+//! `cargo xtask <task>`: the project's repetitive tasks (setup, run, test, npm, dist, bench),
+//! in Rust so they behave the same on every machine and never drift like shell scripts.
+
+mod dist;
+mod npm;
+mod run;
+mod setup;
+mod test;
+mod util;
+
+use anyhow::bail;
+
+const USAGE: &str = "usage: cargo xtask <task> [options]
+
+tasks:
+  setup [run|test|all]   install what is missing (wasm32 target, wasm-bindgen CLI, trunk,
+                         chromium + chromedriver, firefox-esr + geckodriver); default: all
+  run [--listen ADDR] [--data-dir DIR]
+                         build the web app and start the server with a demo project
+  test [SUITE...]        install what tests need, then run every suite (or the named ones)
+  npm                    build the npm package `datadict` into target/npm/
+  dist                   build the static web app into dist/
+";
+
+fn main() -> anyhow::Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (task, rest) = match args.split_first() {
+        Some((task, rest)) => (task.as_str(), rest),
+        None => {
+            eprint!("{USAGE}");
+            bail!("no task given");
+        }
+    };
+    util::enter_workspace_root()?;
+    match task {
+        "setup" => setup::main(rest),
+        "run" => run::main(rest),
+        "test" => test::main(rest),
+        "npm" => npm::main(rest).map(|_| ()),
+        "dist" => dist::main(rest),
+        "help" | "--help" | "-h" => {
+            print!("{USAGE}");
+            Ok(())
+        }
+        other => {
+            eprint!("{USAGE}");
+            bail!("unknown task `{other}`")
+        }
+    }
+}

@@ -1,0 +1,19 @@
+//! Shared harness of the end-to-end tests: a real datadict server on 127.0.0.1 with its SQLite
+//! file in a temporary folder, and a small WebDriver client to drive real headless browsers.
+
+pub mod server;
+pub mod webdriver;
+
+use std::path::PathBuf;
+
+/// The workspace root (this crate lives in `tests/`).
+pub fn workspace_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").canonicalize().expect("the workspace root exists")
+}
+
+/// Where tests leave files for people to look at (screenshots); ignored by git.
+pub fn artifacts_dir() -> PathBuf {
+    let dir = workspace_root().join("tests/artifacts");
+    std::fs::create_dir_all(&dir).expect("can create tests/artifacts");
+    dir
+}

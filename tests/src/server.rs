@@ -1,0 +1,89 @@
+//! A real datadict server for a test: the same `app()` the binary serves, on a free port of
+//! 127.0.0.1, with a SQLite file in a temporary folder and the demo project created.
+
+use base64::Engine;
+use datadict_server::demo::{ensure_demo, DemoCredentials};
+use datadict_server::{app, AppState, Config, Store};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+pub struct TestServer {
+    pub addr: SocketAddr,
+    pub demo: DemoCredentials,
+    pub store: Store,
+    pub data_dir: tempfile::TempDir,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl TestServer {
+    /// Starts a server; `web_dir` is the built app to serve at `/`, if any.
+    pub fn start(web_dir: Option<PathBuf>) -> Self {
+        let data_dir = tempfile::tempdir().expect("can create a temporary folder");
+        let store = Store::open(&data_dir.path().join("datadict.sqlite3")).expect("can open the database");
+        let demo = ensure_demo(&store, data_dir.path()).expect("demo set-up works").expect("a new database gets the demo");
+        let state = AppState { store: store.clone(), config: Arc::new(Config { web_dir, ..Config::default() }) };
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("can bind 127.0.0.1");
+        listener.set_nonblocking(true).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+            runtime.block_on(async move {
+                let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+                axum::serve(listener, app(state))
+                    .with_graceful_shutdown(async {
+                        let _ = rx.await;
+                    })
+                    .await
+                    .unwrap();
+            });
+        });
+        Self { addr, demo, store, data_dir, shutdown: Some(tx), thread: Some(thread) }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+
+    /// An `Authorization: Basic` value.
+    pub fn basic(user: &str, secret: &str) -> String {
+        format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(format!("{user}:{secret}")))
+    }
+
+    /// The demo owner's `Authorization` value.
+    pub fn demo_auth(&self) -> String {
+        Self::basic(&self.demo.username, &self.demo.secret)
+    }
+
+    /// Sends a request and returns the status and the body parsed as JSON (never fails on 4xx/5xx).
+    pub fn call(&self, method: &str, path: &str, auth: Option<&str>, body: Option<&serde_json::Value>) -> (u16, serde_json::Value) {
+        let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+        let url = self.url(path);
+        let mut req = ureq::http::Request::builder().method(method).uri(&url);
+        if let Some(auth) = auth {
+            req = req.header("Authorization", auth);
+        }
+        let response = match body {
+            Some(json) => agent.run(req.header("Content-Type", "application/json").body(json.to_string()).unwrap()),
+            None => agent.run(req.body(()).unwrap()),
+        }
+        .unwrap_or_else(|e| panic!("{method} {url} failed: {e}"));
+        let status = response.status().as_u16();
+        let text = response.into_body().read_to_string().unwrap_or_default();
+        let json = serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text));
+        (status, json)
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}

@@ -1,0 +1,214 @@
+//! A minimal W3C WebDriver client over HTTP: enough to open a page, fill a form, click, read text
+//! and take screenshots in headless Chromium (chromedriver) or Firefox (geckodriver). Waiting is
+//! done by WebDriver's implicit wait and by polling the page's own state with a deadline, never
+//! by fixed sleeps.
+
+use anyhow::{anyhow, bail, Context};
+use base64::Engine;
+use serde_json::{json, Value};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Which browser to drive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Browser {
+    Chromium,
+    Firefox,
+}
+
+impl Browser {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Chromium => "chromium",
+            Self::Firefox => "firefox",
+        }
+    }
+}
+
+/// The element key of the W3C protocol.
+const ELEMENT: &str = "element-6066-11e4-a52e-4a6d4b5a8f5b";
+
+/// A running WebDriver server with one browser session; both end when this is dropped.
+pub struct Session {
+    driver: Child,
+    base: String,
+    id: String,
+    agent: ureq::Agent,
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+fn geckodriver_path() -> anyhow::Result<std::path::PathBuf> {
+    let home = std::env::var("CARGO_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|_| std::env::var("HOME").map(|h| std::path::PathBuf::from(h).join(".cargo")))
+        .context("neither CARGO_HOME nor HOME is set")?;
+    let candidates = [std::env::var("GECKODRIVER").ok().map(Into::into), Some(home.join("bin/geckodriver"))];
+    candidates
+        .into_iter()
+        .flatten()
+        .find(|p: &std::path::PathBuf| p.is_file())
+        .context("geckodriver is not installed: run `cargo xtask setup`")
+}
+
+impl Session {
+    /// Starts the WebDriver server for `browser` and opens a headless session.
+    pub fn start(browser: Browser) -> anyhow::Result<Self> {
+        let port = free_port();
+        let (program, args) = match browser {
+            Browser::Chromium => ("/usr/bin/chromedriver".into(), vec![format!("--port={port}")]),
+            Browser::Firefox => (geckodriver_path()?, vec!["--port".into(), port.to_string()]),
+        };
+        let driver = Command::new(&program)
+            .args(&args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .with_context(|| format!("cannot start {} (run `cargo xtask setup`)", program.display()))?;
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_global(Some(Duration::from_secs(120)))
+            .build()
+            .into();
+        let base = format!("http://127.0.0.1:{port}");
+        // The driver is ready when its status says so; poll it with a deadline.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let ready = agent
+                .get(format!("{base}/status"))
+                .call()
+                .ok()
+                .and_then(|r| r.into_body().read_json::<Value>().ok())
+                .is_some_and(|v| v["value"]["ready"] == json!(true));
+            if ready {
+                break;
+            }
+            if Instant::now() > deadline {
+                bail!("{} did not become ready within 30 s", browser.name());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let caps = match browser {
+            Browser::Chromium => json!({
+                "browserName": "chrome",
+                "goog:chromeOptions": {
+                    "binary": "/usr/bin/chromium",
+                    "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                             "--disable-quic", "--no-first-run", "--disable-background-networking",
+                             "--disable-component-update", "--disable-sync", "--window-size=1280,900"]
+                }
+            }),
+            Browser::Firefox => json!({
+                "browserName": "firefox",
+                "moz:firefoxOptions": { "binary": "/usr/bin/firefox-esr", "args": ["-headless", "-width", "1280", "-height", "900"] }
+            }),
+        };
+        let mut session = Self { driver, base, id: String::new(), agent };
+        let created = session.post_raw("/session", &json!({"capabilities": {"alwaysMatch": caps}}))?;
+        session.id = created["sessionId"].as_str().context("no sessionId in the new-session answer")?.to_owned();
+        session.post("/timeouts", &json!({"implicit": 15000, "pageLoad": 60000, "script": 30000}))?;
+        Ok(session)
+    }
+
+    fn post_raw(&self, path: &str, body: &Value) -> anyhow::Result<Value> {
+        let response = self
+            .agent
+            .post(format!("{}{path}", self.base))
+            .send_json(body)
+            .with_context(|| format!("WebDriver POST {path}"))?;
+        let status = response.status().as_u16();
+        let value: Value = response.into_body().read_json()?;
+        if status >= 400 {
+            bail!("WebDriver POST {path} answered {status}: {}", value["value"]["message"]);
+        }
+        Ok(value["value"].clone())
+    }
+
+    fn post(&self, path: &str, body: &Value) -> anyhow::Result<Value> {
+        self.post_raw(&format!("/session/{}{path}", self.id), body)
+    }
+
+    fn get(&self, path: &str) -> anyhow::Result<Value> {
+        let response = self.agent.get(format!("{}/session/{}{path}", self.base, self.id)).call()?;
+        let status = response.status().as_u16();
+        let value: Value = response.into_body().read_json()?;
+        if status >= 400 {
+            bail!("WebDriver GET {path} answered {status}: {}", value["value"]["message"]);
+        }
+        Ok(value["value"].clone())
+    }
+
+    pub fn goto(&self, url: &str) -> anyhow::Result<()> {
+        self.post("/url", &json!({"url": url})).map(|_| ())
+    }
+
+    /// Finds one element by CSS selector, waiting up to the implicit timeout for it to appear.
+    pub fn find(&self, css: &str) -> anyhow::Result<String> {
+        let v = self.post("/element", &json!({"using": "css selector", "value": css})).with_context(|| format!("no element `{css}`"))?;
+        v[ELEMENT].as_str().map(str::to_owned).ok_or_else(|| anyhow!("no element id for `{css}`"))
+    }
+
+    pub fn find_all(&self, css: &str) -> anyhow::Result<Vec<String>> {
+        let v = self.post("/elements", &json!({"using": "css selector", "value": css}))?;
+        Ok(v.as_array().into_iter().flatten().filter_map(|e| e[ELEMENT].as_str().map(str::to_owned)).collect())
+    }
+
+    pub fn text(&self, element: &str) -> anyhow::Result<String> {
+        Ok(self.get(&format!("/element/{element}/text"))?.as_str().unwrap_or_default().to_owned())
+    }
+
+    pub fn clear(&self, element: &str) -> anyhow::Result<()> {
+        self.post(&format!("/element/{element}/clear"), &json!({})).map(|_| ())
+    }
+
+    pub fn type_into(&self, css: &str, text: &str) -> anyhow::Result<()> {
+        let el = self.find(css)?;
+        self.clear(&el)?;
+        self.post(&format!("/element/{el}/value"), &json!({"text": text})).map(|_| ())
+    }
+
+    pub fn click(&self, css: &str) -> anyhow::Result<()> {
+        let el = self.find(css)?;
+        self.post(&format!("/element/{el}/click"), &json!({})).map(|_| ())
+    }
+
+    /// Runs a script in the page and returns its result.
+    pub fn script(&self, script: &str) -> anyhow::Result<Value> {
+        self.post("/execute/sync", &json!({"script": script, "args": []}))
+    }
+
+    /// Waits until `condition` (a JavaScript expression) is truthy; `what` names it in the error.
+    pub fn wait_for(&self, condition: &str, what: &str, timeout: Duration) -> anyhow::Result<()> {
+        let deadline = Instant::now() + timeout;
+        let script = format!("return !!({condition});");
+        loop {
+            if self.script(&script)? == json!(true) {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                let body = self.script("return document.body.innerText;").unwrap_or_default();
+                bail!("timed out waiting for {what}; the page shows:\n{}", body.as_str().unwrap_or_default());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    pub fn screenshot(&self, path: &std::path::Path) -> anyhow::Result<()> {
+        let data = self.get("/screenshot")?;
+        let png = base64::engine::general_purpose::STANDARD.decode(data.as_str().unwrap_or_default())?;
+        std::fs::write(path, png)?;
+        Ok(())
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        if !self.id.is_empty() {
+            let _ = self.agent.delete(format!("{}/session/{}", self.base, self.id)).call();
+        }
+        let _ = self.driver.kill();
+        let _ = self.driver.wait();
+    }
+}

@@ -1,0 +1,55 @@
+//! The root component: provides the state, draws the navigation, the current page and the log.
+
+use crate::components::log::LogView;
+use crate::pages;
+use crate::state::{Action, AppState, Page};
+use yew::prelude::*;
+
+/// The state handle every component reaches through context.
+pub type StateHandle = UseReducerHandle<AppState>;
+
+#[component]
+pub fn App() -> Html {
+    let state = use_reducer(AppState::default);
+    let page = state.page;
+    let connected = state.connection.is_some();
+    let nav = Page::ALL.iter().map(|&p| {
+        let state = state.clone();
+        let onclick = Callback::from(move |_| state.dispatch(Action::Navigate(p)));
+        // Pages other than settings need a connection first.
+        let disabled = p != Page::Settings && !connected;
+        html! {
+            <button class={classes!("nav-item", (p == page).then_some("active"))}
+                    aria-current={(p == page).then_some("page")} {disabled} {onclick}>
+                { p.title() }
+            </button>
+        }
+    });
+    let body = match page {
+        Page::Settings => html! { <pages::settings::SettingsPage /> },
+        Page::Dictionary => html! { <pages::dictionary::DictionaryPage /> },
+        Page::Import | Page::Warehouse | Page::Migrate => html! { <pages::planned::PlannedPage {page} /> },
+    };
+    html! {
+        <ContextProvider<StateHandle> context={state.clone()}>
+            <header class="top">
+                <h1>{ "datadict" }</h1>
+                <nav aria-label="Main">{ for nav }</nav>
+                <span class="who">{
+                    match &state.connection {
+                        Some(c) => format!("{} · project {}", c.username, c.project_id),
+                        None => "not connected".to_owned(),
+                    }
+                }</span>
+            </header>
+            <main id="main">{ body }</main>
+            <LogView />
+        </ContextProvider<StateHandle>>
+    }
+}
+
+/// The state handle from context; every page is rendered inside [`App`]'s provider.
+#[hook]
+pub fn use_app_state() -> StateHandle {
+    use_context::<StateHandle>().expect("pages are rendered inside App's state provider")
+}

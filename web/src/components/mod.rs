@@ -1,0 +1,3 @@
+//! Components shared by several pages.
+
+pub mod log;

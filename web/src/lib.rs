@@ -1,0 +1,32 @@
+//! The datadict web app: a Yew single-page app over the server's API, built with Trunk.
+//!
+//! It must work in a locked-down browser without developer tools, so every request, error and
+//! panic is written to an on-page log ([`state::LogEntry`]), never only to the console.
+
+pub mod api;
+pub mod app;
+pub mod components;
+pub mod pages;
+pub mod state;
+
+/// Mounts the app on `<body>` after installing the panic hook.
+pub fn start() {
+    install_panic_hook();
+    yew::Renderer::<app::App>::new().render();
+}
+
+/// Writes a Rust panic into the `#fatal` box of `index.html`, which lives outside Yew's tree so it
+/// still shows when the app itself can no longer render. Text only: `textContent`, never HTML.
+pub fn install_panic_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        let message = format!("the app crashed: {info}. Copy this text into a bug report, then reload the page");
+        if let Some(el) = web_sys::window().and_then(|w| w.document()).and_then(|d| d.get_element_by_id("fatal")) {
+            el.set_text_content(Some(&message));
+            let _ = el.remove_attribute("hidden");
+        }
+        web_sys::console::error_1(&message.into());
+    }));
+}
+
+#[cfg(test)]
+wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
