@@ -6,10 +6,13 @@
 
 pub mod api;
 pub mod event;
+pub mod gzip;
+pub mod import;
 pub mod issue;
 pub mod limits;
 pub mod profile;
 pub mod schema;
+pub mod split;
 pub mod time;
 pub mod validate;
 
@@ -26,3 +29,6 @@ pub use api::{
     ManualSyncResponse, StatusResponse,
 };
 pub use profile::{validate_profile_update, validate_profile_update_json, ProfileOperation, ProfileUpdate, TokenRule};
+pub use split::{split_body, InputFormat, RawRecord, RecordPos, RecordSplitter, SplitError};
+pub use gzip::{gunzip, gzip, is_gzip, GzipError};
+pub use import::{check_import_body, CheckedRecord, ImportBodyCheck, ImportBodyError};

@@ -1,0 +1,130 @@
+//! Checking a whole import request body (spec §4.4, rules from FACTS.md): request-level limits
+//! first (bytes, record count), then every record, producing the strict-mode `failed_records`.
+
+use crate::api::{failed_records, FailedRecord, ImportResponse};
+use crate::event::{check_event, EventCheck};
+use crate::limits::Limits;
+use crate::split::{split_body, BodyRecord, InputFormat, SplitError};
+
+/// Why a request body is refused as a whole.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ImportBodyError {
+    /// FACTS.md: at most 10 MB of uncompressed JSON per request (answer 413).
+    #[error("the request body is {bytes} bytes of JSON; send at most {max} bytes per request")]
+    TooLarge { bytes: usize, max: usize },
+    /// FACTS.md: at most 2,000 events per request (answer 413).
+    #[error("the request holds {count} events; send at most {max} events per request")]
+    TooManyRecords { count: usize, max: usize },
+    /// The body is neither NDJSON nor a JSON array (answer 400).
+    #[error(transparent)]
+    Framing(#[from] SplitError),
+}
+
+impl ImportBodyError {
+    /// The HTTP status this error is answered with.
+    pub fn status_code(&self) -> u16 {
+        match self {
+            Self::TooLarge { .. } | Self::TooManyRecords { .. } => 413,
+            Self::Framing(_) => 400,
+        }
+    }
+
+    /// The import's error body for this error.
+    pub fn response(&self) -> ImportResponse {
+        match self.status_code() {
+            413 => ImportResponse::payload_too_large(self.to_string()),
+            _ => ImportResponse::bad_request(self.to_string()),
+        }
+    }
+}
+
+/// One record of a checked body.
+#[derive(Debug, Clone)]
+pub struct CheckedRecord<'a> {
+    pub record: BodyRecord,
+    pub check: EventCheck<'a>,
+}
+
+/// The result of [`check_import_body`].
+#[derive(Debug, Clone)]
+pub struct ImportBodyCheck<'a> {
+    /// Every record in body order, with its check.
+    pub records: Vec<CheckedRecord<'a>>,
+    /// One entry per issue of every invalid record, `index` being the record's position.
+    pub failed_records: Vec<FailedRecord>,
+    /// How many records passed every rule.
+    pub valid: usize,
+}
+
+impl ImportBodyCheck<'_> {
+    /// The strict-mode answer (FACTS.md): 200 when all records are valid, else 400 listing the
+    /// failures while counting the valid records as imported.
+    pub fn response(&self) -> ImportResponse {
+        if self.failed_records.is_empty() {
+            ImportResponse::ok(self.valid as u64)
+        } else {
+            ImportResponse::validation_failed(self.failed_records.clone(), self.valid as u64)
+        }
+    }
+}
+
+/// Checks an uncompressed import body: its size, its framing, its record count, then every
+/// record with [`check_event`]. `now_ms` is the receiver's clock.
+pub fn check_import_body<'a>(body: &'a [u8], format: InputFormat, limits: &Limits, now_ms: i64) -> Result<ImportBodyCheck<'a>, ImportBodyError> {
+    if body.len() > limits.max_request_bytes {
+        return Err(ImportBodyError::TooLarge { bytes: body.len(), max: limits.max_request_bytes });
+    }
+    let split = split_body(body, format)?;
+    if split.len() > limits.max_events_per_request {
+        return Err(ImportBodyError::TooManyRecords { count: split.len(), max: limits.max_events_per_request });
+    }
+    let mut out = ImportBodyCheck { records: Vec::with_capacity(split.len()), failed_records: Vec::new(), valid: 0 };
+    for (i, record) in split.into_iter().enumerate() {
+        let check = check_event(&body[record.range.clone()], limits, now_ms);
+        if check.is_valid() {
+            out.valid += 1;
+        } else {
+            out.failed_records.extend(failed_records(i, &check));
+        }
+        out.records.push(CheckedRecord { record, check });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOW: i64 = 1_767_225_600_000;
+
+    fn event(id: &str, time: i64) -> String {
+        format!(r#"{{"event":"e","properties":{{"time":{time},"distinct_id":"u","$insert_id":"{id}"}}}}"#)
+    }
+
+    #[test]
+    fn partial_failures_keep_their_index() {
+        let body = format!("[{},{},{}]", event("a", 1_767_225_600), event("b", 0), event("c", 1_767_225_600));
+        let checked = check_import_body(body.as_bytes(), InputFormat::Auto, &Limits::default(), NOW).unwrap();
+        assert_eq!(checked.valid, 2);
+        assert_eq!(checked.failed_records.len(), 1);
+        assert_eq!((checked.failed_records[0].index, checked.failed_records[0].insert_id.as_str()), (1, "b"));
+        let response = checked.response();
+        assert_eq!((response.code, response.num_records_imported), (400, Some(2)));
+        assert_eq!(checked.records[2].check.insert_id.as_deref(), Some("c"));
+    }
+
+    #[test]
+    fn request_limits_come_first() {
+        let limits = Limits { max_events_per_request: 2, max_request_bytes: 400, ..Limits::default() };
+        let three = [event("a", 1), event("b", 1), event("c", 1)].join("\n");
+        let err = check_import_body(three.as_bytes(), InputFormat::Ndjson, &limits, NOW).unwrap_err();
+        assert_eq!(err, ImportBodyError::TooManyRecords { count: 3, max: 2 });
+        assert_eq!(err.response().code, 413);
+        let big = " ".repeat(401);
+        let err = check_import_body(big.as_bytes(), InputFormat::Ndjson, &limits, NOW).unwrap_err();
+        assert_eq!(err.status_code(), 413);
+        let err = check_import_body(b"[{}", InputFormat::Auto, &limits, NOW).unwrap_err();
+        assert_eq!(err.status_code(), 400);
+        assert_eq!(check_import_body(b"[]", InputFormat::Auto, &limits, NOW).unwrap().response(), ImportResponse::ok(0));
+    }
+}

@@ -1,0 +1,99 @@
+use super::*;
+
+/// Splits `input` fed in chunks of `chunk` bytes and returns `(index, line, text)` per record.
+fn split_in_chunks(input: &[u8], format: InputFormat, chunk: usize) -> Result<Vec<(u64, u64, String)>, SplitError> {
+    let mut splitter = RecordSplitter::new(format, 1 << 20);
+    let mut out = Vec::new();
+    let mut emit = |r: RawRecord<'_>| out.push((r.pos.index, r.pos.line, String::from_utf8(r.bytes.to_vec()).unwrap()));
+    for part in input.chunks(chunk.max(1)) {
+        splitter.push(part, &mut emit)?;
+    }
+    splitter.finish(&mut emit)?;
+    Ok(out)
+}
+
+/// Checks the split of `input` for every chunk size from 1 byte to the whole input.
+fn check(input: &str, format: InputFormat, expected: Result<&[(u64, u64, &str)], SplitError>) {
+    let expected = expected.map(|e| e.iter().map(|(i, l, t)| (*i, *l, (*t).to_owned())).collect::<Vec<_>>());
+    for chunk in 1..=input.len().max(1) {
+        assert_eq!(split_in_chunks(input.as_bytes(), format, chunk), expected, "{input:?} in chunks of {chunk}");
+    }
+    if let Ok(records) = &expected {
+        let whole = split_body(input.as_bytes(), format).unwrap();
+        let texts: Vec<&str> = whole.iter().map(|r| &input[r.range.clone()]).collect();
+        assert_eq!(texts, records.iter().map(|r| r.2.as_str()).collect::<Vec<_>>());
+    }
+}
+
+use InputFormat::*;
+
+#[test]
+fn ndjson_lines() {
+    check("{\"a\":1}\n{\"b\":2}\n", Auto, Ok(&[(0, 1, "{\"a\":1}"), (1, 2, "{\"b\":2}")]));
+    check("{\"a\":1}\r\n\n  \n{\"b\":\"x\\n\"}", Ndjson, Ok(&[(0, 1, "{\"a\":1}"), (1, 4, "{\"b\":\"x\\n\"}")]));
+    check("\n\n{}", Auto, Ok(&[(0, 3, "{}")]));
+    check("", Auto, Ok(&[]));
+    check("  \n ", Ndjson, Ok(&[]));
+    // A broken line is still a record: the record check reports it.
+    check("{oops\n{}", Ndjson, Ok(&[(0, 1, "{oops"), (1, 2, "{}")]));
+}
+
+#[test]
+fn json_arrays() {
+    check("[]", Auto, Ok(&[]));
+    check(" [ ] ", JsonArray, Ok(&[]));
+    check(
+        "[{\"a\":\"]}\\\"\"},\n {\"b\":[1,{\"c\":2}]}, 3 ,\"s\\\\\",null,[]]",
+        Auto,
+        Ok(&[
+            (0, 1, "{\"a\":\"]}\\\"\"}"),
+            (1, 2, "{\"b\":[1,{\"c\":2}]}"),
+            (2, 2, "3"),
+            (3, 2, "\"s\\\\\""),
+            (4, 2, "null"),
+            (5, 2, "[]"),
+        ]),
+    );
+    check("[\n{\"é\":\"ü\"}\n]\n", JsonArray, Ok(&[(0, 2, "{\"é\":\"ü\"}")]));
+}
+
+#[test]
+fn array_framing_errors() {
+    check("{}", JsonArray, Err(SplitError::NoArray { line: 1, found: "`{`".into() }));
+    check("[{} {}]", Auto, Err(SplitError::ExpectedComma { index: 0, line: 1, found: "`{`".into() }));
+    check("[{},]", Auto, Err(SplitError::TrailingComma { line: 1 }));
+    check("[{}] x", Auto, Err(SplitError::AfterArray { line: 1, found: "`x`".into() }));
+    check("[{}", Auto, Err(SplitError::Unterminated { index: 1 }));
+    check("[{\"a\":1}, {\"b\"", Auto, Err(SplitError::Unterminated { index: 1 }));
+    check("[1", Auto, Err(SplitError::Unterminated { index: 0 }));
+    check("", JsonArray, Err(SplitError::NoArray { line: 1, found: "the end of the input".into() }));
+}
+
+#[test]
+fn byte_order_mark_is_skipped() {
+    check("\u{feff}{}\n{}", Auto, Ok(&[(0, 1, "{}"), (1, 2, "{}")]));
+    check("\u{feff}[1]", Auto, Ok(&[(0, 1, "1")]));
+    check("{}", Auto, Ok(&[(0, 1, "{}")]));
+    check("1", Ndjson, Ok(&[(0, 1, "1")]));
+}
+
+#[test]
+fn oversized_records_are_counted_not_buffered() {
+    for format in [Ndjson, JsonArray] {
+        let input = match format {
+            Ndjson => "{}\n{\"big\":\"xxxxxxxxxxxxxxxx\"}\n{}".to_owned(),
+            _ => "[{},{\"big\":\"xxxxxxxxxxxxxxxx\"},{}]".to_owned(),
+        };
+        for chunk in 1..input.len() {
+            let mut splitter = RecordSplitter::new(format, 10);
+            let mut seen = Vec::new();
+            let mut emit = |r: RawRecord<'_>| seen.push((r.pos.index, r.bytes.to_vec(), r.oversized));
+            for part in input.as_bytes().chunks(chunk) {
+                splitter.push(part, &mut emit).unwrap();
+                assert!(splitter.carry.len() <= 10, "carry grew to {}", splitter.carry.len());
+            }
+            splitter.finish(&mut emit).unwrap();
+            assert_eq!(seen, vec![(0, b"{}".to_vec(), None), (1, vec![], Some(26)), (2, b"{}".to_vec(), None)], "{format:?} {chunk}");
+        }
+    }
+}
