@@ -5,6 +5,7 @@
 //! so the server, the web app and the npm module share every rule from one place.
 
 pub mod api;
+pub mod dictionary;
 pub mod event;
 pub mod gzip;
 pub mod import;
@@ -13,6 +14,7 @@ pub mod limits;
 pub mod profile;
 pub mod schema;
 pub mod split;
+pub mod summary;
 pub mod time;
 pub mod validate;
 
@@ -32,3 +34,5 @@ pub use profile::{validate_profile_update, validate_profile_update_json, Profile
 pub use split::{split_body, InputFormat, RawRecord, RecordPos, RecordSplitter, SplitError};
 pub use gzip::{gunzip, gzip, is_gzip, GzipError};
 pub use import::{check_import_body, CheckedRecord, ImportBodyCheck, ImportBodyError};
+pub use dictionary::{check_against_dictionary, remove_properties, Dictionary, DictionaryFindings};
+pub use summary::{IssueSummary, Tally};

@@ -1,0 +1,195 @@
+//! Checks of events against a project's data dictionary (spec §1, §2.4, §2.5): an event without a
+//! schema, a property its schema does not define, a property whose JSON type differs from its
+//! definition, events and properties marked `dropped` (removed from the output, with a list of
+//! what was removed) or `hidden`. The findings are advisory: the import itself accepts such events,
+//! except that dropped data is discarded at ingestion.
+
+use crate::api::warehouse;
+use crate::event::EventCheck;
+use crate::issue::{child_path, Issue, IssueCode};
+use crate::schema::{EntityType, PropertyType, SchemaEntry};
+use serde_json::Value;
+use std::collections::HashMap;
+
+/// Properties the sender or the service sets on every event; they need no definition in a schema.
+/// `time`, `distinct_id`, `$insert_id` are the required fields of spec §2.8; the `$`-names and `ip`
+/// are FACTS.md's reserved event properties; the `$warehouse_*`, `$import` and `$source` names are
+/// spec §2.10's default properties.
+pub const SYSTEM_PROPERTIES: [&str; 13] = [
+    "time",
+    "distinct_id",
+    "$insert_id",
+    "token",
+    "$device_id",
+    "$user_id",
+    "$identified_id",
+    "$anon_id",
+    "ip",
+    warehouse::IMPORT_ID,
+    warehouse::IMPORT_JOB_ID,
+    warehouse::IMPORT,
+    warehouse::SOURCE,
+];
+
+#[derive(Debug, Clone, PartialEq)]
+struct PropertyRule {
+    kind: PropertyType,
+    hidden: bool,
+    dropped: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+struct EventRule {
+    hidden: bool,
+    dropped: bool,
+    properties: HashMap<String, PropertyRule>,
+}
+
+/// A project's event schemas indexed for checking events; built once, used for every event.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Dictionary {
+    events: HashMap<String, EventRule>,
+}
+
+impl Dictionary {
+    /// Indexes the event entries of `entries` (profile entries are ignored), reading the vendor
+    /// metadata under `namespace` (normally [`crate::DEFAULT_NAMESPACE`]).
+    pub fn new(entries: &[SchemaEntry], namespace: &str) -> Self {
+        let mut events = HashMap::new();
+        for entry in entries.iter().filter(|e| e.entity_type == EntityType::Event) {
+            let meta = entry.schema_json.vendor(namespace);
+            let properties = entry
+                .schema_json
+                .properties
+                .iter()
+                .flatten()
+                .map(|(name, def)| {
+                    let m = def.vendor(namespace);
+                    (name.clone(), PropertyRule { kind: def.kind, hidden: m.hidden == Some(true), dropped: m.dropped == Some(true) })
+                })
+                .collect();
+            events.insert(
+                entry.name.clone(),
+                EventRule { hidden: meta.hidden == Some(true), dropped: meta.dropped == Some(true), properties },
+            );
+        }
+        Self { events }
+    }
+
+    /// The number of event schemas.
+    pub fn len(&self) -> usize {
+        self.events.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.events.is_empty()
+    }
+}
+
+/// What the dictionary says about one event.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DictionaryFindings {
+    /// Advisory issues, in the order: event-level, then properties in input order.
+    pub issues: Vec<Issue>,
+    /// The whole event is dropped at ingestion: leave it out of the output.
+    pub drop_event: bool,
+    /// Properties dropped at ingestion: remove them from the output (see [`remove_properties`]).
+    pub dropped_properties: Vec<String>,
+}
+
+impl DictionaryFindings {
+    /// Whether the event must be rewritten (a property to strip) before it is sent.
+    pub fn must_rewrite(&self) -> bool {
+        !self.drop_event && !self.dropped_properties.is_empty()
+    }
+}
+
+/// Whether a value of type `seen` satisfies a definition of type `defined` (an integer is also a
+/// number, as in JSON Schema).
+pub fn type_matches(defined: PropertyType, seen: PropertyType) -> bool {
+    defined == seen || (defined == PropertyType::Number && seen == PropertyType::Integer)
+}
+
+/// Checks one event (as extracted by [`crate::check_event`]) against the dictionary.
+pub fn check_against_dictionary(event: &EventCheck<'_>, dictionary: &Dictionary) -> DictionaryFindings {
+    let mut out = DictionaryFindings::default();
+    let Some(name) = event.event.as_deref() else {
+        return out;
+    };
+    let Some(rule) = dictionary.events.get(name) else {
+        out.issues.push(Issue::new(
+            "event",
+            IssueCode::NoSchema,
+            format!("event `{name}` has no schema in the dictionary; add one to describe it, or fix the event name"),
+        ));
+        return out;
+    };
+    if rule.dropped {
+        out.drop_event = true;
+        out.issues.push(Issue::new(
+            "event",
+            IssueCode::DroppedEvent,
+            format!("event `{name}` is marked dropped: it is discarded at ingestion and left out of the output; clear `dropped` in its schema to keep it"),
+        ));
+        return out;
+    }
+    if rule.hidden {
+        out.issues.push(Issue::new("event", IssueCode::HiddenEvent, format!("event `{name}` is marked hidden: it is ingested but not shown in the UI")));
+    }
+    for prop in &event.properties {
+        let path = child_path("properties", &prop.name);
+        match rule.properties.get(prop.name.as_ref()) {
+            None if SYSTEM_PROPERTIES.contains(&prop.name.as_ref()) => {}
+            None => out.issues.push(Issue::new(
+                path,
+                IssueCode::UnknownProperty,
+                format!("property `{}` is not in the schema of `{name}`; add it to the schema, or fix its name", prop.name),
+            )),
+            Some(def) if def.dropped => {
+                out.dropped_properties.push(prop.name.clone().into_owned());
+                out.issues.push(Issue::new(
+                    path,
+                    IssueCode::DroppedProperty,
+                    format!("property `{}` is marked dropped: it is removed from the output; clear `dropped` in the schema to keep it", prop.name),
+                ));
+            }
+            Some(def) => {
+                if !type_matches(def.kind, prop.kind) {
+                    out.issues.push(Issue::new(
+                        path.clone(),
+                        IssueCode::TypeMismatch,
+                        format!("property `{}` is a JSON {}; its schema says {}: send a {} or change the definition", prop.name, prop.kind, def.kind, def.kind),
+                    ));
+                }
+                if def.hidden {
+                    out.issues.push(Issue::new(
+                        path,
+                        IssueCode::HiddenProperty,
+                        format!("property `{}` is marked hidden: it is ingested but not shown in the UI", prop.name),
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Why a record could not be rewritten.
+#[derive(Debug, thiserror::Error)]
+#[error("the record cannot be rewritten ({0}); check that it is one JSON object with `properties`")]
+pub struct RewriteError(#[from] serde_json::Error);
+
+/// Removes `names` from a record's `properties`, keeping every other key in its order. This is the
+/// slow path of the batcher (design notes, step 4): only records that must change are parsed.
+pub fn remove_properties(record: &[u8], names: &[String]) -> Result<Vec<u8>, RewriteError> {
+    let mut value: Value = serde_json::from_slice(record)?;
+    if let Some(Value::Object(props)) = value.get_mut("properties") {
+        for name in names {
+            props.shift_remove(name);
+        }
+    }
+    Ok(serde_json::to_vec(&value)?)
+}
+
+#[cfg(test)]
+mod tests;
