@@ -23,6 +23,8 @@ pub enum ApiError {
     NotFound(String),
     #[error("{0}")]
     PayloadTooLarge(String),
+    #[error("{0}")]
+    UnsupportedMediaType(String),
     /// A rate limit was reached; the client may retry after `retry_after_secs`.
     #[error("{message}")]
     TooManyRequests { message: String, retry_after_secs: u64 },
@@ -43,6 +45,7 @@ impl ApiError {
             Self::BadRequest(_) | Self::Invalid(_) => StatusCode::BAD_REQUEST,
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }

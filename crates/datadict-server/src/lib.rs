@@ -43,6 +43,8 @@ pub struct Config {
     /// Origins allowed to call the API from a browser (CORS). Empty means same-origin only; `*`
     /// allows any origin.
     pub cors_origins: Vec<String>,
+    /// The limits of `/import` and `/engage` (FACTS.md defaults, from the core).
+    pub limits: datadict_core::Limits,
     /// The buckets behind the rate limits, shared by every clone of the configuration.
     pub rate_limiter: ratelimit::RateLimiter,
 }
@@ -55,6 +57,7 @@ impl Default for Config {
             schema_rate_limit: None,
             ingest_rate_limit: None,
             cors_origins: Vec::new(),
+            limits: datadict_core::Limits::default(),
             rate_limiter: ratelimit::RateLimiter::default(),
         }
     }
@@ -65,8 +68,8 @@ pub const SCHEMA_BODY_LIMIT: usize = 16 * 1024 * 1024;
 
 /// The whole HTTP surface: the application API under `/api/app`, and the web app at `/`.
 pub fn app(state: AppState) -> Router {
-    let api = Router::new().merge(routes::schemas::router());
-    let mut router = Router::new().nest("/api/app", api);
+    let api = Router::new().merge(routes::schemas::router()).merge(routes::data::router());
+    let mut router = Router::new().nest("/api/app", api).merge(routes::import::router()).merge(routes::engage::router());
     if let Some(dir) = state.config.web_dir.as_ref().filter(|d| d.join("index.html").is_file()) {
         // Unknown paths fall back to index.html so that a reload on an app route still works.
         let index = ServeFile::new(dir.join("index.html"));

@@ -4,6 +4,8 @@
 use anyhow::Context;
 use datadict_core::{EntityType, Schema, SchemaEntry};
 use rusqlite::{params, Connection, OptionalExtension};
+use sha2::{Digest, Sha256};
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -100,7 +102,7 @@ CREATE TABLE IF NOT EXISTS events (
     time_ms INTEGER NOT NULL,
     distinct_id TEXT NOT NULL,
     insert_id TEXT NOT NULL,
-    properties TEXT NOT NULL,
+    record TEXT NOT NULL,
     ingested_at INTEGER NOT NULL,
     PRIMARY KEY (project_id, dedup)
 );
@@ -348,4 +350,233 @@ pub fn project_by_token_hash(conn: &Connection, token_hash: &str) -> anyhow::Res
     Ok(conn
         .query_row("SELECT id FROM projects WHERE token_hash = ?1", [token_hash], |r| r.get(0))
         .optional()?)
+}
+
+/// One event ready to be stored: the fields of the dedup key and the record's JSON text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventRow {
+    pub event: String,
+    pub time_ms: i64,
+    pub distinct_id: String,
+    pub insert_id: String,
+    /// The whole record (`{"event":...,"properties":{...}}`) as it will be served back.
+    pub record: String,
+}
+
+/// The digest that identifies an event for de-duplication (FACTS.md: the key is
+/// `(event, time, distinct_id, $insert_id)`). Fields are length-prefixed so that no two keys can
+/// produce the same input; 128 bits make an accidental collision negligible.
+pub fn dedup_key(event: &str, time_ms: i64, distinct_id: &str, insert_id: &str) -> [u8; 16] {
+    let mut h = Sha256::new();
+    for field in [event, distinct_id, insert_id] {
+        h.update((field.len() as u64).to_le_bytes());
+        h.update(field.as_bytes());
+    }
+    h.update(time_ms.to_le_bytes());
+    let digest = h.finalize();
+    let mut out = [0u8; 16];
+    out.copy_from_slice(&digest[..16]);
+    out
+}
+
+/// Stores a batch of events in one transaction (one fsync); a copy of an event already stored
+/// replaces it. Returns how many rows were written.
+pub fn insert_events(conn: &mut Connection, project_id: i64, rows: &[EventRow], now_s: i64) -> anyhow::Result<usize> {
+    let tx = conn.transaction()?;
+    {
+        let mut stmt = tx.prepare_cached(
+            "INSERT INTO events (project_id, dedup, event, time_ms, distinct_id, insert_id, record, ingested_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+             ON CONFLICT (project_id, dedup) DO UPDATE SET record = excluded.record, ingested_at = excluded.ingested_at",
+        )?;
+        for row in rows {
+            let key = dedup_key(&row.event, row.time_ms, &row.distinct_id, &row.insert_id);
+            stmt.execute(params![
+                project_id,
+                &key[..],
+                row.event,
+                row.time_ms,
+                row.distinct_id,
+                row.insert_id,
+                row.record,
+                now_s
+            ])?;
+        }
+    }
+    tx.commit()?;
+    Ok(rows.len())
+}
+
+/// What the dictionary of a project drops at ingestion (spec §2.4, §2.5): whole events, and
+/// properties of events.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Dropping {
+    pub events: HashSet<String>,
+    pub properties: HashMap<String, HashSet<String>>,
+}
+
+impl Dropping {
+    pub fn is_empty(&self) -> bool {
+        self.events.is_empty() && self.properties.is_empty()
+    }
+}
+
+/// Reads the `dropped` marks of a project's event schemas under `namespace`.
+pub fn dropping(conn: &Connection, project_id: i64, namespace: &str) -> anyhow::Result<Dropping> {
+    // Only schemas whose text mentions `dropped` can drop anything; the filter keeps this cheap
+    // for a large dictionary, and each candidate is then read properly.
+    let mut stmt = conn.prepare_cached(
+        "SELECT name, schema_json FROM schemas
+         WHERE project_id = ?1 AND entity_type = 'event' AND instr(schema_json, '\"dropped\"') > 0",
+    )?;
+    let rows = stmt.query_map([project_id], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
+    let mut out = Dropping::default();
+    for row in rows {
+        let (name, json) = row?;
+        let schema: Schema = serde_json::from_str(&json)?;
+        if schema.vendor(namespace).dropped == Some(true) {
+            out.events.insert(name.clone());
+        }
+        let props: HashSet<String> = schema
+            .properties
+            .iter()
+            .flatten()
+            .filter(|(_, def)| def.vendor(namespace).dropped == Some(true))
+            .map(|(p, _)| p.clone())
+            .collect();
+        if !props.is_empty() {
+            out.properties.insert(name, props);
+        }
+    }
+    Ok(out)
+}
+
+/// A property filter of the read API: `properties.<property>` equals `value`, where `value`
+/// matches the string `value` or the JSON scalar it spells (`12`, `true`, `null`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PropertyFilter {
+    pub property: String,
+    pub value: String,
+}
+
+/// What the read API asks of stored events.
+#[derive(Debug, Clone, Default)]
+pub struct EventQuery {
+    pub event: Option<String>,
+    pub distinct_id: Option<String>,
+    pub filter: Option<PropertyFilter>,
+    pub from_ms: Option<i64>,
+    pub to_ms: Option<i64>,
+    pub limit: usize,
+    /// `(time_ms, rowid)` of the last event of the previous page.
+    pub cursor: Option<(i64, i64)>,
+}
+
+/// A stored event as the read API serves it.
+#[derive(Debug, Clone)]
+pub struct StoredEvent {
+    pub rowid: i64,
+    pub time_ms: i64,
+    pub record: String,
+}
+
+/// Stored events matching `q`, newest first (ties broken by storage order).
+pub fn query_events(conn: &Connection, project_id: i64, q: &EventQuery) -> anyhow::Result<Vec<StoredEvent>> {
+    use rusqlite::types::Value as Sql;
+    let mut sql = String::from("SELECT rowid, time_ms, record FROM events WHERE project_id = ?");
+    let mut args: Vec<Sql> = vec![Sql::Integer(project_id)];
+    if let Some(e) = &q.event {
+        sql.push_str(" AND event = ?");
+        args.push(Sql::Text(e.clone()));
+    }
+    if let Some(d) = &q.distinct_id {
+        sql.push_str(" AND distinct_id = ?");
+        args.push(Sql::Text(d.clone()));
+    }
+    if let Some(from) = q.from_ms {
+        sql.push_str(" AND time_ms >= ?");
+        args.push(Sql::Integer(from));
+    }
+    if let Some(to) = q.to_ms {
+        sql.push_str(" AND time_ms < ?");
+        args.push(Sql::Integer(to));
+    }
+    if let Some((t, r)) = q.cursor {
+        sql.push_str(" AND (time_ms < ? OR (time_ms = ? AND rowid < ?))");
+        args.extend([Sql::Integer(t), Sql::Integer(t), Sql::Integer(r)]);
+    }
+    if let Some(f) = &q.filter {
+        let as_string = serde_json::to_string(&serde_json::Value::String(f.value.clone()))?;
+        let as_scalar = match serde_json::from_str::<serde_json::Value>(&f.value) {
+            Ok(v) if !v.is_array() && !v.is_object() => serde_json::to_string(&v)?,
+            _ => as_string.clone(),
+        };
+        sql.push_str(" AND (record -> ?) IN (?, ?)");
+        args.push(Sql::Text(format!("$.properties.\"{}\"", f.property)));
+        args.extend([Sql::Text(as_string), Sql::Text(as_scalar)]);
+    }
+    sql.push_str(" ORDER BY time_ms DESC, rowid DESC LIMIT ?");
+    args.push(Sql::Integer(q.limit as i64));
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map(rusqlite::params_from_iter(args), |r| {
+        Ok(StoredEvent { rowid: r.get(0)?, time_ms: r.get(1)?, record: r.get(2)? })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// How many events of one name happened since a time.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct EventCount {
+    pub event: String,
+    pub count: i64,
+    /// The time of the latest such event, in milliseconds since epoch.
+    pub last_seen_ms: i64,
+}
+
+/// Per event name, the events with `time >= since_ms`, most frequent first.
+pub fn event_counts(conn: &Connection, project_id: i64, since_ms: i64) -> anyhow::Result<Vec<EventCount>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT event, count(*) AS n, max(time_ms) FROM events WHERE project_id = ?1 AND time_ms >= ?2
+         GROUP BY event ORDER BY n DESC, event",
+    )?;
+    let rows = stmt.query_map(params![project_id, since_ms], |r| {
+        Ok(EventCount { event: r.get(0)?, count: r.get(1)?, last_seen_ms: r.get(2)? })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// The properties of a profile, if it exists.
+pub fn get_profile(
+    conn: &Connection,
+    project_id: i64,
+    distinct_id: &str,
+) -> anyhow::Result<Option<serde_json::Map<String, serde_json::Value>>> {
+    let json: Option<String> = conn
+        .query_row(
+            "SELECT properties FROM profiles WHERE project_id = ?1 AND distinct_id = ?2",
+            params![project_id, distinct_id],
+            |r| r.get(0),
+        )
+        .optional()?;
+    json.map(|j| serde_json::from_str(&j).context("a stored profile is not readable")).transpose()
+}
+
+/// Creates or replaces a profile.
+pub fn put_profile(
+    conn: &Connection,
+    project_id: i64,
+    distinct_id: &str,
+    properties: &serde_json::Map<String, serde_json::Value>,
+) -> anyhow::Result<()> {
+    conn.execute(
+        "INSERT INTO profiles (project_id, distinct_id, properties) VALUES (?1, ?2, ?3)
+         ON CONFLICT (project_id, distinct_id) DO UPDATE SET properties = excluded.properties, updated_at = unixepoch()",
+        params![project_id, distinct_id, serde_json::to_string(properties)?],
+    )?;
+    Ok(())
+}
+
+/// Deletes a profile; returns whether it existed.
+pub fn delete_profile(conn: &Connection, project_id: i64, distinct_id: &str) -> anyhow::Result<bool> {
+    Ok(conn.execute("DELETE FROM profiles WHERE project_id = ?1 AND distinct_id = ?2", params![project_id, distinct_id])? > 0)
 }

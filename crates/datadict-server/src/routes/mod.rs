@@ -1,5 +1,9 @@
 //! One router per resource; [`crate::app`] merges them.
 
+pub mod data;
+pub mod engage;
+pub mod import;
+pub mod ingest;
 pub mod schemas;
 
 use crate::error::ApiError;

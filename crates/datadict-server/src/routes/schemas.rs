@@ -13,8 +13,11 @@ use axum::routing::get;
 use axum::{Json, Router};
 use datadict_core::issue::{child_path, index_path};
 use datadict_core::validate::validate_schema;
-use datadict_core::{validate_schema_entry, EntityType, Issue, IssueCode, ListSchemasResponse, Schema, SchemaEntry, SchemaRules};
-use serde::{Deserialize, Serialize};
+use datadict_core::{
+    validate_schema_entry, BatchUploadResponse, DeleteResponse, EntityType, Issue, IssueCode, ListSchemasResponse, Schema,
+    SchemaEntry, SchemaRules, StatusResponse,
+};
+use serde::Deserialize;
 use serde_json::{Map, Value};
 
 pub fn router() -> Router<AppState> {
@@ -31,41 +34,6 @@ pub fn router() -> Router<AppState> {
 #[derive(Debug, Deserialize)]
 pub struct ListQuery {
     pub entity_name: Option<String>,
-}
-
-/// `{"results":{"added":N,"deleted":N},"status":"ok"}`
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct BatchUploadResponse {
-    pub results: BatchUploadResults,
-    pub status: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct BatchUploadResults {
-    pub added: u64,
-    pub deleted: u64,
-}
-
-/// `{"results":{"delete_count":N},"status":"ok"}`
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct DeleteResponse {
-    pub results: DeleteResults,
-    pub status: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct DeleteResults {
-    pub delete_count: u64,
-}
-
-/// `{"status":"ok"}`
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct OkResponse {
-    pub status: String,
-}
-
-fn ok() -> String {
-    "ok".to_owned()
 }
 
 /// Authorizes a schemas request and charges the project's schemas rate limit (after
@@ -136,7 +104,7 @@ async fn upload_one(
     headers: HeaderMap,
     Path((project_id, entity_type, name)): Path<(String, String, String)>,
     JsonBody(body): JsonBody,
-) -> Result<Json<OkResponse>, ApiError> {
+) -> Result<Json<StatusResponse>, ApiError> {
     let project_id = parse_project_id(&project_id)?;
     let entity_type = parse_entity_type(&entity_type)?;
     admit(&state, &headers, project_id, Access::Write).await?;
@@ -163,7 +131,7 @@ async fn upload_one(
             Ok(())
         })
         .await?;
-    Ok(Json(OkResponse { status: ok() }))
+    Ok(Json(StatusResponse::ok()))
 }
 
 async fn upload_batch(
@@ -192,7 +160,7 @@ async fn upload_batch(
             Ok((added as u64, deleted as u64))
         })
         .await?;
-    Ok(Json(BatchUploadResponse { results: BatchUploadResults { added, deleted }, status: ok() }))
+    Ok(Json(BatchUploadResponse::ok(added, deleted)))
 }
 
 /// Checks the batch body `{"entries":[SchemaEntry],"truncate":bool}` (no other keys) and every
@@ -297,7 +265,7 @@ async fn delete(
         .store
         .call(move |conn| store::delete_schemas(conn, project_id, entity_type, name.as_deref()))
         .await?;
-    Ok(Json(DeleteResponse { results: DeleteResults { delete_count: count as u64 }, status: ok() }))
+    Ok(Json(DeleteResponse::ok(count as u64)))
 }
 
 /// The replace rule of FACTS.md: the new schema replaces the old one, except that entity-level

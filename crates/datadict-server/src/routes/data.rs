@@ -1,0 +1,193 @@
+//! A read API for checking what arrived (not part of the service: the spec's service has no way to
+//! read raw events back; this is what a local stand-in is for). Under `/api/app/projects/{id}`:
+//!
+//! - `GET events?event=&distinct_id=&where=<prop>=<value>&from=&to=&limit=&cursor=`: stored
+//!   events, newest first, paginated with an opaque cursor;
+//! - `GET profiles/{distinct_id}`: a user profile;
+//! - `GET event-counts?days=30`: per event name, how many events happened in the last `days`
+//!   days (at most 30: spec §8 leaves older events out of the dictionary view).
+
+use crate::auth::{authorize, Access};
+use crate::error::ApiError;
+use crate::routes::parse_project_id;
+use crate::store::{self, EventQuery, PropertyFilter};
+use crate::AppState;
+use axum::extract::{Path, Query, State};
+use axum::http::HeaderMap;
+use axum::routing::get;
+use axum::{Json, Router};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/projects/{project_id}/events", get(list_events))
+        .route("/projects/{project_id}/profiles/{distinct_id}", get(get_profile))
+        .route("/projects/{project_id}/event-counts", get(event_counts))
+}
+
+/// The largest page of events.
+pub const MAX_PAGE: usize = 1000;
+/// The page size when `limit` is not given.
+pub const DEFAULT_PAGE: usize = 100;
+/// Spec §8: events older than 30 days do not appear in the dictionary view.
+pub const MAX_COUNT_DAYS: i64 = 30;
+
+#[derive(Debug, Deserialize)]
+pub struct EventsQuery {
+    pub event: Option<String>,
+    pub distinct_id: Option<String>,
+    /// `<property>=<value>`, e.g. `$source=warehouse-import`.
+    #[serde(rename = "where")]
+    pub where_: Option<String>,
+    /// Milliseconds since the epoch, or a `YYYY-MM-DD` date (UTC midnight); inclusive.
+    pub from: Option<String>,
+    /// Milliseconds since the epoch, or a `YYYY-MM-DD` date (UTC midnight); exclusive.
+    pub to: Option<String>,
+    pub limit: Option<String>,
+    pub cursor: Option<String>,
+}
+
+/// A page of events: `{"results":[{"event":...,"properties":{...}}],"next_cursor":...,"status":"ok"}`.
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct EventsPage {
+    #[schema(value_type = Vec<Object>)]
+    pub results: Vec<Value>,
+    /// Pass as `cursor` to get the next page; `null` on the last page.
+    pub next_cursor: Option<String>,
+    pub status: String,
+}
+
+async fn list_events(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(project_id): Path<String>,
+    query: Result<Query<EventsQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Json<EventsPage>, ApiError> {
+    let project_id = parse_project_id(&project_id)?;
+    authorize(&state, &headers, project_id, Access::Read).await?;
+    let Query(q) = query.map_err(|e| ApiError::BadRequest(format!("the query string cannot be read ({e}); see the parameters in /openapi.json")))?;
+    let limit = match q.limit.as_deref() {
+        None => DEFAULT_PAGE,
+        Some(raw) => raw.parse::<usize>().ok().filter(|n| (1..=MAX_PAGE).contains(n)).ok_or_else(|| {
+            ApiError::BadRequest(format!("`limit={raw}` is not allowed; use a whole number from 1 to {MAX_PAGE}"))
+        })?,
+    };
+    let filter = q.where_.as_deref().map(parse_where).transpose()?;
+    let cursor = q.cursor.as_deref().map(parse_cursor).transpose()?;
+    let from = q.from.as_deref().map(|t| parse_time("from", t)).transpose()?;
+    let to = q.to.as_deref().map(|t| parse_time("to", t)).transpose()?;
+    let query = EventQuery { event: q.event, distinct_id: q.distinct_id, filter, from_ms: from, to_ms: to, limit: limit + 1, cursor };
+    let mut rows = state.store.read(move |conn| store::query_events(conn, project_id, &query)).await?;
+    let next_cursor = if rows.len() > limit {
+        rows.truncate(limit);
+        rows.last().map(|r| format!("{}.{}", r.time_ms, r.rowid))
+    } else {
+        None
+    };
+    let results = rows
+        .into_iter()
+        .map(|r| serde_json::from_str(&r.record).map_err(|e| ApiError::Internal(e.into())))
+        .collect::<Result<Vec<Value>, _>>()?;
+    Ok(Json(EventsPage { results, next_cursor, status: "ok".into() }))
+}
+
+fn parse_where(raw: &str) -> Result<PropertyFilter, ApiError> {
+    let Some((name, value)) = raw.split_once('=') else {
+        return Err(ApiError::BadRequest(format!(
+            "`where={raw}` has no `=`; write `where=<property>=<value>`, e.g. `where=$source=warehouse-import`"
+        )));
+    };
+    let name = name.trim();
+    if name.is_empty() || name.contains('"') || name.chars().any(char::is_control) {
+        return Err(ApiError::BadRequest(format!(
+            "`{name}` is not a property name that can be filtered on; use the tracked name without quotes"
+        )));
+    }
+    Ok(PropertyFilter { property: name.to_owned(), value: value.trim().to_owned() })
+}
+
+fn parse_cursor(raw: &str) -> Result<(i64, i64), ApiError> {
+    raw.split_once('.')
+        .and_then(|(t, r)| Some((t.parse().ok()?, r.parse().ok()?)))
+        .ok_or_else(|| ApiError::BadRequest(format!("`cursor={raw}` is not a cursor; pass the `next_cursor` of the previous page as is")))
+}
+
+fn parse_time(name: &str, raw: &str) -> Result<i64, ApiError> {
+    if let Ok(ms) = raw.parse::<i64>() {
+        return Ok(ms);
+    }
+    datadict_core::time::Date::parse(raw).map(|d| d.start_ms()).ok_or_else(|| {
+        ApiError::BadRequest(format!("`{name}={raw}` is not a time; use milliseconds since epoch or a `YYYY-MM-DD` date"))
+    })
+}
+
+/// `{"results":{"$distinct_id":...,"$properties":{...}},"status":"ok"}`
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct ProfileResponse {
+    pub results: ProfileBody,
+    pub status: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct ProfileBody {
+    #[serde(rename = "$distinct_id")]
+    pub distinct_id: String,
+    #[serde(rename = "$properties")]
+    #[schema(value_type = Object)]
+    pub properties: Value,
+}
+
+async fn get_profile(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path((project_id, distinct_id)): Path<(String, String)>,
+) -> Result<Json<ProfileResponse>, ApiError> {
+    let project_id = parse_project_id(&project_id)?;
+    authorize(&state, &headers, project_id, Access::Read).await?;
+    let id = distinct_id.clone();
+    let found = state.store.read(move |conn| store::get_profile(conn, project_id, &id)).await?;
+    let Some(properties) = found else {
+        return Err(ApiError::NotFound(format!(
+            "project {project_id} has no profile `{distinct_id}`; send a `$set` for it to `/engage` first"
+        )));
+    };
+    Ok(Json(ProfileResponse {
+        results: ProfileBody { distinct_id, properties: Value::Object(properties) },
+        status: "ok".into(),
+    }))
+}
+
+#[derive(Debug, Deserialize)]
+pub struct CountsQuery {
+    pub days: Option<String>,
+}
+
+/// `{"results":[{"event":"Purchase","count":12,"last_seen_ms":...}],"days":30,"status":"ok"}`,
+/// by count then name.
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct EventCounts {
+    #[schema(value_type = Vec<Object>)]
+    pub results: Vec<store::EventCount>,
+    pub days: i64,
+    pub status: String,
+}
+
+async fn event_counts(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(project_id): Path<String>,
+    Query(q): Query<CountsQuery>,
+) -> Result<Json<EventCounts>, ApiError> {
+    let project_id = parse_project_id(&project_id)?;
+    authorize(&state, &headers, project_id, Access::Read).await?;
+    let days = match q.days.as_deref() {
+        None => MAX_COUNT_DAYS,
+        Some(raw) => raw.parse::<i64>().ok().filter(|d| (1..=MAX_COUNT_DAYS).contains(d)).ok_or_else(|| {
+            ApiError::BadRequest(format!("`days={raw}` is not allowed; use a whole number from 1 to {MAX_COUNT_DAYS}"))
+        })?,
+    };
+    let since = crate::routes::import::now_ms() - days * 86_400_000;
+    let results = state.store.read(move |conn| store::event_counts(conn, project_id, since)).await?;
+    Ok(Json(EventCounts { results, days, status: "ok".into() }))
+}

@@ -1,0 +1,272 @@
+//! `POST /import` over real HTTP, and the read API that shows what arrived.
+
+mod common;
+
+use common::{gzip, now_ms, Account, Server};
+use datadict_server::store::Role;
+use datadict_server::Config;
+use serde_json::{json, Value};
+
+fn event(name: &str, t: i64, user: &str, id: &str, extra: Value) -> Value {
+    let mut props = json!({"time": t, "distinct_id": user, "$insert_id": id});
+    if let Value::Object(extra) = extra {
+        props.as_object_mut().unwrap().extend(extra);
+    }
+    json!({"event": name, "properties": props})
+}
+
+struct Fixture {
+    server: Server,
+    p: i64,
+    token: String,
+    owner: Account,
+}
+
+fn fixture_with(config: Config) -> Fixture {
+    let server = Server::start_with(config);
+    let project = server.project("p");
+    let owner = server.account("owner", project.id, Some(Role::Owner));
+    Fixture { p: project.id, token: project.token, owner, server }
+}
+
+fn fixture() -> Fixture {
+    fixture_with(Config::default())
+}
+
+impl Fixture {
+    fn import(&self, query: &str, body: &[u8], headers: &[(&str, &str)]) -> common::Reply {
+        let path = format!("/import?project_id={}{query}", self.p);
+        self.server.send("POST", &path, Some((&self.owner.username, &self.owner.secret)), headers, Some(body.to_vec()))
+    }
+
+    fn import_json(&self, query: &str, events: &[Value]) -> common::Reply {
+        let body = gzip(&serde_json::to_vec(events).unwrap());
+        self.import(query, &body, &[("Content-Type", "application/json"), ("Content-Encoding", "gzip")])
+    }
+
+    fn events(&self, query: &str) -> Value {
+        let r = self.server.get(&format!("/api/app/projects/{}/events?{query}", self.p), &self.owner);
+        assert_eq!(r.status, 200, "{}", r.text);
+        r.json()
+    }
+}
+
+#[test]
+fn a_gzipped_array_is_imported_and_read_back() {
+    let f = fixture();
+    let t = now_ms() - 60_000;
+    let events: Vec<_> = (0..50)
+        .map(|i| event(if i % 2 == 0 { "Purchase" } else { "Sign Up" }, t + i, &format!("u{}", i % 5), &format!("id-{i}"), json!({"price": i, "$source": if i < 10 { "warehouse-import" } else { "sdk" }})))
+        .collect();
+    let r = f.import_json("&strict=1", &events);
+    assert_eq!((r.status, r.json()), (200, json!({"code": 200, "num_records_imported": 50, "status": "OK"})));
+
+    let all = f.events("limit=1000");
+    assert_eq!(all["results"].as_array().unwrap().len(), 50);
+    assert_eq!(all["next_cursor"], Value::Null);
+    // Newest first, and the record is served back as sent.
+    assert_eq!(all["results"][0], events[49]);
+
+    assert_eq!(f.events("event=Purchase&limit=1000")["results"].as_array().unwrap().len(), 25);
+    assert_eq!(f.events("distinct_id=u3&limit=1000")["results"].as_array().unwrap().len(), 10);
+    assert_eq!(f.events("where=$source=warehouse-import")["results"].as_array().unwrap().len(), 10);
+    assert_eq!(f.events("where=price=7")["results"].as_array().unwrap().len(), 1);
+    assert_eq!(f.events(&format!("from={}&to={}", t + 10, t + 20))["results"].as_array().unwrap().len(), 10);
+
+    // Pages of 20 cover everything once.
+    let mut seen = Vec::new();
+    let mut query = "limit=20".to_owned();
+    loop {
+        let page = f.events(&query);
+        seen.extend(page["results"].as_array().unwrap().iter().map(|e| e["properties"]["$insert_id"].clone()));
+        match page["next_cursor"].as_str() {
+            Some(c) => query = format!("limit=20&cursor={c}"),
+            None => break,
+        }
+    }
+    assert_eq!(seen.len(), 50);
+    seen.dedup();
+    assert_eq!(seen.len(), 50);
+
+    let counts = f.server.get(&format!("/api/app/projects/{}/event-counts?days=30", f.p), &f.owner).json();
+    assert_eq!(counts["results"][0]["count"], 25);
+    assert_eq!(counts["results"].as_array().unwrap().len(), 2);
+    assert_eq!(counts["days"], 30);
+
+    for bad in ["limit=0", "limit=x", "cursor=zz", "where=novalue", "from=yesterday"] {
+        let r = f.server.get(&format!("/api/app/projects/{}/events?{bad}", f.p), &f.owner);
+        assert_eq!(r.status, 400, "{bad}");
+    }
+    let r = f.server.get(&format!("/api/app/projects/{}/event-counts?days=31", f.p), &f.owner);
+    assert_eq!(r.status, 400);
+}
+
+#[test]
+fn ndjson_with_the_project_token() {
+    let f = fixture();
+    let t = now_ms() / 1000; // seconds are accepted too
+    let body = format!(
+        "{}\n{}\n\n",
+        event("A", t, "u1", "a-1", json!({})),
+        event("A", t, "u2", "a-2", json!({}))
+    );
+    let r = f.server.send("POST", "/import?strict=1", Some((&f.token, "")), &[("Content-Type", "application/x-ndjson")], Some(body.into_bytes()));
+    assert_eq!((r.status, r.json()), (200, json!({"code": 200, "num_records_imported": 2, "status": "OK"})));
+    let with_id = format!("/import?strict=1&project_id={}", f.p);
+    let one = serde_json::to_vec(&[event("A", t, "u3", "a-3", json!({}))]).unwrap();
+    assert_eq!(f.server.send("POST", &with_id, Some((&f.token, "")), &[], Some(one.clone())).status, 200);
+    assert_eq!(f.events("")["results"].as_array().unwrap().len(), 3);
+    // The token of another project, or a wrong token.
+    let other = f.server.project("other");
+    let r = f.server.send("POST", &with_id, Some((&other.token, "")), &[], Some(one.clone()));
+    assert_eq!(r.status, 403);
+    let r = f.server.send("POST", &with_id, Some(("not-a-token", "")), &[], Some(one.clone()));
+    assert_eq!((r.status, r.json()), (401, json!({"code": 401, "error": "Invalid credentials", "status": "Unauthorized"})));
+    let r = f.server.send("POST", &with_id, None, &[], Some(one.clone()));
+    assert_eq!(r.status, 401);
+    assert_eq!(r.json()["status"], "Unauthorized");
+    // A service account needs project_id and a write role.
+    let r = f.server.send("POST", "/import?strict=1", Some((&f.owner.username, &f.owner.secret)), &[], Some(one.clone()));
+    assert_eq!(r.status, 400);
+    assert!(r.json()["error"].as_str().unwrap().contains("project_id"));
+    let consumer = f.server.account("reader", f.p, Some(Role::Consumer));
+    let r = f.server.send("POST", &with_id, Some((&consumer.username, &consumer.secret)), &[], Some(one));
+    assert_eq!((r.status, r.json()["code"].clone()), (403, json!(403)));
+}
+
+#[test]
+fn strict_mode_reports_every_bad_record_and_keeps_the_good_ones() {
+    let f = fixture();
+    let t = now_ms();
+    let events = vec![
+        event("Good", t, "u1", "g-1", json!({})),
+        json!({"event": "Bad time", "properties": {"time": 5, "distinct_id": "u1", "$insert_id": "b-1"}}),
+        json!({"event": "Bad id", "properties": {"time": t, "distinct_id": "null", "$insert_id": "has:colon"}}),
+        json!({"properties": {"time": t}}),
+        json!([1, 2]),
+        event("Good", t, "u2", "g-2", json!({})),
+    ];
+    let r = f.import_json("&strict=1", &events);
+    assert_eq!(r.status, 400, "{}", r.text);
+    let body = r.json();
+    assert_eq!(body["code"], 400);
+    assert_eq!(body["status"], "Bad Request");
+    assert_eq!(body["error"], "some data points in the request failed validation");
+    assert_eq!(body["num_records_imported"], 2);
+    let failed = body["failed_records"].as_array().unwrap();
+    let indexes: Vec<_> = failed.iter().map(|f| f["index"].as_u64().unwrap()).collect();
+    for i in [1, 2, 3, 4] {
+        assert!(indexes.contains(&i), "record {i} not reported: {body}");
+    }
+    assert!(!indexes.contains(&0) && !indexes.contains(&5));
+    let time = failed.iter().find(|f| f["index"] == 1).unwrap();
+    assert_eq!(time["field"], "properties.time");
+    assert_eq!(time["$insert_id"], "b-1");
+    assert!(!time["message"].as_str().unwrap().is_empty());
+    let fields: Vec<_> = failed.iter().filter(|f| f["index"] == 2).map(|f| f["field"].as_str().unwrap()).collect();
+    assert!(fields.contains(&"properties.distinct_id") && fields.contains(&"properties.$insert_id"), "{fields:?}");
+    assert_eq!(f.events("")["results"].as_array().unwrap().len(), 2);
+
+    // Without strict mode the bad records are skipped and the answer is 200.
+    let events = vec![event("Good", t, "u3", "g-3", json!({})), json!({"event": "x"})];
+    let r = f.import_json("&strict=0", &events);
+    assert_eq!((r.status, r.json()), (200, json!({"code": 200, "num_records_imported": 1, "status": "OK"})));
+    assert_eq!(f.events("")["results"].as_array().unwrap().len(), 3);
+}
+
+#[test]
+fn duplicates_keep_the_latest_copy() {
+    let f = fixture();
+    let t = now_ms();
+    let first = event("Purchase", t, "u1", "dup-1", json!({"price": 1}));
+    let second = event("Purchase", t, "u1", "dup-1", json!({"price": 2}));
+    assert_eq!(f.import_json("&strict=1", &[first.clone()]).status, 200);
+    let r = f.import_json("&strict=1", &[second.clone()]);
+    assert_eq!(r.json()["num_records_imported"], 1);
+    assert_eq!(f.events("")["results"], json!([second]));
+    // Within one batch, the later copy wins too; another insert id is another event.
+    let third = event("Purchase", t, "u1", "dup-1", json!({"price": 3}));
+    let other = event("Purchase", t, "u1", "dup-2", json!({"price": 4}));
+    assert_eq!(f.import_json("&strict=1", &[first, third.clone(), other.clone()]).status, 200);
+    let stored = f.events("")["results"].clone();
+    assert_eq!(stored.as_array().unwrap().len(), 2);
+    assert!(stored.as_array().unwrap().contains(&third) && stored.as_array().unwrap().contains(&other));
+    // The same time in seconds and in milliseconds is the same event.
+    let secs = event("Tick", 1_700_000_000, "u1", "s-1", json!({"v": 1}));
+    let millis = event("Tick", 1_700_000_000_000, "u1", "s-1", json!({"v": 2}));
+    assert_eq!(f.import_json("&strict=1", &[secs, millis.clone()]).status, 200);
+    assert_eq!(f.events("event=Tick")["results"], json!([millis]));
+}
+
+#[test]
+fn dropped_events_and_properties_do_not_reach_storage() {
+    let f = fixture();
+    let schemas = json!({"entries": [
+        {"entityType": "event", "name": "Debug Ping", "schemaJson": {"metadata": {"com.vendor": {"dropped": true}}}},
+        {"entityType": "event", "name": "Purchase", "schemaJson": {"properties": {
+            "card": {"type": "string", "metadata": {"com.vendor": {"dropped": true}}},
+            "price": {"type": "number"}}}}
+    ]});
+    assert_eq!(f.server.post_json(&format!("/api/app/projects/{}/schemas", f.p), &f.owner, &schemas).status, 200);
+    let t = now_ms();
+    let r = f.import_json("&strict=1", &[
+        event("Debug Ping", t, "u1", "d-1", json!({})),
+        event("Purchase", t, "u1", "p-1", json!({"card": "4242", "price": 9.5})),
+        event("Other", t, "u1", "o-1", json!({"card": "kept"})),
+    ]);
+    assert_eq!(r.json(), json!({"code": 200, "num_records_imported": 3, "status": "OK"}));
+    assert_eq!(f.events("event=Debug%20Ping")["results"], json!([]));
+    assert_eq!(f.events("event=Purchase")["results"][0]["properties"], json!({"time": t, "distinct_id": "u1", "$insert_id": "p-1", "price": 9.5}));
+    assert_eq!(f.events("event=Other")["results"][0]["properties"]["card"], "kept");
+}
+
+#[test]
+fn long_strings_are_truncated_at_255_bytes() {
+    let f = fixture();
+    let long = "é".repeat(200); // 400 bytes
+    let r = f.import_json("&strict=1", &[event("Long", now_ms(), "u1", "l-1", json!({"text": long, "list": [long]}))]);
+    assert_eq!(r.status, 200, "{}", r.text);
+    let props = &f.events("")["results"][0]["properties"];
+    assert_eq!(props["text"].as_str().unwrap().len(), 254);
+    assert_eq!(props["list"][0].as_str().unwrap().len(), 254);
+}
+
+#[test]
+fn size_limits_answer_413() {
+    let mut config = Config::default();
+    config.limits.max_request_bytes = 100_000;
+    let f = fixture_with(config);
+    let t = now_ms();
+    let too_many: Vec<_> = (0..2001).map(|i| event("E", t, "u", &format!("i{i}"), json!({}))).collect();
+    let r = f.import_json("&strict=1", &too_many[..2001]);
+    assert_eq!(r.status, 413);
+    assert_eq!(r.json()["code"], 413);
+    let big = serde_json::to_vec(&[event("E", t, "u", "x", json!({"pad": "a".repeat(200_000)}))]).unwrap();
+    let r = f.import("&strict=1", &big, &[]);
+    assert_eq!((r.status, r.json()["status"].clone()), (413, json!("Request Entity Too Large")));
+    // A gzip bomb: 50 MB of zeros in a small body.
+    let bomb = gzip(&vec![b' '; 50 << 20]);
+    assert!(bomb.len() < 1 << 20);
+    let r = f.import("&strict=1", &bomb, &[("Content-Encoding", "gzip")]);
+    assert_eq!(r.status, 413);
+    // Nothing was stored, and the server still answers.
+    assert_eq!(f.events("")["results"], json!([]));
+}
+
+#[test]
+fn the_ingest_rate_limit_answers_429() {
+    let f = fixture_with(Config { ingest_rate_limit: Some(1000), ..Default::default() });
+    let batch: Vec<_> = (0..10).map(|i| event("E", now_ms(), "u", &format!("r{i}"), json!({}))).collect();
+    assert_eq!(f.import_json("&strict=1", &batch).status, 200);
+    let mut last = None;
+    for _ in 0..3 {
+        last = Some(f.import_json("&strict=1", &batch));
+    }
+    let r = last.unwrap();
+    assert_eq!(r.status, 429);
+    assert_eq!(
+        r.json(),
+        json!({"code": 429, "error": "Project exceeded rate limits. Please retry the request with exponential backoff.", "status": "Too Many Requests"})
+    );
+    assert!(r.header("retry-after").unwrap().parse::<u64>().unwrap() >= 1);
+}
