@@ -35,7 +35,7 @@ pub fn gzip(data: &[u8], level: u32) -> Vec<u8> {
 /// does), failing once the output would exceed `max_bytes`.
 pub fn gunzip(data: &[u8], max_bytes: usize) -> Result<Vec<u8>, GzipError> {
     let mut out = Vec::new();
-    let mut decoder = flate2::read::MultiGzDecoder::new(data).take(max_bytes as u64 + 1);
+    let mut decoder = flate2::read::MultiGzDecoder::new(data).take((max_bytes as u64).saturating_add(1));
     decoder.read_to_end(&mut out)?;
     if out.len() > max_bytes {
         return Err(GzipError::TooLarge { max: max_bytes });
@@ -47,7 +47,7 @@ pub fn gunzip(data: &[u8], max_bytes: usize) -> Result<Vec<u8>, GzipError> {
 /// whose members are one gzip stream each.
 pub fn gunzip_member(data: &[u8], max_bytes: usize) -> Result<Vec<u8>, GzipError> {
     let mut out = Vec::new();
-    GzDecoder::new(data).take(max_bytes as u64 + 1).read_to_end(&mut out)?;
+    GzDecoder::new(data).take((max_bytes as u64).saturating_add(1)).read_to_end(&mut out)?;
     if out.len() > max_bytes {
         return Err(GzipError::TooLarge { max: max_bytes });
     }

@@ -5,6 +5,7 @@
 //! so the server, the web app and the npm module share every rule from one place.
 
 pub mod api;
+pub mod batch;
 pub mod dictionary;
 pub mod event;
 pub mod gzip;
@@ -36,3 +37,4 @@ pub use gzip::{gunzip, gzip, is_gzip, GzipError};
 pub use import::{check_import_body, CheckedRecord, ImportBodyCheck, ImportBodyError};
 pub use dictionary::{check_against_dictionary, remove_properties, Dictionary, DictionaryFindings};
 pub use summary::{IssueSummary, Tally};
+pub use batch::{Batch, BatchOptions, BatchStats, Batcher, Rejected};
