@@ -5,7 +5,6 @@ use anyhow::Context;
 use datadict_core::{EntityType, Schema, SchemaEntry};
 use rusqlite::{params, Connection, OptionalExtension};
 use sha2::{Digest, Sha256};
-use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -407,46 +406,20 @@ pub fn insert_events(conn: &mut Connection, project_id: i64, rows: &[EventRow], 
     Ok(rows.len())
 }
 
-/// What the dictionary of a project drops at ingestion (spec §2.4, §2.5): whole events, and
-/// properties of events.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Dropping {
-    pub events: HashSet<String>,
-    pub properties: HashMap<String, HashSet<String>>,
-}
-
-impl Dropping {
-    pub fn is_empty(&self) -> bool {
-        self.events.is_empty() && self.properties.is_empty()
-    }
-}
-
-/// Reads the `dropped` marks of a project's event schemas under `namespace`.
-pub fn dropping(conn: &Connection, project_id: i64, namespace: &str) -> anyhow::Result<Dropping> {
-    // Only schemas whose text mentions `dropped` can drop anything; the filter keeps this cheap
-    // for a large dictionary, and each candidate is then read properly.
+/// The event schemas of a project that may drop something at ingestion (spec §2.4, §2.5): only
+/// schemas whose text mentions `dropped` can, and the filter keeps this cheap for a large
+/// dictionary; the core's `Dictionary` then reads them properly.
+pub fn dropping_schemas(conn: &Connection, project_id: i64) -> anyhow::Result<Vec<SchemaEntry>> {
     let mut stmt = conn.prepare_cached(
         "SELECT name, schema_json FROM schemas
          WHERE project_id = ?1 AND entity_type = 'event' AND instr(schema_json, '\"dropped\"') > 0",
     )?;
     let rows = stmt.query_map([project_id], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
-    let mut out = Dropping::default();
+    let mut out = Vec::new();
     for row in rows {
         let (name, json) = row?;
-        let schema: Schema = serde_json::from_str(&json)?;
-        if schema.vendor(namespace).dropped == Some(true) {
-            out.events.insert(name.clone());
-        }
-        let props: HashSet<String> = schema
-            .properties
-            .iter()
-            .flatten()
-            .filter(|(_, def)| def.vendor(namespace).dropped == Some(true))
-            .map(|(p, _)| p.clone())
-            .collect();
-        if !props.is_empty() {
-            out.properties.insert(name, props);
-        }
+        let schema_json: Schema = serde_json::from_str(&json)?;
+        out.push(SchemaEntry { entity_type: EntityType::Event, name, schema_json });
     }
     Ok(out)
 }

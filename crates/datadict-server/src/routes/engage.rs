@@ -11,7 +11,7 @@
 
 use crate::auth::hash_secret;
 use crate::error::ApiError;
-use crate::routes::ingest::{authorize_ingest, batch_response, charge, parse_strict, read_body, split_records, IngestError};
+use crate::routes::ingest::{authorize_ingest, batch_response, charge, input_format, parse_strict, read_raw, IngestError};
 use crate::store;
 use crate::AppState;
 use axum::body::Body;
@@ -21,7 +21,7 @@ use axum::response::Response;
 use axum::routing::post;
 use axum::Router;
 use datadict_core::api::import_status::INVALID_CREDENTIALS;
-use datadict_core::{validate_profile_update_json, FailedRecord, Limits, TokenRule};
+use datadict_core::{split_body, validate_profile_update_json, FailedRecord, InputFormat, Limits, TokenRule};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 
@@ -35,18 +35,20 @@ async fn engage(
     query: Result<Query<HashMap<String, String>>, axum::extract::rejection::QueryRejection>,
     body: Body,
 ) -> Result<Response, IngestError> {
+    let limits = state.config.limits.clone();
+    let raw = read_raw(&headers, body, limits.max_request_bytes).await;
     let Query(query) = query.map_err(|e| ApiError::BadRequest(format!("the query string cannot be read ({e}); use `?strict=1`")))?;
     let strict = parse_strict(query.get("strict").map(String::as_str))?;
-    let limits = state.config.limits.clone();
     let with_header = headers.contains_key(header::AUTHORIZATION);
     let header_project = if with_header {
         Some(authorize_ingest(&state, &headers, query.get("project_id").map(String::as_str)).await?)
     } else {
         None
     };
-    let body = read_body(&headers, body, limits.max_request_bytes).await?;
+    let body = raw.decode().await?;
     let rules = if with_header { TokenRule::Optional } else { TokenRule::Required };
-    let parsed = tokio::task::spawn_blocking(move || parse_updates(&body, &limits, rules))
+    let format = input_format(&headers);
+    let parsed = tokio::task::spawn_blocking(move || parse_updates(&body, format, &limits, rules))
         .await
         .map_err(|e| ApiError::Internal(e.into()))??;
     let (mut updates, mut failed) = parsed;
@@ -136,8 +138,12 @@ struct Update {
 
 type Parsed = (Vec<Update>, Vec<FailedRecord>);
 
-fn parse_updates(body: &[u8], limits: &Limits, rules: TokenRule) -> Result<Parsed, ApiError> {
-    let ranges = split_records(body).map_err(ApiError::BadRequest)?;
+fn parse_updates(body: &[u8], format: InputFormat, limits: &Limits, rules: TokenRule) -> Result<Parsed, ApiError> {
+    let ranges: Vec<_> = split_body(body, format)
+        .map_err(|e| ApiError::BadRequest(e.to_string()))?
+        .into_iter()
+        .map(|r| r.range)
+        .collect();
     if ranges.is_empty() {
         return Err(ApiError::BadRequest("the body holds no profile updates; send at least one update".into()));
     }

@@ -3,8 +3,8 @@
 //! with `dropped` events and properties removed), invalid ones are reported in strict mode.
 
 use crate::error::ApiError;
-use crate::routes::ingest::{authorize_ingest, batch_response, charge, parse_strict, read_body, split_records, IngestError};
-use crate::store::{self, Dropping, EventRow};
+use crate::routes::ingest::{authorize_ingest, batch_response, charge, input_format, parse_strict, read_raw, IngestError};
+use crate::store::{self, EventRow};
 use crate::AppState;
 use axum::body::Body;
 use axum::extract::{Query, State};
@@ -12,7 +12,7 @@ use axum::http::HeaderMap;
 use axum::response::Response;
 use axum::routing::post;
 use axum::Router;
-use datadict_core::{check_event, failed_records, FailedRecord, IssueCode, Limits};
+use datadict_core::{check_against_dictionary, check_import_body, remove_properties, Dictionary, FailedRecord, ImportBodyError, InputFormat, IssueCode, Limits};
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -43,16 +43,18 @@ async fn import(
     query: Result<Query<HashMap<String, String>>, axum::extract::rejection::QueryRejection>,
     body: Body,
 ) -> Result<Response, IngestError> {
+    let limits = state.config.limits.clone();
+    let raw = read_raw(&headers, body, limits.max_request_bytes).await;
     let Query(query) = query.map_err(|e| ApiError::BadRequest(format!("the query string cannot be read ({e}); use `?strict=1&project_id=<id>`")))?;
     let project_id = authorize_ingest(&state, &headers, query.get("project_id").map(String::as_str)).await?;
     let strict = parse_strict(query.get("strict").map(String::as_str))?;
-    let limits = state.config.limits.clone();
-    let body = read_body(&headers, body, limits.max_request_bytes).await?;
+    let body = raw.decode().await?;
     charge(&state, project_id, body.len())?;
-    let namespace = state.config.namespace.clone();
-    let dropping = state.store.read(move |conn| store::dropping(conn, project_id, &namespace)).await?;
+    let entries = state.store.read(move |conn| store::dropping_schemas(conn, project_id)).await?;
+    let dictionary = Dictionary::new(&entries, &state.config.namespace);
+    let format = input_format(&headers);
     let now_ms = now_ms();
-    let checked = tokio::task::spawn_blocking(move || check_batch(&body, &limits, &dropping, now_ms))
+    let checked = tokio::task::spawn_blocking(move || check_batch(&body, format, &limits, &dictionary, now_ms))
         .await
         .map_err(|e| ApiError::Internal(e.into()))??;
     let Checked { rows, dropped, failed } = checked;
@@ -70,27 +72,41 @@ pub fn now_ms() -> i64 {
         .unwrap_or_default()
 }
 
-/// Splits and checks a whole body. A body that cannot be split, holds no record or too many is
-/// refused as a whole; otherwise every record is judged on its own.
-pub fn check_batch(body: &[u8], limits: &Limits, dropping: &Dropping, now_ms: i64) -> Result<Checked, ApiError> {
-    let ranges = split_records(body).map_err(ApiError::BadRequest)?;
-    if ranges.is_empty() {
+/// Checks a whole body with the core's import rules. A body that cannot be split, holds no
+/// record or too many is refused as a whole; otherwise every record is judged on its own, and the
+/// valid ones are prepared for storage: events the dictionary drops are left out, properties it
+/// drops are removed, and long strings are truncated.
+pub fn check_batch(
+    body: &[u8],
+    format: InputFormat,
+    limits: &Limits,
+    dictionary: &Dictionary,
+    now_ms: i64,
+) -> Result<Checked, ApiError> {
+    let checked = check_import_body(body, format, limits, now_ms).map_err(|e| match e {
+        ImportBodyError::TooLarge { .. } | ImportBodyError::TooManyRecords { .. } => ApiError::PayloadTooLarge(e.to_string()),
+        ImportBodyError::Framing(_) => ApiError::BadRequest(e.to_string()),
+    })?;
+    if checked.records.is_empty() {
         return Err(ApiError::BadRequest("the body holds no events; send at least one event".into()));
     }
-    if ranges.len() > limits.max_events_per_request {
-        return Err(ApiError::PayloadTooLarge(format!(
-            "the request holds {} events; send at most {} events per request",
-            ranges.len(),
-            limits.max_events_per_request
-        )));
-    }
-    let mut out = Checked { rows: Vec::with_capacity(ranges.len()), ..Checked::default() };
-    for (index, range) in ranges.into_iter().enumerate() {
-        let bytes = &body[range];
-        let check = check_event(bytes, limits, now_ms);
+    let mut out = Checked { rows: Vec::with_capacity(checked.valid), failed: checked.failed_records, dropped: 0 };
+    for record in checked.records {
+        let check = record.check;
         if !check.is_valid() {
-            out.failed.extend(failed_records(index, &check));
             continue;
+        }
+        let mut bytes = std::borrow::Cow::Borrowed(&body[record.record.range]);
+        if !dictionary.is_empty() {
+            let findings = check_against_dictionary(&check, dictionary);
+            if findings.drop_event {
+                out.dropped += 1;
+                continue;
+            }
+            if findings.must_rewrite() {
+                let rewritten = remove_properties(&bytes, &findings.dropped_properties).map_err(|e| ApiError::Internal(e.into()))?;
+                bytes = std::borrow::Cow::Owned(rewritten);
+            }
         }
         let (Some(event), Some(time_ms), Some(distinct_id), Some(insert_id)) =
             (check.event, check.time_ms, check.distinct_id, check.insert_id)
@@ -98,18 +114,11 @@ pub fn check_batch(body: &[u8], limits: &Limits, dropping: &Dropping, now_ms: i6
             // The core's rules make these fields required; a record without them is not valid.
             return Err(ApiError::Internal(anyhow::anyhow!("a valid event lacks a key field")));
         };
-        if dropping.events.contains(event.as_ref()) {
-            out.dropped += 1;
-            continue;
-        }
-        let dropped_props = dropping.properties.get(event.as_ref());
-        let strip = dropped_props.is_some_and(|d| check.properties.iter().any(|p| d.contains(p.name.as_ref())));
-        let truncate = check.warnings.iter().any(|w| w.code == IssueCode::StringTruncated);
-        let record = if strip || truncate {
-            rewrite(bytes, dropped_props.filter(|_| strip), truncate.then_some(limits.string_truncate_bytes))?
+        let record = if check.warnings.iter().any(|w| w.code == IssueCode::StringTruncated) {
+            truncate_record(&bytes, limits.string_truncate_bytes)?
         } else {
             // The record is valid JSON, hence UTF-8.
-            String::from_utf8(bytes.to_vec()).map_err(|e| ApiError::Internal(e.into()))?
+            String::from_utf8(bytes.into_owned()).map_err(|e| ApiError::Internal(e.into()))?
         };
         out.rows.push(EventRow {
             event: event.into_owned(),
@@ -122,20 +131,11 @@ pub fn check_batch(body: &[u8], limits: &Limits, dropping: &Dropping, now_ms: i6
     Ok(out)
 }
 
-/// Re-serializes a record that must change: properties the dictionary drops are removed, and
-/// strings are truncated to `max_string` bytes (FACTS.md), on a character boundary.
-fn rewrite(
-    bytes: &[u8],
-    drop: Option<&std::collections::HashSet<String>>,
-    max_string: Option<usize>,
-) -> Result<String, ApiError> {
+/// Re-serializes a record whose strings are longer than the service keeps (FACTS.md: truncated at
+/// `max` bytes), cutting each on a character boundary.
+fn truncate_record(bytes: &[u8], max: usize) -> Result<String, ApiError> {
     let mut value: Value = serde_json::from_slice(bytes).map_err(|e| ApiError::Internal(e.into()))?;
-    if let (Some(drop), Some(Value::Object(props))) = (drop, value.get_mut("properties")) {
-        props.retain(|k, _| !drop.contains(k));
-    }
-    if let Some(max) = max_string {
-        truncate_strings(&mut value, max);
-    }
+    truncate_strings(&mut value, max);
     serde_json::to_string(&value).map_err(|e| ApiError::Internal(e.into()))
 }
 

@@ -163,10 +163,7 @@ pub fn basic(user: &str, pass: &str) -> String {
 }
 
 pub fn gzip(bytes: &[u8]) -> Vec<u8> {
-    use std::io::Write;
-    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-    enc.write_all(bytes).unwrap();
-    enc.finish().unwrap()
+    datadict_core::gzip(bytes, 1)
 }
 
 /// The current time in milliseconds since epoch.
