@@ -6,6 +6,7 @@
 pub mod api;
 pub mod app;
 pub mod components;
+pub mod model;
 pub mod pages;
 pub mod state;
 

@@ -1,6 +1,8 @@
 //! The app's state: a [`Reducible`] value changed only through [`Action`]s, shared by context.
 
 use crate::api::Connection;
+use datadict_core::{EntityType, SchemaEntry};
+use std::collections::HashMap;
 use std::rc::Rc;
 use yew::Reducible;
 
@@ -46,17 +48,37 @@ pub struct LogEntry {
 /// How many log lines are kept; older ones are dropped first.
 pub const LOG_CAPACITY: usize = 500;
 
+/// Loading state of a request: explicit, never a pair of booleans.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Load<T> {
+    Idle,
+    Loading,
+    Loaded(T),
+    Failed(String),
+}
+
+/// The project's dictionary as last read from the server, shared by the dictionary and import
+/// screens. Behind `Rc`s so that a state change elsewhere (a log line) never copies it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dictionary {
+    pub entries: Rc<Vec<SchemaEntry>>,
+    /// 30-day volume per event name from the read API; `None` when the server has no read API
+    /// (the real service does not offer one to this app), so the column says "unknown", not 0.
+    pub volumes: Option<Rc<HashMap<String, i64>>>,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct AppState {
     pub page: Page,
-    /// The settings in use; `None` until the user connects. Held in memory only.
+    /// The settings in use; `None` until the user connects.
     pub connection: Option<Connection>,
+    pub dictionary: Load<Dictionary>,
     pub log: Vec<LogEntry>,
 }
 
 impl Default for AppState {
     fn default() -> Self {
-        Self { page: Page::Settings, connection: None, log: Vec::new() }
+        Self { page: Page::Settings, connection: None, dictionary: Load::Idle, log: Vec::new() }
     }
 }
 
@@ -67,6 +89,13 @@ pub enum Action {
     Disconnect,
     Log(LogEntry),
     ClearLog,
+    DictionaryLoading,
+    DictionaryLoaded(Dictionary),
+    DictionaryFailed(String),
+    /// One entity was created or replaced on the server; the copy here follows without a reload.
+    EntitySaved(SchemaEntry),
+    /// One entity was deleted on the server.
+    EntityDeleted(EntityType, String),
 }
 
 impl Reducible for AppState {
@@ -78,10 +107,12 @@ impl Reducible for AppState {
             Action::Navigate(page) => next.page = page,
             Action::Connect(connection) => {
                 next.connection = Some(connection);
+                next.dictionary = Load::Idle;
                 next.page = Page::Dictionary;
             }
             Action::Disconnect => {
                 next.connection = None;
+                next.dictionary = Load::Idle;
                 next.page = Page::Settings;
             }
             Action::Log(entry) => {
@@ -92,6 +123,25 @@ impl Reducible for AppState {
                 }
             }
             Action::ClearLog => next.log.clear(),
+            Action::DictionaryLoading => next.dictionary = Load::Loading,
+            Action::DictionaryLoaded(dictionary) => next.dictionary = Load::Loaded(dictionary),
+            Action::DictionaryFailed(message) => next.dictionary = Load::Failed(message),
+            Action::EntitySaved(entry) => {
+                if let Load::Loaded(dictionary) = &mut next.dictionary {
+                    let mut entries = (*dictionary.entries).clone();
+                    match entries.iter_mut().find(|e| e.entity_type == entry.entity_type && e.name == entry.name) {
+                        Some(slot) => *slot = entry,
+                        None => entries.push(entry),
+                    }
+                    dictionary.entries = Rc::new(entries);
+                }
+            }
+            Action::EntityDeleted(entity_type, name) => {
+                if let Load::Loaded(dictionary) = &mut next.dictionary {
+                    let entries = dictionary.entries.iter().filter(|e| !(e.entity_type == entity_type && e.name == name)).cloned().collect();
+                    dictionary.entries = Rc::new(entries);
+                }
+            }
         }
         Rc::new(next)
     }
@@ -100,17 +150,29 @@ impl Reducible for AppState {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use datadict_core::Schema;
 
     fn entry(i: usize) -> LogEntry {
         LogEntry { at_ms: i as f64, level: Level::Info, text: format!("line {i}") }
     }
 
+    fn conn() -> Connection {
+        Connection { base_url: "http://x".into(), import_url: "http://x".into(), project_id: 1, username: "u".into(), secret: "s".into() }
+    }
+
+    fn schema_entry(name: &str, description: &str) -> SchemaEntry {
+        SchemaEntry {
+            entity_type: EntityType::Event,
+            name: name.into(),
+            schema_json: Schema { description: Some(description.into()), ..Schema::default() },
+        }
+    }
+
     #[wasm_bindgen_test::wasm_bindgen_test]
     fn connecting_opens_the_dictionary_and_disconnecting_forgets_the_secret() {
-        let conn = Connection { base_url: "http://x".into(), project_id: 1, username: "u".into(), secret: "s".into() };
-        let state = Rc::new(AppState::default()).reduce(Action::Connect(conn.clone()));
+        let state = Rc::new(AppState::default()).reduce(Action::Connect(conn()));
         assert_eq!(state.page, Page::Dictionary);
-        assert_eq!(state.connection.as_ref(), Some(&conn));
+        assert_eq!(state.connection.as_ref(), Some(&conn()));
         let state = state.reduce(Action::Disconnect);
         assert_eq!(state.connection, None);
         assert_eq!(state.page, Page::Settings);
@@ -125,5 +187,23 @@ mod tests {
         assert_eq!(state.log.len(), LOG_CAPACITY);
         assert_eq!(state.log[0].text, "line 3");
         assert_eq!(state.reduce(Action::ClearLog).log.len(), 0);
+    }
+
+    #[wasm_bindgen_test::wasm_bindgen_test]
+    fn saved_and_deleted_entities_update_the_loaded_dictionary() {
+        let loaded = Dictionary { entries: Rc::new(vec![schema_entry("A", "old")]), volumes: None };
+        let state = Rc::new(AppState::default()).reduce(Action::DictionaryLoaded(loaded));
+        let state = state.reduce(Action::EntitySaved(schema_entry("A", "new")));
+        let state = state.reduce(Action::EntitySaved(schema_entry("B", "b")));
+        let Load::Loaded(d) = &state.dictionary else { panic!("loaded") };
+        let described: Vec<_> = d.entries.iter().map(|e| (e.name.as_str(), e.schema_json.description.as_deref())).collect();
+        assert_eq!(described, [("A", Some("new")), ("B", Some("b"))]);
+        let state = state.reduce(Action::EntityDeleted(EntityType::Event, "A".into()));
+        let Load::Loaded(d) = &state.dictionary else { panic!("loaded") };
+        assert_eq!(d.entries.len(), 1);
+        assert_eq!(d.entries[0].name, "B");
+        // A save before the dictionary is loaded is not invented into a partial dictionary.
+        let idle = Rc::new(AppState::default()).reduce(Action::EntitySaved(schema_entry("A", "x")));
+        assert_eq!(idle.dictionary, Load::Idle);
     }
 }

@@ -2,16 +2,24 @@
 //! and one error type built from status codes. Every call is written to the on-page log.
 
 use base64::Engine;
-use datadict_core::{EntityType, ErrorBody, ListSchemasResponse, SchemaEntry};
+use datadict_core::{
+    BatchUploadRequest, BatchUploadResponse, DeleteResponse, EntityType, ErrorBody, ImportResponse, ListSchemasResponse,
+    SchemaEntry, StatusResponse,
+};
 use gloo_net::http::{Method, RequestBuilder};
 use serde::de::DeserializeOwned;
+use serde::Deserialize;
 use std::fmt;
 
-/// Where and as whom the app talks to the API. Held in memory only.
+/// Where and as whom the app talks to the API. Held in memory only (unless the user opts in to
+/// "remember on this device", see `pages::settings`).
 #[derive(Clone, PartialEq)]
 pub struct Connection {
-    /// The application host without a trailing slash, e.g. `http://127.0.0.1:8080`.
+    /// The application host without a trailing slash, e.g. `http://127.0.0.1:8080`; the API lives
+    /// under `/api/app` (FACTS.md).
     pub base_url: String,
+    /// The event import host without a trailing slash (spec §4.4 `{import_url}`).
+    pub import_url: String,
     pub project_id: i64,
     pub username: String,
     pub secret: String,
@@ -22,6 +30,7 @@ impl fmt::Debug for Connection {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Connection")
             .field("base_url", &self.base_url)
+            .field("import_url", &self.import_url)
             .field("project_id", &self.project_id)
             .field("username", &self.username)
             .field("secret", &"<hidden>")
@@ -37,6 +46,10 @@ impl Connection {
 
     fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base_url.trim_end_matches('/'))
+    }
+
+    fn project_path(&self, rest: &str) -> String {
+        format!("/api/app/projects/{}{rest}", self.project_id)
     }
 }
 
@@ -65,6 +78,16 @@ impl ApiError {
             401 => Self::Unauthorized(message),
             403 => Self::Forbidden(message),
             _ => Self::Status { status, message },
+        }
+    }
+
+    /// Whether sending the same request again later may succeed (FACTS.md: 429, 5xx and network
+    /// failures are retried; a 400 is never retried as is).
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            Self::Network(_) => true,
+            Self::Status { status, .. } => *status == 429 || *status >= 500,
+            _ => false,
         }
     }
 }
@@ -96,14 +119,23 @@ impl fmt::Display for RequestRecord {
         let status = self.status.map_or_else(|| "no answer".to_owned(), |s| s.to_string());
         write!(f, "{} {} → {status} in {:.0} ms", self.method, self.path, self.duration_ms)?;
         if let Some(err) = &self.error {
-            write!(f, ": {err}")?;
+            let short: String = err.chars().take(300).collect();
+            write!(f, ": {short}")?;
         }
         Ok(())
     }
 }
 
-fn now_ms() -> f64 {
+pub fn now_ms() -> f64 {
     web_sys::window().and_then(|w| w.performance()).map_or(0.0, |p| p.now())
+}
+
+/// What a request carries.
+enum Body<'a> {
+    None,
+    Json(&'a serde_json::Value),
+    /// Gzipped NDJSON, for `/import`.
+    GzipNdjson(&'a [u8]),
 }
 
 /// Sends one request and decodes a JSON answer; `log` receives a record of the exchange.
@@ -114,40 +146,69 @@ pub async fn request<T: DeserializeOwned>(
     body: Option<&serde_json::Value>,
     log: &dyn Fn(RequestRecord),
 ) -> Result<T, ApiError> {
+    let body = body.map_or(Body::None, Body::Json);
+    let url = conn.url(path);
+    let (status, text) = exchange(conn, method, &url, path, body, log).await?;
+    if !(200..300).contains(&status) {
+        return Err(ApiError::from_status(status, &text));
+    }
+    decode(&text)
+}
+
+fn decode<T: DeserializeOwned>(text: &str) -> Result<T, ApiError> {
+    serde_json::from_str(text).map_err(|e| ApiError::Decode(format!("{e} in {}", text.chars().take(200).collect::<String>())))
+}
+
+/// Sends one request and returns its status and body text; a non-2xx status is logged as an error
+/// line with the start of the body, and is returned (not turned into an error) so that callers
+/// that read error bodies (the import's 400) can.
+async fn exchange(
+    conn: &Connection,
+    method: Method,
+    url: &str,
+    log_path: &str,
+    body: Body<'_>,
+    log: &dyn Fn(RequestRecord),
+) -> Result<(u16, String), ApiError> {
     let start = now_ms();
-    let mut record = RequestRecord { method: method.to_string(), path: path.to_owned(), status: None, duration_ms: 0.0, error: None };
-    let result = send(conn, method, path, body, &mut record).await;
+    let mut record = RequestRecord { method: method.to_string(), path: log_path.to_owned(), status: None, duration_ms: 0.0, error: None };
+    let result = send(conn, method, url, body).await;
     record.duration_ms = now_ms() - start;
-    if let Err(err) = &result {
-        record.error = Some(err.to_string());
+    match &result {
+        Ok((status, text)) => {
+            record.status = Some(*status);
+            if !(200..300).contains(status) {
+                record.error = Some(ApiError::from_status(*status, text).to_string());
+            }
+        }
+        Err(err) => record.error = Some(err.to_string()),
     }
     log(record);
     result
 }
 
-async fn send<T: DeserializeOwned>(
-    conn: &Connection,
-    method: Method,
-    path: &str,
-    body: Option<&serde_json::Value>,
-    record: &mut RequestRecord,
-) -> Result<T, ApiError> {
-    let builder = RequestBuilder::new(&conn.url(path))
+async fn send(conn: &Connection, method: Method, url: &str, body: Body<'_>) -> Result<(u16, String), ApiError> {
+    let builder = RequestBuilder::new(url)
         .method(method)
         .header("Authorization", &conn.authorization())
         .header("Accept", "application/json");
     let request = match body {
-        Some(json) => builder.json(json).map_err(|e| ApiError::Decode(e.to_string()))?,
-        None => builder.build().map_err(|e| ApiError::Network(e.to_string()))?,
+        Body::None => builder.build().map_err(|e| ApiError::Network(e.to_string()))?,
+        Body::Json(json) => builder.json(json).map_err(|e| ApiError::Decode(e.to_string()))?,
+        Body::GzipNdjson(bytes) => builder
+            .header("Content-Type", "application/x-ndjson")
+            .header("Content-Encoding", "gzip")
+            .body(js_sys::Uint8Array::from(bytes))
+            .map_err(|e| ApiError::Network(e.to_string()))?,
     };
     let response = request.send().await.map_err(|e| ApiError::Network(e.to_string()))?;
     let status = response.status();
-    record.status = Some(status);
     let text = response.text().await.map_err(|e| ApiError::Network(e.to_string()))?;
-    if !(200..300).contains(&status) {
-        return Err(ApiError::from_status(status, &text));
-    }
-    serde_json::from_str(&text).map_err(|e| ApiError::Decode(format!("{e} in {}", text.chars().take(200).collect::<String>())))
+    Ok((status, text))
+}
+
+fn encode(segment: &str) -> String {
+    String::from(js_sys::encode_uri_component(segment))
 }
 
 /// `GET /api/app/projects/{id}/schemas/{entityType}` (spec §4.1).
@@ -156,9 +217,93 @@ pub async fn list_schemas(
     entity_type: EntityType,
     log: &dyn Fn(RequestRecord),
 ) -> Result<Vec<SchemaEntry>, ApiError> {
-    let path = format!("/api/app/projects/{}/schemas/{}", conn.project_id, entity_type);
+    let path = conn.project_path(&format!("/schemas/{entity_type}"));
     let body: ListSchemasResponse = request(conn, Method::GET, &path, None, log).await?;
     Ok(body.results)
+}
+
+/// `GET /api/app/projects/{id}/schemas`: the whole dictionary, events and profiles (FACTS.md).
+pub async fn list_all_schemas(conn: &Connection, log: &dyn Fn(RequestRecord)) -> Result<Vec<SchemaEntry>, ApiError> {
+    let path = conn.project_path("/schemas");
+    let body: ListSchemasResponse = request(conn, Method::GET, &path, None, log).await?;
+    Ok(body.results)
+}
+
+/// `POST /api/app/projects/{id}/schemas/{entityType}/{name}`: create or replace one entity.
+pub async fn put_schema(conn: &Connection, entry: &SchemaEntry, log: &dyn Fn(RequestRecord)) -> Result<(), ApiError> {
+    let path = conn.project_path(&format!("/schemas/{}/{}", entry.entity_type, encode(&entry.name)));
+    let body = serde_json::to_value(&entry.schema_json).map_err(|e| ApiError::Decode(e.to_string()))?;
+    let _: StatusResponse = request(conn, Method::POST, &path, Some(&body), log).await?;
+    Ok(())
+}
+
+/// The body of an entity replacement that removes metadata keys: FACTS.md says a replace keeps
+/// entity-level keys absent from the new schema, and removes a key sent as `null`.
+pub async fn put_schema_json(
+    conn: &Connection,
+    entity_type: EntityType,
+    name: &str,
+    schema: &serde_json::Value,
+    log: &dyn Fn(RequestRecord),
+) -> Result<(), ApiError> {
+    let path = conn.project_path(&format!("/schemas/{entity_type}/{}", encode(name)));
+    let _: StatusResponse = request(conn, Method::POST, &path, Some(schema), log).await?;
+    Ok(())
+}
+
+/// `DELETE /api/app/projects/{id}/schemas/{entityType}/{name}`.
+pub async fn delete_schema(conn: &Connection, entity_type: EntityType, name: &str, log: &dyn Fn(RequestRecord)) -> Result<u64, ApiError> {
+    let path = conn.project_path(&format!("/schemas/{entity_type}/{}", encode(name)));
+    let body: DeleteResponse = request(conn, Method::DELETE, &path, None, log).await?;
+    Ok(body.results.delete_count)
+}
+
+/// `POST /api/app/projects/{id}/schemas` with `{"entries":[...],"truncate":bool}` (FACTS.md).
+pub async fn upload_schemas(conn: &Connection, upload: &BatchUploadRequest, log: &dyn Fn(RequestRecord)) -> Result<BatchUploadResponse, ApiError> {
+    let path = conn.project_path("/schemas");
+    let body = serde_json::to_value(upload).map_err(|e| ApiError::Decode(e.to_string()))?;
+    request(conn, Method::POST, &path, Some(&body), log).await
+}
+
+/// One row of the server's `GET .../event-counts?days=30` answer (the read API of
+/// `crates/datadict-server/src/routes/data.rs`). The server defines this shape and the core does
+/// not have it yet, so only the two fields the dictionary shows are read here.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct EventCount {
+    pub event: String,
+    pub count: i64,
+}
+
+#[derive(Deserialize)]
+struct EventCounts {
+    results: Vec<EventCount>,
+}
+
+/// `GET /api/app/projects/{id}/event-counts?days=30`: per event name, the 30-day volume.
+pub async fn event_counts(conn: &Connection, log: &dyn Fn(RequestRecord)) -> Result<Vec<EventCount>, ApiError> {
+    let path = conn.project_path("/event-counts?days=30");
+    let body: EventCounts = request(conn, Method::GET, &path, None, log).await?;
+    Ok(body.results)
+}
+
+/// `POST {import_url}/import?strict=1&project_id=N` with gzipped NDJSON (spec §4.4, FACTS.md).
+/// A strict-mode 400 that lists `failed_records` is an answer, not an error: the valid records of
+/// the batch were imported.
+pub async fn import_batch(conn: &Connection, gzipped_ndjson: &[u8], log: &dyn Fn(RequestRecord)) -> Result<ImportResponse, ApiError> {
+    let path = format!("/import?strict=1&project_id={}", conn.project_id);
+    let url = format!("{}{path}", conn.import_url.trim_end_matches('/'));
+    let (status, text) = exchange(conn, Method::POST, &url, &path, Body::GzipNdjson(gzipped_ndjson), log).await?;
+    if status == 200 {
+        return decode(&text);
+    }
+    if status == 400 {
+        if let Ok(answer) = serde_json::from_str::<ImportResponse>(&text) {
+            if answer.failed_records.is_some() {
+                return Ok(answer);
+            }
+        }
+    }
+    Err(ApiError::from_status(status, &text))
 }
 
 #[cfg(test)]
@@ -180,8 +325,24 @@ mod tests {
     }
 
     #[wasm_bindgen_test]
+    fn only_429_5xx_and_network_failures_are_retried() {
+        assert!(ApiError::from_status(429, "").is_retryable());
+        assert!(ApiError::from_status(503, "").is_retryable());
+        assert!(ApiError::Network("x".into()).is_retryable());
+        assert!(!ApiError::from_status(400, "").is_retryable());
+        assert!(!ApiError::from_status(401, "").is_retryable());
+        assert!(!ApiError::from_status(413, "").is_retryable());
+    }
+
+    #[wasm_bindgen_test]
     fn the_secret_never_shows_in_debug_output() {
-        let conn = Connection { base_url: "http://h".into(), project_id: 1, username: "u".into(), secret: "s3cr3t".into() };
+        let conn = Connection {
+            base_url: "http://h".into(),
+            import_url: "http://h".into(),
+            project_id: 1,
+            username: "u".into(),
+            secret: "s3cr3t".into(),
+        };
         assert!(!format!("{conn:?}").contains("s3cr3t"));
         assert_eq!(conn.authorization(), "Basic dTpzM2NyM3Q=");
     }

@@ -10,6 +10,12 @@ pub fn push(state: &crate::app::StateHandle, level: Level, text: impl Into<Strin
     state.dispatch(Action::Log(LogEntry { at_ms, level, text: text.into() }));
 }
 
+/// The logger the `api` functions take: each exchange becomes one line, errors in red.
+pub fn log_request(state: &crate::app::StateHandle) -> impl Fn(crate::api::RequestRecord) {
+    let state = state.clone();
+    move |r: crate::api::RequestRecord| push(&state, if r.error.is_some() { Level::Error } else { Level::Info }, r.to_string())
+}
+
 fn line(entry: &LogEntry) -> String {
     let level = match entry.level {
         Level::Info => "info ",
@@ -41,8 +47,8 @@ pub fn LogView() -> Html {
         <section class="log" aria-label="Log">
             <div class="log-head">
                 <h2>{ format!("Log ({} lines)", state.log.len()) }</h2>
-                <button onclick={oncopy}>{ if *copied { "Copied" } else { "Copy log" } }</button>
-                <button onclick={onclear}>{ "Clear" }</button>
+                <button id="copy-log" onclick={oncopy}>{ if *copied { "Copied" } else { "Copy log" } }</button>
+                <button id="clear-log" onclick={onclear}>{ "Clear" }</button>
             </div>
             <ol id="log-lines" class="log-lines">
                 { for state.log.iter().rev().map(|e| html! {

@@ -1,3 +1,5 @@
 //! Components shared by several pages.
 
+pub mod download;
+pub mod entity_form;
 pub mod log;

@@ -1,99 +1,384 @@
-//! The dictionary view: the project's event schemas with their display metadata.
+//! The dictionary view: events and the user profile in tabs, with search, filters and sorting over
+//! [`crate::model`] rows, a detail panel, the entity form, bulk upload and export.
 
-use crate::api::{self, ApiError};
-use crate::app::use_app_state;
-use crate::components::log::push;
-use crate::state::Level;
+use crate::api;
+use crate::app::{use_app_state, StateHandle};
+use crate::components::download::download;
+use crate::components::entity_form::EntityForm;
+use crate::components::log::{log_request, push};
+use crate::model::{all_tags, build_rows, filter_rows, Filter, Row, SortKey, Status};
+use crate::pages::bulk::BulkUpload;
+use crate::state::{Action, Dictionary, Level, Load};
 use datadict_core::{EntityType, SchemaEntry, DEFAULT_NAMESPACE};
+use std::collections::HashMap;
+use std::rc::Rc;
+use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;
 
-/// Loading state of a request: explicit, never a pair of booleans.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Load<T> {
-    Idle,
-    Loading,
-    Loaded(T),
-    Failed(String),
+/// How many rows are drawn at first, and added per "show more": drawing all of a 5,000-entity
+/// dictionary at once would cost far more than a frame, and nobody reads 5,000 rows unfiltered.
+pub const PAGE_ROWS: usize = 200;
+
+/// Reads the whole dictionary and the 30-day volumes into the shared state.
+pub fn load_dictionary(state: &StateHandle) {
+    let Some(conn) = state.connection.clone() else { return };
+    state.dispatch(Action::DictionaryLoading);
+    let state = state.clone();
+    wasm_bindgen_futures::spawn_local(async move {
+        let log = log_request(&state);
+        let entries = match api::list_all_schemas(&conn, &log).await {
+            Ok(entries) => entries,
+            Err(err) => {
+                state.dispatch(Action::DictionaryFailed(err.to_string()));
+                return;
+            }
+        };
+        // The read API is this server's own addition; without it the volume column says so.
+        let volumes = match api::event_counts(&conn, &log).await {
+            Ok(counts) => Some(Rc::new(counts.into_iter().map(|c| (c.event, c.count)).collect::<HashMap<_, _>>())),
+            Err(err) => {
+                push(&state, Level::Error, format!("30-day volumes are unavailable: {err}"));
+                None
+            }
+        };
+        state.dispatch(Action::DictionaryLoaded(Dictionary { entries: Rc::new(entries), volumes }));
+    });
 }
 
-/// The status an entity shows: dropped wins over hidden.
-pub fn status_of(entry: &SchemaEntry) -> &'static str {
-    let meta = entry.schema_json.vendor(DEFAULT_NAMESPACE);
-    if meta.dropped == Some(true) {
-        "dropped"
-    } else if meta.hidden == Some(true) {
-        "hidden"
-    } else {
-        "visible"
-    }
+/// What the side panel shows.
+#[derive(Debug, Clone, PartialEq)]
+enum Panel {
+    None,
+    Detail(String),
+    Edit(Option<SchemaEntry>),
+    /// Create the schema of an undocumented event, its name filled in.
+    Document(String),
+    Bulk,
+    ConfirmDelete(SchemaEntry),
+}
+
+fn find<'a>(entries: &'a [SchemaEntry], key: &str) -> Option<&'a SchemaEntry> {
+    entries.iter().find(|e| format!("{}:{}", e.entity_type, e.name) == key)
 }
 
 #[component]
 pub fn DictionaryPage() -> Html {
     let state = use_app_state();
-    let load = use_state(|| Load::<Vec<SchemaEntry>>::Idle);
+    let filter = use_state(Filter::default);
+    let shown = use_state(|| PAGE_ROWS);
+    let panel = use_state(|| Panel::None);
     {
-        let (state, load) = (state.clone(), load.clone());
-        let conn = state.connection.clone();
-        use_effect_with(conn, move |conn| {
-            if let Some(conn) = conn.clone() {
-                load.set(Load::Loading);
-                wasm_bindgen_futures::spawn_local(async move {
-                    let log_state = state.clone();
-                    let log = move |r: api::RequestRecord| {
-                        push(&log_state, if r.error.is_some() { Level::Error } else { Level::Info }, r.to_string())
-                    };
-                    match api::list_schemas(&conn, EntityType::Event, &log).await {
-                        Ok(list) => load.set(Load::Loaded(list)),
-                        Err(err @ ApiError::Unauthorized(_)) | Err(err @ ApiError::Forbidden(_)) => load.set(Load::Failed(err.to_string())),
-                        Err(err) => load.set(Load::Failed(err.to_string())),
-                    }
-                });
+        let state = state.clone();
+        let idle = state.dictionary == Load::Idle;
+        use_effect_with((state.connection.clone(), idle), move |(conn, idle)| {
+            if conn.is_some() && *idle {
+                load_dictionary(&state);
             }
         });
     }
-    let body = match &*load {
+    let dictionary = match &state.dictionary {
+        Load::Loaded(d) => Some(d.clone()),
+        _ => None,
+    };
+    // Rows are rebuilt only when the dictionary itself changes (pointer identity: comparing
+    // 5,000 entries by value on every render would cost what the memo saves).
+    let rows = {
+        let key = dictionary.as_ref().map(|d| (Rc::as_ptr(&d.entries) as usize, d.volumes.as_ref().map(|v| Rc::as_ptr(v) as usize)));
+        let dictionary = dictionary.clone();
+        use_memo(key, move |_| match &dictionary {
+            Some(d) => build_rows(&d.entries, d.volumes.as_deref(), DEFAULT_NAMESPACE),
+            None => Vec::new(),
+        })
+    };
+    let visible = {
+        let rows = rows.clone();
+        use_memo(((Rc::as_ptr(&rows) as usize), (*filter).clone()), move |(_, f)| filter_rows(&rows, f))
+    };
+    let tags = {
+        let rows = rows.clone();
+        use_memo(((Rc::as_ptr(&rows) as usize), filter.entity_type), move |(_, t)| all_tags(&rows, *t))
+    };
+
+    let set_filter = |f: fn(&mut Filter, String)| {
+        let (filter, shown) = (filter.clone(), shown.clone());
+        move |value: String| {
+            let mut next = (*filter).clone();
+            f(&mut next, value);
+            filter.set(next);
+            shown.set(PAGE_ROWS);
+        }
+    };
+    let onsearch = {
+        let set = set_filter(|f, v| f.query = v);
+        Callback::from(move |e: InputEvent| set(e.target_unchecked_into::<HtmlInputElement>().value()))
+    };
+    let select = |f: fn(&mut Filter, String)| {
+        let set = set_filter(f);
+        Callback::from(move |e: Event| set(e.target_unchecked_into::<HtmlSelectElement>().value()))
+    };
+    let tab = |t: EntityType| {
+        let set = set_filter(|f, v| {
+            f.entity_type = v.parse().unwrap_or(EntityType::Event);
+            f.tag = None;
+        });
+        let panel = panel.clone();
+        Callback::from(move |_| {
+            set(t.as_str().to_owned());
+            panel.set(Panel::None);
+        })
+    };
+    let open = |p: Panel| {
+        let panel = panel.clone();
+        Callback::from(move |_| panel.set(p.clone()))
+    };
+    let onreload = {
+        let state = state.clone();
+        Callback::from(move |_| load_dictionary(&state))
+    };
+    let onexport = {
+        let (state, dictionary) = (state.clone(), dictionary.clone());
+        Callback::from(move |_| {
+            let Some(d) = &dictionary else { return };
+            let body = datadict_core::BatchUploadRequest { entries: (*d.entries).clone(), truncate: false };
+            let text = serde_json::to_string_pretty(&body).unwrap_or_default();
+            match download("dictionary.json", "application/json", &text) {
+                Ok(()) => push(&state, Level::Info, format!("exported {} entities as dictionary.json", d.entries.len())),
+                Err(err) => push(&state, Level::Error, format!("the export could not be saved: {err}")),
+            }
+        })
+    };
+    let onsaved = {
+        let panel = panel.clone();
+        Callback::from(move |e: SchemaEntry| panel.set(Panel::Detail(format!("{}:{}", e.entity_type, e.name))))
+    };
+    let oncancel = {
+        let panel = panel.clone();
+        Callback::from(move |()| panel.set(Panel::None))
+    };
+
+    let entity_type = filter.entity_type;
+    let body = match &state.dictionary {
         Load::Idle => html! { <p>{ "Connect to a project in Settings first." }</p> },
         Load::Loading => html! { <p aria-busy="true">{ "Loading the dictionary…" }</p> },
         Load::Failed(message) => html! { <p class="error" role="alert">{ message.clone() }</p> },
-        Load::Loaded(list) if list.is_empty() => html! { <p>{ "This project has no event schemas yet." }</p> },
-        Load::Loaded(list) => html! {
-            <table id="schema-list" class="schemas">
-                <thead><tr>
-                    <th scope="col">{ "Display name" }</th>
-                    <th scope="col">{ "Name" }</th>
-                    <th scope="col">{ "Description" }</th>
-                    <th scope="col">{ "Tags" }</th>
-                    <th scope="col">{ "Status" }</th>
-                    <th scope="col">{ "Properties" }</th>
-                </tr></thead>
-                <tbody>{ for list.iter().map(row) }</tbody>
-            </table>
+        Load::Loaded(_) if visible.is_empty() => html! {
+            <p id="no-rows">{ if rows.iter().any(|r| r.entity_type == entity_type) { "No entity matches the search and filters." } else { "Nothing documented here yet." } }</p>
         },
+        Load::Loaded(_) => {
+            let onmore = {
+                let shown = shown.clone();
+                Callback::from(move |_| shown.set(*shown + PAGE_ROWS))
+            };
+            let more = visible.len().saturating_sub(*shown);
+            html! {
+                <>
+                <p class="hint" id="row-count">{ format!("{} of {} shown", visible.len().min(*shown), visible.len()) }</p>
+                <div class="table-wrap">
+                <table id="schema-list" class="schemas">
+                    <thead><tr>
+                        <th scope="col">{ "Display name" }</th>
+                        <th scope="col">{ "Name" }</th>
+                        <th scope="col" class="description">{ "Description" }</th>
+                        <th scope="col">{ "Tags" }</th>
+                        <th scope="col" class="contacts">{ "Contacts" }</th>
+                        <th scope="col">{ "Status" }</th>
+                        <th scope="col" class="count">{ "Properties" }</th>
+                        <th scope="col" class="count">{ "30-day volume" }</th>
+                    </tr></thead>
+                    <tbody>{ for visible.iter().take(*shown).map(|&i| row(&rows[i], &panel)) }</tbody>
+                </table>
+                </div>
+                if more > 0 {
+                    <button id="show-more" onclick={onmore}>{ format!("Show {} more ({more} not shown)", more.min(PAGE_ROWS)) }</button>
+                }
+                </>
+            }
+        }
     };
+
+    let side = match (&*panel, &dictionary) {
+        (Panel::Detail(key), Some(d)) => match (find(&d.entries, key), rows.iter().find(|r| &r.key() == key)) {
+            (Some(entry), _) => detail(entry, &panel),
+            (None, Some(r)) => html! {
+                <aside class="card detail" id="detail" aria-label="Details">
+                    <h2>{ r.name.clone() }</h2>
+                    <p>{ format!("Seen {} times in the last 30 days, but not documented.", r.volume.unwrap_or(0)) }</p>
+                    <button id="document-it" onclick={open(Panel::Document(r.name.clone()))}>{ "Document it" }</button>
+                </aside>
+            },
+            _ => html! {},
+        },
+        (Panel::Edit(initial), _) => {
+            let t = initial.as_ref().map_or(entity_type, |e| e.entity_type);
+            let key = initial.as_ref().map_or_else(|| "new".to_owned(), |e| e.name.clone());
+            html! { <EntityForm {key} entity_type={t} initial={initial.clone()} onsaved={onsaved.clone()} oncancel={oncancel.clone()} /> }
+        }
+        (Panel::Document(name), _) => html! {
+            <EntityForm key={format!("doc:{name}")} entity_type={EntityType::Event} initial={None::<SchemaEntry>}
+                        prefill_name={name.clone()} onsaved={onsaved.clone()} oncancel={oncancel.clone()} />
+        },
+        (Panel::Bulk, Some(d)) => html! { <BulkUpload current={d.entries.clone()} onclose={oncancel.clone()} /> },
+        (Panel::ConfirmDelete(entry), _) => confirm_delete(entry, &state, &panel),
+        _ => html! {},
+    };
+
     html! {
+        <div class="dictionary">
         <section class="card">
-            <h2>{ "Events" }</h2>
+            <div class="tabs" role="tablist" aria-label="Entity type">
+                { for EntityType::ALL.iter().map(|&t| html! {
+                    <button role="tab" id={format!("tab-{t}")} aria-selected={(t == entity_type).to_string()}
+                            class={classes!("tab", (t == entity_type).then_some("active"))} onclick={tab(t)}>
+                        { if t == EntityType::Event { "Events" } else { "User profiles" } }
+                    </button>
+                }) }
+            </div>
+            <div class="toolbar">
+                <label for="search" class="sr-only">{ "Search" }</label>
+                <input id="search" type="search" placeholder="Search name, display name, description, tags"
+                       value={filter.query.clone()} oninput={onsearch} />
+                <label for="status-filter">{ "Status" }</label>
+                <select id="status-filter" onchange={select(|f, v| f.status = Status::parse(&v))}>
+                    <option value="" selected={filter.status.is_none()}>{ "any" }</option>
+                    { for Status::ALL.iter().map(|s| html! { <option value={s.as_str()} selected={filter.status == Some(*s)}>{ s.as_str() }</option> }) }
+                </select>
+                <label for="tag-filter">{ "Tag" }</label>
+                <select id="tag-filter" onchange={select(|f, v| f.tag = (!v.is_empty()).then_some(v))}>
+                    <option value="" selected={filter.tag.is_none()}>{ "any" }</option>
+                    { for tags.iter().map(|t| html! { <option value={t.clone()} selected={filter.tag.as_ref() == Some(t)}>{ t.clone() }</option> }) }
+                </select>
+                <label for="sort">{ "Sort by" }</label>
+                <select id="sort" onchange={select(|f, v| f.sort = SortKey::parse(&v).unwrap_or(SortKey::Display))}>
+                    { for SortKey::ALL.iter().map(|k| html! { <option value={k.as_str()} selected={filter.sort == *k}>{ k.label() }</option> }) }
+                </select>
+                <label class="check"><input id="sort-desc" type="checkbox" checked={filter.descending}
+                    onchange={select(|f, _| f.descending = !f.descending)} />{ " Descending" }</label>
+            </div>
+            <div class="actions">
+                <button id="new-entity" onclick={open(Panel::Edit(None))} disabled={dictionary.is_none()}>
+                    { if entity_type == EntityType::Event { "New event" } else { "New profile schema" } }
+                </button>
+                <button id="bulk-upload" onclick={open(Panel::Bulk)} disabled={dictionary.is_none()}>{ "Bulk upload…" }</button>
+                <button id="export-json" onclick={onexport} disabled={dictionary.is_none()}>{ "Export JSON" }</button>
+                <button id="reload" onclick={onreload}>{ "Reload" }</button>
+            </div>
             { body }
         </section>
+        { side }
+        </div>
     }
 }
 
-fn row(entry: &SchemaEntry) -> Html {
-    let meta = entry.schema_json.vendor(DEFAULT_NAMESPACE);
-    let display = meta.display_name.clone().unwrap_or_else(|| entry.name.clone());
-    let tags = meta.tags.clone().unwrap_or_default();
-    let count = entry.schema_json.properties.as_ref().map_or(0, |p| p.len());
-    let status = status_of(entry);
+fn row(r: &Row, panel: &UseStateHandle<Panel>) -> Html {
+    let key = r.key();
+    let onclick = {
+        let (panel, key) = (panel.clone(), key.clone());
+        Callback::from(move |_| panel.set(Panel::Detail(key.clone())))
+    };
+    let volume = r.volume.map_or_else(|| "unknown".to_owned(), |v| v.to_string());
+    let join = |v: &[String]| v.join(", ");
     // Every string is rendered as text: Yew escapes it, and no HTML is built from dictionary data.
     html! {
-        <tr class="schema-row" data-name={entry.name.clone()}>
-            <td class="display-name">{ display }</td>
-            <td class="name"><code>{ entry.name.clone() }</code></td>
-            <td class="description">{ entry.schema_json.description.clone().unwrap_or_default() }</td>
-            <td class="tags">{ for tags.into_iter().map(|t| html! { <span class="tag">{ t }</span> }) }</td>
-            <td class={classes!("status", status)}>{ status }</td>
-            <td class="count">{ count }</td>
+        <tr {key} class={classes!("schema-row", (r.status == Status::Undocumented).then_some("undocumented"))} data-name={r.name.clone()}>
+            <td class="display-name"><button class="link open-detail" {onclick} aria-label={format!("Details of {}", r.display)}>{ r.display.clone() }</button></td>
+            <td class="name"><code>{ r.name.clone() }</code></td>
+            <td class="description">{ r.description.clone() }</td>
+            <td class="tags">{ for r.tags.iter().map(|t| html! { <span class="tag">{ t.clone() }</span> }) }</td>
+            <td class="contacts">{ join(&r.contacts) }{ if !r.contacts.is_empty() && !r.team_contacts.is_empty() { "; " } else { "" } }{ join(&r.team_contacts) }</td>
+            <td class={classes!("status", r.status.as_str())}>{ r.status.as_str() }</td>
+            <td class="count">{ r.properties }</td>
+            <td class="count volume">{ volume }</td>
         </tr>
+    }
+}
+
+fn detail(entry: &SchemaEntry, panel: &UseStateHandle<Panel>) -> Html {
+    let meta = entry.schema_json.vendor(DEFAULT_NAMESPACE);
+    let flag = |b: Option<bool>| if b == Some(true) { "yes" } else { "no" };
+    let props = entry.schema_json.properties.iter().flatten().map(|(name, def)| {
+        let pm = def.vendor(DEFAULT_NAMESPACE);
+        html! {
+            <tr class="property-row">
+                <td><code>{ name.clone() }</code></td>
+                <td>{ pm.display_name.clone().unwrap_or_default() }</td>
+                <td>{ def.kind.as_str() }</td>
+                <td>{ def.description.clone().unwrap_or_default() }</td>
+                <td>{ flag(pm.hidden) }</td>
+                <td>{ flag(pm.dropped) }</td>
+            </tr>
+        }
+    });
+    let json = serde_json::to_string_pretty(&entry.schema_json).unwrap_or_default();
+    let edit = {
+        let (panel, entry) = (panel.clone(), entry.clone());
+        Callback::from(move |_| panel.set(Panel::Edit(Some(entry.clone()))))
+    };
+    let delete = {
+        let (panel, entry) = (panel.clone(), entry.clone());
+        Callback::from(move |_| panel.set(Panel::ConfirmDelete(entry.clone())))
+    };
+    let close = {
+        let panel = panel.clone();
+        Callback::from(move |_| panel.set(Panel::None))
+    };
+    html! {
+        <aside class="card detail" id="detail" aria-label="Details">
+            <h2>{ meta.display_name.clone().unwrap_or_else(|| entry.name.clone()) }</h2>
+            <p><code>{ entry.name.clone() }</code>{ format!(" · {}", entry.entity_type) }</p>
+            <p>{ entry.schema_json.description.clone().unwrap_or_default() }</p>
+            <div class="actions">
+                <button id="edit-entity" onclick={edit}>{ "Edit" }</button>
+                <button id="delete-entity" class="danger" onclick={delete}>{ "Delete…" }</button>
+                <button onclick={close}>{ "Close" }</button>
+            </div>
+            <h3>{ "Properties" }</h3>
+            <div class="table-wrap">
+            <table id="property-list" class="schemas">
+                <thead><tr>
+                    <th scope="col">{ "Name" }</th><th scope="col">{ "Display name" }</th><th scope="col">{ "Type" }</th>
+                    <th scope="col">{ "Description" }</th><th scope="col">{ "Hidden" }</th><th scope="col">{ "Dropped" }</th>
+                </tr></thead>
+                <tbody>{ for props }</tbody>
+            </table>
+            </div>
+            <h3>{ "Schema (schemaJson, as stored)" }</h3>
+            <pre id="schema-json" class="json">{ json }</pre>
+        </aside>
+    }
+}
+
+fn confirm_delete(entry: &SchemaEntry, state: &StateHandle, panel: &UseStateHandle<Panel>) -> Html {
+    let onconfirm = {
+        let (state, panel, entry) = (state.clone(), panel.clone(), entry.clone());
+        Callback::from(move |_| {
+            let Some(conn) = state.connection.clone() else { return };
+            let (state, panel, entry) = (state.clone(), panel.clone(), entry.clone());
+            wasm_bindgen_futures::spawn_local(async move {
+                let log = log_request(&state);
+                match api::delete_schema(&conn, entry.entity_type, &entry.name, &log).await {
+                    Ok(n) => {
+                        push(&state, Level::Info, format!("deleted {} `{}` ({n} removed)", entry.entity_type, entry.name));
+                        state.dispatch(Action::EntityDeleted(entry.entity_type, entry.name.clone()));
+                        panel.set(Panel::None);
+                    }
+                    Err(err) => push(&state, Level::Error, format!("could not delete `{}`: {err}", entry.name)),
+                }
+            });
+        })
+    };
+    let oncancel = {
+        let (panel, key) = (panel.clone(), format!("{}:{}", entry.entity_type, entry.name));
+        Callback::from(move |_| panel.set(Panel::Detail(key.clone())))
+    };
+    html! {
+        <aside class="card detail" id="confirm-delete" role="alertdialog" aria-label="Confirm delete">
+            <h2>{ "Delete this entity?" }</h2>
+            <p>{ format!("The {} “{}” and its {} properties will be removed from the dictionary. Events already stored are not touched.",
+                entry.entity_type, entry.name, entry.schema_json.properties.as_ref().map_or(0, |p| p.len())) }</p>
+            <div class="actions">
+                <button id="confirm-delete-yes" class="danger" onclick={onconfirm}>{ "Delete" }</button>
+                <button id="confirm-delete-no" onclick={oncancel}>{ "Keep it" }</button>
+            </div>
+        </aside>
     }
 }

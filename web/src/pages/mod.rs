@@ -1,5 +1,6 @@
 //! One module per screen.
 
+pub mod bulk;
 pub mod dictionary;
 pub mod planned;
 pub mod settings;

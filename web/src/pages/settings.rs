@@ -1,13 +1,18 @@
-//! Settings and sign-in: API base URL, project id and service-account credentials, held in
-//! memory only. "Connect" tests them against the API and explains a 401 or 403 in words.
+//! Settings and sign-in: region preset with editable base URLs, project id and service-account
+//! credentials. Held in memory; "remember on this device" is an explicit opt-in that writes them to
+//! `localStorage`. "Test connection" and "Connect" explain a 401 or 403 in words.
 
 use crate::api::{self, Connection};
 use crate::app::use_app_state;
-use crate::components::log::push;
+use crate::components::log::{log_request, push};
 use crate::state::{Action, Level};
 use datadict_core::EntityType;
-use web_sys::HtmlInputElement;
+use serde::{Deserialize, Serialize};
+use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;
+
+/// The `localStorage` key of a remembered connection.
+const STORAGE_KEY: &str = "datadict.connection";
 
 /// The page's own origin: the default API base, since the server also serves the app.
 fn page_origin() -> String {
@@ -18,11 +23,71 @@ fn input_value(e: &InputEvent) -> String {
     e.target_unchecked_into::<HtmlInputElement>().value()
 }
 
-/// The state of the connection test.
+/// Spec: the API exists in a default region, an EU and an India data-residency region, at the
+/// same paths on different hosts. The hosts of a deployment are not known to the app, so only the
+/// default region has a prefilled URL (this page's origin); the others are typed once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Region {
+    Default,
+    Eu,
+    India,
+}
+
+impl Region {
+    pub const ALL: [Region; 3] = [Region::Default, Region::Eu, Region::India];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Default => "default",
+            Self::Eu => "eu",
+            Self::India => "in",
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Default => "Default",
+            Self::Eu => "EU data residency",
+            Self::India => "India data residency",
+        }
+    }
+
+    fn parse(s: &str) -> Self {
+        Self::ALL.into_iter().find(|r| r.as_str() == s).unwrap_or(Self::Default)
+    }
+}
+
+/// What "remember on this device" stores.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct Remembered {
+    region: Region,
+    base_url: String,
+    import_url: String,
+    project_id: String,
+    username: String,
+    secret: String,
+}
+
+fn storage() -> Option<web_sys::Storage> {
+    web_sys::window().and_then(|w| w.local_storage().ok().flatten())
+}
+
+fn remembered() -> Option<Remembered> {
+    storage().and_then(|s| s.get_item(STORAGE_KEY).ok().flatten()).and_then(|t| serde_json::from_str(&t).ok())
+}
+
+fn forget() {
+    if let Some(s) = storage() {
+        let _ = s.remove_item(STORAGE_KEY);
+    }
+}
+
+/// The state of a connection check.
 #[derive(Debug, Clone, PartialEq)]
 enum Check {
     Idle,
     Checking,
+    Passed(String),
     Failed(String),
 }
 
@@ -30,42 +95,126 @@ enum Check {
 pub fn SettingsPage() -> Html {
     let state = use_app_state();
     let current = state.connection.clone();
-    let base_url = use_state(|| current.as_ref().map_or_else(page_origin, |c| c.base_url.clone()));
-    let project_id = use_state(|| current.as_ref().map_or_else(String::new, |c| c.project_id.to_string()));
-    let username = use_state(|| current.as_ref().map_or_else(String::new, |c| c.username.clone()));
-    let secret = use_state(String::new);
+    let saved = use_memo((), |_| remembered());
+    let init = |f: fn(&Connection) -> String, g: fn(&Remembered) -> String, default: fn() -> String| match (&current, &*saved) {
+        (Some(c), _) => f(c),
+        (None, Some(r)) => g(r),
+        (None, None) => default(),
+    };
+    let region = use_state(|| (*saved).as_ref().map_or(Region::Default, |r| r.region));
+    let base_url = use_state(|| init(|c| c.base_url.clone(), |r| r.base_url.clone(), page_origin));
+    let import_url = use_state(|| init(|c| c.import_url.clone(), |r| r.import_url.clone(), page_origin));
+    let project_id = use_state(|| init(|c| c.project_id.to_string(), |r| r.project_id.clone(), String::new));
+    let username = use_state(|| init(|c| c.username.clone(), |r| r.username.clone(), String::new));
+    let secret = use_state(|| init(|c| c.secret.clone(), |r| r.secret.clone(), String::new));
+    let remember = use_state(|| saved.is_some());
     let check = use_state(|| Check::Idle);
+    let test = use_state(|| Check::Idle);
 
     let bind = |handle: &UseStateHandle<String>| {
         let handle = handle.clone();
         Callback::from(move |e: InputEvent| handle.set(input_value(&e)))
     };
+    let onregion = {
+        let (region, base_url, import_url) = (region.clone(), base_url.clone(), import_url.clone());
+        Callback::from(move |e: Event| {
+            let r = Region::parse(&e.target_unchecked_into::<HtmlSelectElement>().value());
+            region.set(r);
+            // Only the default region's host is known (this page); the others must be typed.
+            let url = if r == Region::Default { page_origin() } else { String::new() };
+            base_url.set(url.clone());
+            import_url.set(url);
+        })
+    };
+    let onremember = {
+        let remember = remember.clone();
+        Callback::from(move |e: Event| {
+            let on = e.target_unchecked_into::<HtmlInputElement>().checked();
+            if !on {
+                forget();
+            }
+            remember.set(on);
+        })
+    };
 
-    let onsubmit = {
-        let (state, check) = (state.clone(), check.clone());
-        let (base_url, project_id, username, secret) = (base_url.clone(), project_id.clone(), username.clone(), secret.clone());
-        Callback::from(move |e: SubmitEvent| {
-            e.prevent_default();
-            let Ok(pid) = project_id.trim().parse::<i64>() else {
-                check.set(Check::Failed(format!("`{}` is not a project id: enter the project's number, e.g. 1", *project_id)));
-                return;
-            };
-            let conn = Connection {
+    // Builds the connection from the form, or says what is wrong with it.
+    let build = {
+        let (base_url, import_url, project_id, username, secret) =
+            (base_url.clone(), import_url.clone(), project_id.clone(), username.clone(), secret.clone());
+        move || -> Result<Connection, String> {
+            let pid = project_id.trim().parse::<i64>().ok().filter(|p| *p > 0).ok_or_else(|| {
+                format!("`{}` is not a project id: enter the project's number, e.g. 1", *project_id)
+            })?;
+            if base_url.trim().is_empty() {
+                return Err("the API base URL is empty: enter the host of your region, e.g. https://api.example.com".into());
+            }
+            let import = if import_url.trim().is_empty() { base_url.trim() } else { import_url.trim() };
+            Ok(Connection {
                 base_url: base_url.trim().trim_end_matches('/').to_owned(),
+                import_url: import.trim_end_matches('/').to_owned(),
                 project_id: pid,
                 username: username.trim().to_owned(),
                 secret: (*secret).clone(),
+            })
+        }
+    };
+
+    let ontest = {
+        let (state, test, build) = (state.clone(), test.clone(), build.clone());
+        Callback::from(move |_| {
+            let conn = match build() {
+                Ok(c) => c,
+                Err(m) => return test.set(Check::Failed(m)),
+            };
+            test.set(Check::Checking);
+            let (state, test) = (state.clone(), test.clone());
+            wasm_bindgen_futures::spawn_local(async move {
+                let log = log_request(&state);
+                match api::list_schemas(&conn, EntityType::Event, &log).await {
+                    Ok(list) => test.set(Check::Passed(format!(
+                        "the connection works: project {} answers with {} event schemas",
+                        conn.project_id,
+                        list.len()
+                    ))),
+                    Err(err) => test.set(Check::Failed(err.to_string())),
+                }
+            });
+        })
+    };
+
+    let onsubmit = {
+        let (state, check, build, remember, region) = (state.clone(), check.clone(), build.clone(), remember.clone(), region.clone());
+        let project_id = project_id.clone();
+        Callback::from(move |e: SubmitEvent| {
+            e.prevent_default();
+            let conn = match build() {
+                Ok(c) => c,
+                Err(m) => return check.set(Check::Failed(m)),
             };
             check.set(Check::Checking);
-            let (state, check) = (state.clone(), check.clone());
+            let (state, check, remember, region, project_id) = (state.clone(), check.clone(), *remember, *region, (*project_id).clone());
             wasm_bindgen_futures::spawn_local(async move {
-                let log_state = state.clone();
-                let log = move |r: api::RequestRecord| {
-                    push(&log_state, if r.error.is_some() { Level::Error } else { Level::Info }, r.to_string())
-                };
+                let log = log_request(&state);
                 match api::list_schemas(&conn, EntityType::Event, &log).await {
                     Ok(list) => {
                         push(&state, Level::Info, format!("connected to project {} ({} event schemas)", conn.project_id, list.len()));
+                        if remember {
+                            let r = Remembered {
+                                region,
+                                base_url: conn.base_url.clone(),
+                                import_url: conn.import_url.clone(),
+                                project_id,
+                                username: conn.username.clone(),
+                                secret: conn.secret.clone(),
+                            };
+                            if let (Some(s), Ok(text)) = (storage(), serde_json::to_string(&r)) {
+                                if s.set_item(STORAGE_KEY, &text).is_err() {
+                                    push(&state, Level::Error, "this browser refused to remember the connection (storage is blocked or full)");
+                                }
+                            }
+                        } else {
+                            forget();
+                        }
                         check.set(Check::Idle);
                         state.dispatch(Action::Connect(conn));
                     }
@@ -84,18 +233,35 @@ pub fn SettingsPage() -> Html {
         <section class="card narrow">
             <h2>{ "Connect to a project" }</h2>
             <form {onsubmit}>
-                <label for="base-url">{ "API base URL" }</label>
-                <input id="base-url" type="url" required=true value={(*base_url).clone()} oninput={bind(&base_url)} />
+                <label for="region">{ "Region" }</label>
+                <select id="region" onchange={onregion}>
+                    { for Region::ALL.iter().map(|r| html! { <option value={r.as_str()} selected={*region == *r}>{ r.label() }</option> }) }
+                </select>
+                <label for="base-url">{ "API base URL (schemas, read API)" }</label>
+                <input id="base-url" type="url" required=true placeholder="https://your-region-host" value={(*base_url).clone()} oninput={bind(&base_url)} />
+                <label for="import-url">{ "Import base URL (/import)" }</label>
+                <input id="import-url" type="url" placeholder="the API base URL when empty" value={(*import_url).clone()} oninput={bind(&import_url)} />
                 <label for="project-id">{ "Project id" }</label>
                 <input id="project-id" inputmode="numeric" required=true value={(*project_id).clone()} oninput={bind(&project_id)} />
                 <label for="username">{ "Service account user name" }</label>
                 <input id="username" autocomplete="username" required=true value={(*username).clone()} oninput={bind(&username)} />
                 <label for="secret">{ "Service account secret" }</label>
                 <input id="secret" type="password" autocomplete="current-password" required=true value={(*secret).clone()} oninput={bind(&secret)} />
-                <p class="hint">{ "Credentials stay in this tab's memory and are gone when you close it." }</p>
+                <label class="check">
+                    <input id="remember" type="checkbox" checked={*remember} onchange={onremember} aria-describedby="remember-warning" />
+                    { " Remember on this device" }
+                </label>
+                if *remember {
+                    <p id="remember-warning" class="warn-box">{ "The secret will be stored unencrypted in this browser's local storage: anyone who uses this browser profile can read it. Leave this off on a shared computer. Unticking it forgets the stored copy." }</p>
+                } else {
+                    <p id="remember-warning" class="hint">{ "Credentials stay in this tab's memory and are gone when you close it." }</p>
+                }
                 <div class="actions">
                     <button id="connect" type="submit" disabled={*check == Check::Checking}>
                         { if *check == Check::Checking { "Connecting…" } else { "Connect" } }
+                    </button>
+                    <button id="test-connection" type="button" onclick={ontest} disabled={*test == Check::Checking}>
+                        { if *test == Check::Checking { "Testing…" } else { "Test connection" } }
                     </button>
                     if current.is_some() {
                         <button type="button" onclick={ondisconnect}>{ "Disconnect" }</button>
@@ -104,6 +270,11 @@ pub fn SettingsPage() -> Html {
                 if let Check::Failed(message) = &*check {
                     <p id="connect-error" class="error" role="alert">{ message.clone() }</p>
                 }
+                { match &*test {
+                    Check::Passed(m) => html! { <p id="test-result" class="ok" role="status">{ m.clone() }</p> },
+                    Check::Failed(m) => html! { <p id="test-result" class="error" role="alert">{ m.clone() }</p> },
+                    _ => html! {},
+                } }
             </form>
         </section>
     }

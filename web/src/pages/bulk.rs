@@ -1,0 +1,244 @@
+//! Bulk upload of a dictionary file: read, check every entry with the core, preview what changes
+//! against the loaded dictionary (added / changed / removed), and only then send it, with
+//! `truncate` as an explicit choice.
+
+use crate::api;
+use crate::app::use_app_state;
+use crate::components::log::{log_request, push};
+use crate::pages::dictionary::load_dictionary;
+use crate::state::Level;
+use datadict_core::{validate_schema_entry, BatchUploadRequest, SchemaEntry, SchemaRules};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::rc::Rc;
+use wasm_bindgen_futures::JsFuture;
+use web_sys::HtmlInputElement;
+use yew::prelude::*;
+
+/// What the file holds, compared with the dictionary.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Preview {
+    pub entries: Vec<SchemaEntry>,
+    pub added: Vec<String>,
+    pub changed: Vec<String>,
+    /// In the dictionary, not in the file: deleted only when truncating.
+    pub absent: Vec<String>,
+    pub unchanged: usize,
+}
+
+fn label(e: &SchemaEntry) -> String {
+    format!("{} {}", e.entity_type, e.name)
+}
+
+/// Compares the file's entries with the current ones by (entity type, name).
+///
+/// This comparison belongs in the core's dictionary diff, which has not landed yet; it is kept to
+/// key lookups and equality so that replacing it is a one-line change.
+pub fn preview(file: Vec<SchemaEntry>, current: &[SchemaEntry]) -> Preview {
+    let now: HashMap<(datadict_core::EntityType, &str), &SchemaEntry> = current.iter().map(|e| ((e.entity_type, e.name.as_str()), e)).collect();
+    let mut p = Preview::default();
+    for e in &file {
+        match now.get(&(e.entity_type, e.name.as_str())) {
+            None => p.added.push(label(e)),
+            Some(old) if *old != e => p.changed.push(label(e)),
+            Some(_) => p.unchanged += 1,
+        }
+    }
+    let incoming: std::collections::HashSet<(datadict_core::EntityType, &str)> = file.iter().map(|e| (e.entity_type, e.name.as_str())).collect();
+    p.absent = current.iter().filter(|e| !incoming.contains(&(e.entity_type, e.name.as_str()))).map(label).collect();
+    p.entries = file;
+    p
+}
+
+/// Reads a dictionary file's JSON: an array of entries, `{"entries":[...]}` (the upload body) or
+/// `{"results":[...]}` (the list answer, so an export can be uploaded back). Every problem of every
+/// entry is returned, prefixed with the entry's position.
+pub fn parse_dictionary(text: &str) -> Result<Vec<SchemaEntry>, Vec<String>> {
+    let value: Value = serde_json::from_str(text).map_err(|e| vec![format!("the file is not valid JSON ({e}); export a dictionary as JSON and try again")])?;
+    let items = match &value {
+        Value::Array(items) => items,
+        Value::Object(o) => match o.get("entries").or_else(|| o.get("results")) {
+            Some(Value::Array(items)) => items,
+            _ => return Err(vec!["expected a JSON array of schema entries, or an object with `entries` or `results`".into()]),
+        },
+        _ => return Err(vec!["expected a JSON array of schema entries".into()]),
+    };
+    let rules = SchemaRules::default();
+    let problems: Vec<String> = items
+        .iter()
+        .enumerate()
+        .flat_map(|(i, item)| {
+            let name = item.get("name").and_then(Value::as_str).unwrap_or("?").to_owned();
+            validate_schema_entry(item, &rules).into_iter().map(move |issue| format!("entry {} ({name}): {issue}", i + 1))
+        })
+        .collect();
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    items.iter().map(|i| serde_json::from_value(i.clone()).map_err(|e| vec![e.to_string()])).collect()
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Step {
+    Pick,
+    Reading,
+    Rejected(Vec<String>),
+    Ready(Rc<Preview>),
+    Sending(Rc<Preview>),
+    Done(String),
+    Failed(Rc<Preview>, String),
+}
+
+#[derive(Properties, PartialEq)]
+pub struct BulkUploadProps {
+    pub current: Rc<Vec<SchemaEntry>>,
+    pub onclose: Callback<()>,
+}
+
+#[component]
+pub fn BulkUpload(props: &BulkUploadProps) -> Html {
+    let state = use_app_state();
+    let step = use_state(|| Step::Pick);
+    let truncate = use_state(|| false);
+    let onfile = {
+        let (step, current) = (step.clone(), props.current.clone());
+        Callback::from(move |e: Event| {
+            let input: HtmlInputElement = e.target_unchecked_into();
+            let Some(file) = input.files().and_then(|f| f.get(0)) else { return };
+            if file.name().to_lowercase().ends_with(".csv") {
+                step.set(Step::Rejected(vec![
+                    "CSV dictionaries are not readable here yet: the core's CSV reader has not landed. Upload the JSON export instead".into(),
+                ]));
+                return;
+            }
+            step.set(Step::Reading);
+            let (step, current) = (step.clone(), current.clone());
+            wasm_bindgen_futures::spawn_local(async move {
+                // A dictionary file is small (a few MB for thousands of entities): read at once.
+                let text = match JsFuture::from(file.text()).await {
+                    Ok(t) => t.as_string().unwrap_or_default(),
+                    Err(e) => {
+                        step.set(Step::Rejected(vec![format!("the file could not be read: {e:?}")]));
+                        return;
+                    }
+                };
+                match parse_dictionary(&text) {
+                    Ok(entries) => step.set(Step::Ready(Rc::new(preview(entries, &current)))),
+                    Err(problems) => step.set(Step::Rejected(problems)),
+                }
+            });
+        })
+    };
+    let ontruncate = {
+        let truncate = truncate.clone();
+        Callback::from(move |e: Event| truncate.set(e.target_unchecked_into::<HtmlInputElement>().checked()))
+    };
+    let onsend = {
+        let (step, state, truncate) = (step.clone(), state.clone(), truncate.clone());
+        Callback::from(move |_| {
+            let (Step::Ready(p) | Step::Failed(p, _)) = &*step else { return };
+            let Some(conn) = state.connection.clone() else { return };
+            let p = p.clone();
+            step.set(Step::Sending(p.clone()));
+            let (step, state, truncate) = (step.clone(), state.clone(), *truncate);
+            wasm_bindgen_futures::spawn_local(async move {
+                let log = log_request(&state);
+                let body = BatchUploadRequest { entries: p.entries.clone(), truncate };
+                match api::upload_schemas(&conn, &body, &log).await {
+                    Ok(answer) => {
+                        let text = format!("uploaded: {} added or replaced, {} deleted", answer.results.added, answer.results.deleted);
+                        push(&state, Level::Info, text.clone());
+                        step.set(Step::Done(text));
+                        load_dictionary(&state);
+                    }
+                    Err(err) => step.set(Step::Failed(p, err.to_string())),
+                }
+            });
+        })
+    };
+    let onclose = {
+        let cb = props.onclose.clone();
+        Callback::from(move |_| cb.emit(()))
+    };
+    let list = |title: &str, id: &str, items: &[String]| {
+        html! {
+            <details open={!items.is_empty() && items.len() <= 50}>
+                <summary id={id.to_owned()}>{ format!("{title}: {}", items.len()) }</summary>
+                <ul>{ for items.iter().take(500).map(|i| html! { <li>{ i.clone() }</li> }) }</ul>
+            </details>
+        }
+    };
+    let preview_view = |p: &Preview| {
+        html! {
+            <div id="bulk-preview">
+                { list("Added", "bulk-added", &p.added) }
+                { list("Changed", "bulk-changed", &p.changed) }
+                { list(if *truncate { "Removed (truncate deletes them)" } else { "Not in the file (kept)" }, "bulk-removed", &p.absent) }
+                <p>{ format!("Unchanged: {}", p.unchanged) }</p>
+            </div>
+        }
+    };
+    let body = match &*step {
+        Step::Pick => html! {},
+        Step::Reading => html! { <p aria-busy="true">{ "Reading the file…" }</p> },
+        Step::Rejected(problems) => html! {
+            <div id="bulk-problems" role="alert">
+                <p class="error">{ format!("Nothing will be sent: {} problem(s) in the file.", problems.len()) }</p>
+                <ul class="field-errors">{ for problems.iter().take(200).map(|p| html! { <li>{ p.clone() }</li> }) }</ul>
+            </div>
+        },
+        Step::Ready(p) | Step::Sending(p) | Step::Failed(p, _) => html! {
+            <>
+            { preview_view(p) }
+            <label class="check warn-box">
+                <input id="bulk-truncate" type="checkbox" checked={*truncate} onchange={ontruncate} />
+                { " Truncate: delete the whole dictionary of this project first (events and profiles), then insert the file" }
+            </label>
+            <div class="actions">
+                <button id="bulk-send" class={classes!((*truncate).then_some("danger"))} onclick={onsend} disabled={matches!(&*step, Step::Sending(_))}>
+                    { format!("{} {} entries", if *truncate { "Replace the dictionary with" } else { "Upload" }, p.entries.len()) }
+                </button>
+            </div>
+            if let Step::Failed(_, message) = &*step { <p class="error" role="alert">{ message.clone() }</p> }
+            </>
+        },
+        Step::Done(text) => html! { <p id="bulk-done" class="ok">{ text.clone() }</p> },
+    };
+    html! {
+        <aside class="card detail" id="bulk" aria-label="Bulk upload">
+            <h2>{ "Bulk upload a dictionary" }</h2>
+            <p class="hint">{ "A JSON file: an array of schema entries, an upload body {\"entries\": [...]}, or an export of this app. Nothing is sent before you confirm." }</p>
+            <label for="bulk-file">{ "Dictionary file" }</label>
+            <input id="bulk-file" type="file" accept=".json,application/json,.csv,text/csv" onchange={onfile} />
+            { body }
+            <div class="actions"><button onclick={onclose}>{ "Close" }</button></div>
+        </aside>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use wasm_bindgen_test::wasm_bindgen_test;
+
+    fn entry(name: &str, description: &str) -> SchemaEntry {
+        serde_json::from_value(json!({"entityType": "event", "name": name, "schemaJson": {"description": description}})).unwrap()
+    }
+
+    #[wasm_bindgen_test]
+    fn the_preview_sorts_entries_into_added_changed_and_absent() {
+        let p = preview(vec![entry("A", "same"), entry("B", "new text"), entry("C", "c")], &[entry("A", "same"), entry("B", "old"), entry("D", "d")]);
+        assert_eq!((p.added, p.changed, p.absent, p.unchanged), (vec!["event C".to_owned()], vec!["event B".to_owned()], vec!["event D".to_owned()], 1));
+    }
+
+    #[wasm_bindgen_test]
+    fn every_bad_entry_is_reported_before_anything_is_sent() {
+        let text = r#"{"entries":[{"entityType":"event","name":"ok","schemaJson":{}},{"entityType":"thing","name":"","schemaJson":{}}]}"#;
+        let problems = parse_dictionary(text).unwrap_err();
+        assert!(problems.len() >= 2, "{problems:?}");
+        assert!(problems.iter().all(|p| p.starts_with("entry 2")), "{problems:?}");
+        assert_eq!(parse_dictionary(r#"[{"entityType":"profile","name":"$user","schemaJson":{}}]"#).unwrap().len(), 1);
+        assert!(parse_dictionary("nope").is_err());
+    }
+}
