@@ -13,6 +13,8 @@ pub mod import;
 pub mod issue;
 pub mod limits;
 pub mod profile;
+pub mod request;
+pub mod retry;
 pub mod schema;
 pub mod split;
 pub mod summary;
@@ -38,3 +40,8 @@ pub use import::{check_import_body, CheckedRecord, ImportBodyCheck, ImportBodyEr
 pub use dictionary::{check_against_dictionary, remove_properties, Dictionary, DictionaryFindings};
 pub use summary::{IssueSummary, Tally};
 pub use batch::{Batch, BatchOptions, BatchStats, Batcher, Rejected};
+pub use request::{
+    import_request, manual_sync_request, map_failed_records, parse_api_response, parse_import_response, ApiError, Credentials,
+    Endpoints, HttpRequest, Method, Region, RegionUrls,
+};
+pub use retry::{parse_retry_after, Attempt, Decision, GiveUp, RetryPolicy};
