@@ -7,6 +7,7 @@ pub mod admin;
 pub mod auth;
 pub mod demo;
 pub mod error;
+pub mod hosting;
 pub mod ratelimit;
 pub mod routes;
 pub mod store;
@@ -15,6 +16,7 @@ use axum::Router;
 use std::path::PathBuf;
 use std::sync::Arc;
 use tower_http::services::{ServeDir, ServeFile};
+use tower_http::set_header::SetResponseHeaderLayer;
 
 pub use error::ApiError;
 pub use store::Store;
@@ -68,12 +70,22 @@ pub const SCHEMA_BODY_LIMIT: usize = 16 * 1024 * 1024;
 
 /// The whole HTTP surface: the application API under `/api/app`, and the web app at `/`.
 pub fn app(state: AppState) -> Router {
-    let api = Router::new().merge(routes::schemas::router()).merge(routes::data::router());
-    let mut router = Router::new().nest("/api/app", api).merge(routes::import::router()).merge(routes::engage::router());
-    if let Some(dir) = state.config.web_dir.as_ref().filter(|d| d.join("index.html").is_file()) {
+    let (api, doc) = routes::meta::api();
+    let mut router = api.merge(routes::meta::openapi_route(doc)).method_not_allowed_fallback(routes::meta::method_not_allowed);
+    let web_dir = state.config.web_dir.clone().filter(|d| d.join("index.html").is_file());
+    if let Some(dir) = &web_dir {
         // Unknown paths fall back to index.html so that a reload on an app route still works.
         let index = ServeFile::new(dir.join("index.html"));
         router = router.fallback_service(ServeDir::new(dir).fallback(index));
+    } else {
+        router = router.fallback(routes::meta::not_found);
+    }
+    let csp = hosting::content_security_policy(web_dir.as_deref());
+    for (name, value) in hosting::security_headers(&csp) {
+        router = router.layer(SetResponseHeaderLayer::if_not_present(name, value));
+    }
+    if let Some(cors) = hosting::cors(&state.config) {
+        router = router.layer(cors);
     }
     router.with_state(state)
 }

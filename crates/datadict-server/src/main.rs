@@ -32,6 +32,22 @@ struct ServeArgs {
     /// Do not create the demo project on first start.
     #[arg(long)]
     no_demo: bool,
+    /// Origins allowed to call the API from a browser (CORS), comma-separated; `*` allows any.
+    #[arg(long = "cors-origin", env = "DATADICT_CORS_ORIGINS", value_delimiter = ',')]
+    cors_origins: Vec<String>,
+    /// Schemas API requests per minute per project (the service allows 5); unlimited when unset.
+    #[arg(long, env = "DATADICT_SCHEMA_RATE_LIMIT")]
+    schema_rate_limit: Option<u64>,
+    /// Uncompressed bytes per minute per project on /import and /engage (the service allows about
+    /// 2 GB); unlimited when unset.
+    #[arg(long, env = "DATADICT_INGEST_RATE_LIMIT")]
+    ingest_rate_limit: Option<u64>,
+    /// Largest uncompressed /import or /engage body in bytes (default 10 MiB, FACTS.md).
+    #[arg(long, env = "DATADICT_MAX_REQUEST_BYTES")]
+    max_request_bytes: Option<usize>,
+    /// The vendor metadata key of the dictionary.
+    #[arg(long, env = "DATADICT_NAMESPACE", default_value = datadict_core::DEFAULT_NAMESPACE)]
+    namespace: String,
 }
 
 #[derive(Subcommand)]
@@ -127,7 +143,18 @@ fn run_admin(store: &Store, cmd: AdminCommand) -> anyhow::Result<()> {
 fn serve(store: Store, data_dir: &std::path::Path, args: ServeArgs) -> anyhow::Result<()> {
     let demo = if args.no_demo { None } else { demo::ensure_demo(&store, data_dir)? };
     let web_dir = args.web_dir.join("index.html").is_file().then_some(args.web_dir.clone());
-    let state = AppState { store, config: Arc::new(Config { web_dir: web_dir.clone(), ..Default::default() }) };
+    let mut config = Config {
+        web_dir: web_dir.clone(),
+        namespace: args.namespace.clone(),
+        schema_rate_limit: args.schema_rate_limit,
+        ingest_rate_limit: args.ingest_rate_limit,
+        cors_origins: args.cors_origins.iter().map(|o| o.trim().to_owned()).filter(|o| !o.is_empty()).collect(),
+        ..Default::default()
+    };
+    if let Some(max) = args.max_request_bytes {
+        config.limits.max_request_bytes = max;
+    }
+    let state = AppState { store, config: Arc::new(config) };
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(args.listen)
@@ -172,4 +199,8 @@ async fn shutdown_signal() {
         () = ctrl_c => {},
         () = term => {},
     }
+    // Printed (and flushed) so that a supervisor, or a test, knows the signal was taken.
+    println!("shutting down: finishing the requests in flight");
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
 }

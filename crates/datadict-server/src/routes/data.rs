@@ -14,16 +14,13 @@ use crate::store::{self, EventQuery, PropertyFilter};
 use crate::AppState;
 use axum::extract::{Path, Query, State};
 use axum::http::HeaderMap;
-use axum::routing::get;
-use axum::{Json, Router};
+use axum::Json;
+use utoipa_axum::{router::OpenApiRouter, routes};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/projects/{project_id}/events", get(list_events))
-        .route("/projects/{project_id}/profiles/{distinct_id}", get(get_profile))
-        .route("/projects/{project_id}/event-counts", get(event_counts))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(list_events)).routes(routes!(get_profile)).routes(routes!(event_counts))
 }
 
 /// The largest page of events.
@@ -58,6 +55,23 @@ pub struct EventsPage {
     pub status: String,
 }
 
+#[utoipa::path(get, path = "/projects/{project_id}/events", tag = "Read back",
+    params(("project_id" = i64, Path, description = "the project id"),
+        ("event" = Option<String>, Query, description = "only events of this name"),
+        ("distinct_id" = Option<String>, Query, description = "only events of this user"),
+        ("where" = Option<String>, Query, description = "`<property>=<value>`, e.g. `$source=warehouse-import`"),
+        ("from" = Option<String>, Query, description = "inclusive start: milliseconds since epoch or `YYYY-MM-DD`"),
+        ("to" = Option<String>, Query, description = "exclusive end: milliseconds since epoch or `YYYY-MM-DD`"),
+        ("limit" = Option<u32>, Query, description = "page size, 1 to 1000 (default 100)"),
+        ("cursor" = Option<String>, Query, description = "the `next_cursor` of the previous page")),
+    responses(
+        (status = 200, description = "a page of stored events, newest first", body = EventsPage),
+        (status = 400, description = "a parameter is malformed; `error` says which", body = Object),
+        (status = 401, description = "missing or invalid credentials", body = Object),
+        (status = 403, description = "valid credentials without access to the project", body = Object)
+    ),
+    security(("ServiceAccount" = []))
+)]
 async fn list_events(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -138,6 +152,17 @@ pub struct ProfileBody {
     pub properties: Value,
 }
 
+#[utoipa::path(get, path = "/projects/{project_id}/profiles/{distinct_id}", tag = "Read back",
+    params(("project_id" = i64, Path, description = "the project id"), ("distinct_id" = String, Path, description = "the user's identifier")),
+    responses(
+        (status = 200, description = "the profile", body = ProfileResponse),
+        (status = 404, description = "no such profile", body = Object),
+        (status = 400, description = "a parameter is malformed; `error` says which", body = Object),
+        (status = 401, description = "missing or invalid credentials", body = Object),
+        (status = 403, description = "valid credentials without access to the project", body = Object)
+    ),
+    security(("ServiceAccount" = []))
+)]
 async fn get_profile(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -173,6 +198,16 @@ pub struct EventCounts {
     pub status: String,
 }
 
+#[utoipa::path(get, path = "/projects/{project_id}/event-counts", tag = "Read back",
+    params(("project_id" = i64, Path, description = "the project id"), ("days" = Option<u32>, Query, description = "1 to 30 (default 30)")),
+    responses(
+        (status = 200, description = "events per name over the last `days` days", body = EventCounts),
+        (status = 400, description = "a parameter is malformed; `error` says which", body = Object),
+        (status = 401, description = "missing or invalid credentials", body = Object),
+        (status = 403, description = "valid credentials without access to the project", body = Object)
+    ),
+    security(("ServiceAccount" = []))
+)]
 async fn event_counts(
     State(state): State<AppState>,
     headers: HeaderMap,

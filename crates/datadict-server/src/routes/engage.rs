@@ -18,17 +18,31 @@ use axum::body::Body;
 use axum::extract::{Query, State};
 use axum::http::{header, HeaderMap};
 use axum::response::Response;
-use axum::routing::post;
-use axum::Router;
+use utoipa_axum::{router::OpenApiRouter, routes};
 use datadict_core::api::import_status::INVALID_CREDENTIALS;
 use datadict_core::{split_body, validate_profile_update_json, FailedRecord, InputFormat, Limits, TokenRule};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 
-pub fn router() -> Router<AppState> {
-    Router::new().route("/engage", post(engage))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(engage))
 }
 
+#[utoipa::path(post, path = "/engage", tag = "User Profiles",
+    params(("strict" = Option<String>, Query, description = "`1`: answer 400 listing every invalid update (valid ones are still applied)"),
+        ("project_id" = Option<i64>, Query, description = "required with service-account credentials")),
+    request_body(content = Object, description = "a JSON array (or NDJSON) of `{\"$token\", \"$distinct_id\", <one of $set, $set_once, $add, $union, $append, $remove, $unset, $delete>}`"),
+    responses(
+        (status = 200, description = "`{\"code\":200,\"num_records_imported\":N,\"status\":\"OK\"}`", body = Object),
+        (status = 400, description = "strict mode: some records failed (`failed_records`), the valid ones were stored; or the body cannot be read", body = Object),
+        (status = 401, description = "`{\"code\":401,\"error\":\"Invalid credentials\",\"status\":\"Unauthorized\"}`", body = Object),
+        (status = 403, description = "valid credentials without a write role in the project, or another project's token", body = Object),
+        (status = 413, description = "over the request limits (records per request, uncompressed bytes)", body = Object),
+        (status = 415, description = "a `Content-Encoding` other than gzip", body = Object),
+        (status = 429, description = "the project's ingestion rate limit is reached; see `Retry-After`", body = Object)
+    ),
+    security((), ("ServiceAccount" = []), ("ProjectToken" = []))
+)]
 async fn engage(
     State(state): State<AppState>,
     headers: HeaderMap,

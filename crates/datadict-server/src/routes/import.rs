@@ -10,15 +10,14 @@ use axum::body::Body;
 use axum::extract::{Query, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
-use axum::routing::post;
-use axum::Router;
+use utoipa_axum::{router::OpenApiRouter, routes};
 use datadict_core::{check_against_dictionary, check_import_body, remove_properties, Dictionary, FailedRecord, ImportBodyError, InputFormat, IssueCode, Limits};
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::HashMap;
 
-pub fn router() -> Router<AppState> {
-    Router::new().route("/import", post(import))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(import))
 }
 
 /// The query of `/import`: `strict` (`1` or `0`) and `project_id`.
@@ -37,6 +36,21 @@ pub struct Checked {
     pub failed: Vec<FailedRecord>,
 }
 
+#[utoipa::path(post, path = "/import", tag = "Events",
+    params(("strict" = Option<String>, Query, description = "`1`: answer 400 listing every invalid record (valid ones are still stored); `0` (default): skip them"),
+        ("project_id" = Option<i64>, Query, description = "required with service-account credentials")),
+    request_body(content = Object, description = "a JSON array of events, or NDJSON (`application/x-ndjson`); optionally `Content-Encoding: gzip`"),
+    responses(
+        (status = 200, description = "`{\"code\":200,\"num_records_imported\":N,\"status\":\"OK\"}`", body = Object),
+        (status = 400, description = "strict mode: some records failed (`failed_records`), the valid ones were stored; or the body cannot be read", body = Object),
+        (status = 401, description = "`{\"code\":401,\"error\":\"Invalid credentials\",\"status\":\"Unauthorized\"}`", body = Object),
+        (status = 403, description = "valid credentials without a write role in the project, or another project's token", body = Object),
+        (status = 413, description = "over the request limits (records per request, uncompressed bytes)", body = Object),
+        (status = 415, description = "a `Content-Encoding` other than gzip", body = Object),
+        (status = 429, description = "the project's ingestion rate limit is reached; see `Retry-After`", body = Object)
+    ),
+    security(("ServiceAccount" = []), ("ProjectToken" = []))
+)]
 async fn import(
     State(state): State<AppState>,
     headers: HeaderMap,

@@ -9,8 +9,8 @@ use crate::store;
 use crate::AppState;
 use axum::extract::{DefaultBodyLimit, Path, Query, State};
 use axum::http::HeaderMap;
-use axum::routing::get;
-use axum::{Json, Router};
+use axum::Json;
+use utoipa_axum::{router::OpenApiRouter, routes};
 use datadict_core::issue::{child_path, index_path};
 use datadict_core::validate::validate_schema;
 use datadict_core::{
@@ -20,14 +20,13 @@ use datadict_core::{
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/projects/{project_id}/schemas", get(list_all).post(upload_batch).delete(delete_all))
-        .route("/projects/{project_id}/schemas/{entity_type}", get(list_by_type).delete(delete_by_type))
-        .route(
-            "/projects/{project_id}/schemas/{entity_type}/{name}",
-            get(get_one).post(upload_one).delete(delete_one),
-        )
+/// The schemas routes, with their OpenAPI operations (the document is built from these very
+/// registrations, so it cannot list a route that is not served or miss one that is).
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_all, upload_batch, delete_all))
+        .routes(routes!(list_by_type, delete_by_type))
+        .routes(routes!(get_one, upload_one, delete_one))
         .layer(DefaultBodyLimit::max(crate::SCHEMA_BODY_LIMIT))
 }
 
@@ -55,6 +54,17 @@ async fn admit(state: &AppState, headers: &HeaderMap, project_id: i64, access: A
     Ok(principal)
 }
 
+#[utoipa::path(get, path = "/projects/{project_id}/schemas", tag = "Retrieve Schemas",
+    params(("project_id" = i64, Path, description = "the project id")),
+    responses(
+        (status = 200, description = "every schema of the project: `{\"results\":[SchemaEntry],\"status\":\"ok\"}`", body = Object),
+        (status = 400, description = "bad path or body; `error` lists every problem", body = Object),
+        (status = 401, description = "missing or invalid credentials", body = Object),
+        (status = 403, description = "valid credentials without access to the project or without a write role", body = Object),
+        (status = 429, description = "the project's schemas rate limit is reached; see `Retry-After`", body = Object)
+    ),
+    security(("ServiceAccount" = []))
+)]
 async fn list_all(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -66,6 +76,17 @@ async fn list_all(
     Ok(Json(ListSchemasResponse::ok(results)))
 }
 
+#[utoipa::path(get, path = "/projects/{project_id}/schemas/{entity_type}", tag = "Retrieve Schemas",
+    params(("project_id" = i64, Path, description = "the project id"), ("entity_type" = String, Path, description = "`event` or `profile`"), ("entity_name" = Option<String>, Query, description = "narrows to one entity name")),
+    responses(
+        (status = 200, description = "the schemas of one entity type: `{\"results\":[SchemaEntry],\"status\":\"ok\"}`", body = Object),
+        (status = 400, description = "bad path or body; `error` lists every problem", body = Object),
+        (status = 401, description = "missing or invalid credentials", body = Object),
+        (status = 403, description = "valid credentials without access to the project or without a write role", body = Object),
+        (status = 429, description = "the project's schemas rate limit is reached; see `Retry-After`", body = Object)
+    ),
+    security(("ServiceAccount" = []))
+)]
 async fn list_by_type(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -82,6 +103,18 @@ async fn list_by_type(
     Ok(Json(ListSchemasResponse::ok(results)))
 }
 
+#[utoipa::path(get, path = "/projects/{project_id}/schemas/{entity_type}/{name}", tag = "Retrieve Schemas",
+    params(("project_id" = i64, Path, description = "the project id"), ("entity_type" = String, Path, description = "`event` or `profile`"), ("name" = String, Path, description = "the entity name (for an event, the event name; the user profile is `$user`)")),
+    responses(
+        (status = 200, description = "the bare Schema object", body = Object),
+        (status = 404, description = "no schema of that type and name", body = Object),
+        (status = 400, description = "bad path or body; `error` lists every problem", body = Object),
+        (status = 401, description = "missing or invalid credentials", body = Object),
+        (status = 403, description = "valid credentials without access to the project or without a write role", body = Object),
+        (status = 429, description = "the project's schemas rate limit is reached; see `Retry-After`", body = Object)
+    ),
+    security(("ServiceAccount" = []))
+)]
 async fn get_one(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -99,6 +132,18 @@ async fn get_one(
     })
 }
 
+#[utoipa::path(post, path = "/projects/{project_id}/schemas/{entity_type}/{name}", tag = "Create Schemas",
+    params(("project_id" = i64, Path, description = "the project id"), ("entity_type" = String, Path, description = "`event` or `profile`"), ("name" = String, Path, description = "the entity name (for an event, the event name; the user profile is `$user`)")),
+    request_body(content = Object, description = "a Schema"),
+    responses(
+        (status = 200, description = "`{\"status\":\"ok\"}`; entity metadata is merged with the stored schema (absent keys kept, `null` removes)", body = Object),
+        (status = 400, description = "bad path or body; `error` lists every problem", body = Object),
+        (status = 401, description = "missing or invalid credentials", body = Object),
+        (status = 403, description = "valid credentials without access to the project or without a write role", body = Object),
+        (status = 429, description = "the project's schemas rate limit is reached; see `Retry-After`", body = Object)
+    ),
+    security(("ServiceAccount" = []))
+)]
 async fn upload_one(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -134,6 +179,18 @@ async fn upload_one(
     Ok(Json(StatusResponse::ok()))
 }
 
+#[utoipa::path(post, path = "/projects/{project_id}/schemas", tag = "Create Schemas",
+    params(("project_id" = i64, Path, description = "the project id")),
+    request_body(content = Object, description = "`{\"entries\":[SchemaEntry],\"truncate\":false}`, no other keys"),
+    responses(
+        (status = 200, description = "`{\"results\":{\"added\":N,\"deleted\":N},\"status\":\"ok\"}`", body = Object),
+        (status = 400, description = "bad path or body; `error` lists every problem", body = Object),
+        (status = 401, description = "missing or invalid credentials", body = Object),
+        (status = 403, description = "valid credentials without access to the project or without a write role", body = Object),
+        (status = 429, description = "the project's schemas rate limit is reached; see `Retry-After`", body = Object)
+    ),
+    security(("ServiceAccount" = []))
+)]
 async fn upload_batch(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -222,6 +279,17 @@ fn parse_batch(body: &Value, rules: &SchemaRules) -> Result<(Vec<SchemaEntry>, b
     Ok((entries, truncate))
 }
 
+#[utoipa::path(delete, path = "/projects/{project_id}/schemas", tag = "Delete Schemas",
+    params(("project_id" = i64, Path, description = "the project id")),
+    responses(
+        (status = 200, description = "`{\"results\":{\"delete_count\":N},\"status\":\"ok\"}`", body = Object),
+        (status = 400, description = "bad path or body; `error` lists every problem", body = Object),
+        (status = 401, description = "missing or invalid credentials", body = Object),
+        (status = 403, description = "valid credentials without access to the project or without a write role", body = Object),
+        (status = 429, description = "the project's schemas rate limit is reached; see `Retry-After`", body = Object)
+    ),
+    security(("ServiceAccount" = []))
+)]
 async fn delete_all(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -232,6 +300,17 @@ async fn delete_all(
     delete(&state, project_id, None, None).await
 }
 
+#[utoipa::path(delete, path = "/projects/{project_id}/schemas/{entity_type}", tag = "Delete Schemas",
+    params(("project_id" = i64, Path, description = "the project id"), ("entity_type" = String, Path, description = "`event` or `profile`"), ("entity_name" = Option<String>, Query, description = "narrows to one entity name")),
+    responses(
+        (status = 200, description = "`{\"results\":{\"delete_count\":N},\"status\":\"ok\"}`", body = Object),
+        (status = 400, description = "bad path or body; `error` lists every problem", body = Object),
+        (status = 401, description = "missing or invalid credentials", body = Object),
+        (status = 403, description = "valid credentials without access to the project or without a write role", body = Object),
+        (status = 429, description = "the project's schemas rate limit is reached; see `Retry-After`", body = Object)
+    ),
+    security(("ServiceAccount" = []))
+)]
 async fn delete_by_type(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -244,6 +323,17 @@ async fn delete_by_type(
     delete(&state, project_id, Some(entity_type), query.entity_name).await
 }
 
+#[utoipa::path(delete, path = "/projects/{project_id}/schemas/{entity_type}/{name}", tag = "Delete Schemas",
+    params(("project_id" = i64, Path, description = "the project id"), ("entity_type" = String, Path, description = "`event` or `profile`"), ("name" = String, Path, description = "the entity name (for an event, the event name; the user profile is `$user`)")),
+    responses(
+        (status = 200, description = "`{\"results\":{\"delete_count\":N},\"status\":\"ok\"}`", body = Object),
+        (status = 400, description = "bad path or body; `error` lists every problem", body = Object),
+        (status = 401, description = "missing or invalid credentials", body = Object),
+        (status = 403, description = "valid credentials without access to the project or without a write role", body = Object),
+        (status = 429, description = "the project's schemas rate limit is reached; see `Retry-After`", body = Object)
+    ),
+    security(("ServiceAccount" = []))
+)]
 async fn delete_one(
     State(state): State<AppState>,
     headers: HeaderMap,

@@ -1,0 +1,117 @@
+//! What the server says about itself: the limits it enforces (`GET /api/app/limits`), the OpenAPI
+//! document of every route (`GET /openapi.json`), and the JSON answers of unknown routes.
+
+use crate::error::ApiError;
+use crate::AppState;
+use axum::extract::State;
+use axum::http::{Method, Uri};
+use axum::routing::get;
+use axum::{Json, Router};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
+use utoipa::{Modify, OpenApi};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(limits))
+}
+
+/// `{"results":{<Limits>},"rate_limits":{...},"namespace":"com.vendor","status":"ok"}`
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct LimitsResponse {
+    /// The core's `Limits` (camelCase keys), as enforced by this server.
+    #[schema(value_type = Object)]
+    pub results: datadict_core::Limits,
+    pub rate_limits: RateLimits,
+    /// The vendor metadata key of the dictionary.
+    pub namespace: String,
+    pub status: String,
+}
+
+/// The per-project rate limits in force; `null` means unlimited.
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct RateLimits {
+    pub schema_requests_per_minute: Option<u64>,
+    pub ingest_bytes_per_minute: Option<u64>,
+}
+
+#[utoipa::path(get, path = "/limits", tag = "Server",
+    responses((status = 200, description = "the limits this server enforces, so that a client can adopt them", body = LimitsResponse))
+)]
+async fn limits(State(state): State<AppState>) -> Json<LimitsResponse> {
+    let c = &state.config;
+    Json(LimitsResponse {
+        results: c.limits.clone(),
+        rate_limits: RateLimits { schema_requests_per_minute: c.schema_rate_limit, ingest_bytes_per_minute: c.ingest_rate_limit },
+        namespace: c.namespace.clone(),
+        status: "ok".into(),
+    })
+}
+
+/// The JSON 404 of a path no route serves.
+pub async fn not_found(uri: Uri) -> ApiError {
+    ApiError::NotFound(format!("no route serves `{}`; see /openapi.json for the routes", uri.path()))
+}
+
+/// The JSON 405 of a known path with another method.
+pub async fn method_not_allowed(method: Method, uri: Uri) -> ApiError {
+    ApiError::MethodNotAllowed(format!(
+        "`{method}` is not allowed on `{}`; see /openapi.json for the methods of each route",
+        uri.path()
+    ))
+}
+
+#[derive(OpenApi)]
+#[openapi(
+    info(title = "datadict", description = "The data-dictionary (schemas), event import and profile API of datadict, with a read API for checking what arrived."),
+    modifiers(&SecuritySchemes),
+    tags(
+        (name = "Retrieve Schemas"), (name = "Create Schemas"), (name = "Delete Schemas"),
+        (name = "Events"), (name = "User Profiles"), (name = "Read back"), (name = "Server")
+    )
+)]
+struct ApiDoc;
+
+struct SecuritySchemes;
+
+impl Modify for SecuritySchemes {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        let basic = || SecurityScheme::Http(Http::new(HttpAuthScheme::Basic));
+        components.add_security_scheme("ServiceAccount", basic());
+        // The project token as the Basic user name with an empty password (FACTS.md).
+        components.add_security_scheme("ProjectToken", basic());
+    }
+}
+
+/// The routed API and its OpenAPI document, built from the same registrations.
+pub fn api() -> (Router<AppState>, utoipa::openapi::OpenApi) {
+    let app_api = OpenApiRouter::new()
+        .merge(crate::routes::schemas::router())
+        .merge(crate::routes::data::router())
+        .merge(router())
+        .fallback(not_found);
+    OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .nest("/api/app", app_api)
+        .merge(crate::routes::import::router())
+        .merge(crate::routes::engage::router())
+        .split_for_parts()
+}
+
+/// The OpenAPI document of every route this server serves.
+pub fn openapi() -> utoipa::openapi::OpenApi {
+    api().1
+}
+
+/// `GET /openapi.json`, serving `doc`.
+pub fn openapi_route(doc: utoipa::openapi::OpenApi) -> Router<AppState> {
+    let json = Arc::new(doc.to_json().unwrap_or_else(|_| "{}".into()));
+    Router::new().route(
+        "/openapi.json",
+        get(move || {
+            let json = json.clone();
+            async move { ([(axum::http::header::CONTENT_TYPE, "application/json")], (*json).clone()) }
+        }),
+    )
+}

@@ -1,0 +1,96 @@
+//! Hosting: the web app with its CSP, CORS, security headers, JSON 404/405, and the limits route.
+
+mod common;
+
+use common::Server;
+use datadict_server::Config;
+use serde_json::json;
+
+#[test]
+fn the_app_is_served_with_a_csp_that_lets_its_wasm_run() {
+    let web = tempfile::tempdir().unwrap();
+    let inline = "import init from '/app.js'; await init('/app_bg.wasm');";
+    std::fs::write(
+        web.path().join("index.html"),
+        format!("<!doctype html><html><head><script type=\"module\">{inline}</script><script src=\"/x.js\"></script></head></html>"),
+    )
+    .unwrap();
+    std::fs::write(web.path().join("app.js"), "export default function init() {}").unwrap();
+    let server = Server::start_with(Config { web_dir: Some(web.path().to_owned()), ..Default::default() });
+
+    let index = server.send("GET", "/", None, &[], None);
+    assert_eq!(index.status, 200);
+    assert!(index.text.contains(inline));
+    let csp = index.header("content-security-policy").unwrap().to_owned();
+    assert!(csp.contains("script-src 'self' 'wasm-unsafe-eval'"), "{csp}");
+    use base64::Engine;
+    use sha2::Digest;
+    let hash = base64::engine::general_purpose::STANDARD.encode(sha2::Sha256::digest(inline.as_bytes()));
+    assert!(csp.contains(&format!("'sha256-{hash}'")), "{csp}");
+    assert!(!csp.contains("script-src 'self' 'unsafe-inline'"));
+    assert!(csp.contains("frame-ancestors 'none'"));
+    assert_eq!(index.header("x-content-type-options"), Some("nosniff"));
+    assert_eq!(index.header("x-frame-options"), Some("DENY"));
+    // An app route falls back to index.html; a static file is served as is.
+    assert!(server.send("GET", "/projects/1/dictionary", None, &[], None).text.contains(inline));
+    assert!(server.send("GET", "/app.js", None, &[], None).text.contains("export default"));
+    // An unknown API path is a JSON 404, not the app.
+    let r = server.send("GET", "/api/app/nope", None, &[], None);
+    assert_eq!(r.status, 404);
+    assert_eq!(r.json()["status"], "error");
+}
+
+#[test]
+fn without_an_app_unknown_paths_and_methods_answer_json() {
+    let server = Server::start();
+    let r = server.send("GET", "/nothing-here", None, &[], None);
+    assert_eq!(r.status, 404);
+    assert!(r.json()["error"].as_str().unwrap().contains("/openapi.json"));
+    let r = server.send("DELETE", "/import", None, &[], None);
+    assert_eq!(r.status, 405);
+    assert_eq!(r.json()["status"], "error");
+    let r = server.send("GET", "/api/app/projects/1/schemas", None, &[], None);
+    assert!(r.header("content-security-policy").unwrap().contains("'wasm-unsafe-eval'"));
+}
+
+#[test]
+fn cors_allows_only_the_configured_origins() {
+    let server = Server::start_with(Config { cors_origins: vec!["http://app.example".into()], ..Default::default() });
+    let preflight = |origin: &str| {
+        server.send(
+            "OPTIONS",
+            "/api/app/projects/1/schemas",
+            None,
+            &[("Origin", origin), ("Access-Control-Request-Method", "POST"), ("Access-Control-Request-Headers", "authorization,content-type")],
+            None,
+        )
+    };
+    let ok = preflight("http://app.example");
+    assert_eq!(ok.header("access-control-allow-origin"), Some("http://app.example"));
+    assert!(ok.header("access-control-allow-headers").unwrap().contains("authorization"));
+    let other = preflight("http://evil.example");
+    assert_eq!(other.header("access-control-allow-origin"), None);
+    let r = server.send("GET", "/api/app/projects/1/schemas", None, &[("Origin", "http://app.example")], None);
+    assert_eq!(r.status, 401);
+    assert_eq!(r.header("access-control-allow-origin"), Some("http://app.example"));
+    // Without configuration there is no CORS at all.
+    let closed = Server::start();
+    let r = closed.send("GET", "/api/app/limits", None, &[("Origin", "http://app.example")], None);
+    assert_eq!(r.header("access-control-allow-origin"), None);
+}
+
+#[test]
+fn the_limits_route_reports_what_is_enforced() {
+    let mut config = Config { schema_rate_limit: Some(5), ..Default::default() };
+    config.limits.max_request_bytes = 2_097_152;
+    let server = Server::start_with(config);
+    let r = server.send("GET", "/api/app/limits", None, &[], None);
+    assert_eq!(r.status, 200);
+    let body = r.json();
+    assert_eq!(body["results"]["maxEventsPerRequest"], 2000);
+    assert_eq!(body["results"]["maxRequestBytes"], 2_097_152);
+    assert_eq!(body["rate_limits"], json!({"schema_requests_per_minute": 5, "ingest_bytes_per_minute": null}));
+    assert_eq!(body["namespace"], "com.vendor");
+    let limits: datadict_core::Limits = serde_json::from_value(body["results"].clone()).unwrap();
+    assert_eq!(limits.max_request_bytes, 2_097_152);
+}
