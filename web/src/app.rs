@@ -19,7 +19,7 @@ pub fn App() -> Html {
         // Pages other than settings need a connection first.
         let disabled = p != Page::Settings && !connected;
         html! {
-            <button class={classes!("nav-item", (p == page).then_some("active"))}
+            <button id={format!("nav-{}", p.title().to_lowercase())} class={classes!("nav-item", (p == page).then_some("active"))}
                     aria-current={(p == page).then_some("page")} {disabled} {onclick}>
                 { p.title() }
             </button>
@@ -28,7 +28,8 @@ pub fn App() -> Html {
     let body = match page {
         Page::Settings => html! { <pages::settings::SettingsPage /> },
         Page::Dictionary => html! { <pages::dictionary::DictionaryPage /> },
-        Page::Import | Page::Warehouse | Page::Migrate => html! { <pages::planned::PlannedPage {page} /> },
+        Page::Import => html! {},
+        Page::Warehouse | Page::Migrate => html! { <pages::planned::PlannedPage {page} /> },
     };
     html! {
         <ContextProvider<StateHandle> context={state.clone()}>
@@ -42,7 +43,14 @@ pub fn App() -> Html {
                     }
                 }</span>
             </header>
-            <main id="main">{ body }</main>
+            <main id="main">
+                { body }
+                // The import screen stays mounted once connected, so that an upload keeps running
+                // (and its progress stays) while the user looks at another screen.
+                if connected {
+                    <div hidden={page != Page::Import}><pages::import::ImportPage /></div>
+                }
+            </main>
             <LogView />
         </ContextProvider<StateHandle>>
     }

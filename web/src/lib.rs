@@ -8,6 +8,7 @@ pub mod app;
 pub mod components;
 pub mod model;
 pub mod pages;
+pub mod reader;
 pub mod state;
 
 /// Mounts the app on `<body>` after installing the panic hook.

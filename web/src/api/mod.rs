@@ -134,8 +134,8 @@ pub fn now_ms() -> f64 {
 enum Body<'a> {
     None,
     Json(&'a serde_json::Value),
-    /// Gzipped NDJSON, for `/import`.
-    GzipNdjson(&'a [u8]),
+    /// A JSON array of events for `/import`, gzipped or not (the core's `Batch`).
+    Events { body: &'a [u8], gzipped: bool },
 }
 
 /// Sends one request and decodes a JSON answer; `log` receives a record of the exchange.
@@ -195,11 +195,11 @@ async fn send(conn: &Connection, method: Method, url: &str, body: Body<'_>) -> R
     let request = match body {
         Body::None => builder.build().map_err(|e| ApiError::Network(e.to_string()))?,
         Body::Json(json) => builder.json(json).map_err(|e| ApiError::Decode(e.to_string()))?,
-        Body::GzipNdjson(bytes) => builder
-            .header("Content-Type", "application/x-ndjson")
-            .header("Content-Encoding", "gzip")
-            .body(js_sys::Uint8Array::from(bytes))
-            .map_err(|e| ApiError::Network(e.to_string()))?,
+        Body::Events { body, gzipped } => {
+            let builder = builder.header("Content-Type", "application/json");
+            let builder = if gzipped { builder.header("Content-Encoding", "gzip") } else { builder };
+            builder.body(js_sys::Uint8Array::from(body)).map_err(|e| ApiError::Network(e.to_string()))?
+        }
     };
     let response = request.send().await.map_err(|e| ApiError::Network(e.to_string()))?;
     let status = response.status();
@@ -286,13 +286,14 @@ pub async fn event_counts(conn: &Connection, log: &dyn Fn(RequestRecord)) -> Res
     Ok(body.results)
 }
 
-/// `POST {import_url}/import?strict=1&project_id=N` with gzipped NDJSON (spec §4.4, FACTS.md).
+/// `POST {import_url}/import?strict=1&project_id=N` with one batch of the core's `Batcher` (spec
+/// §4.4, FACTS.md).
 /// A strict-mode 400 that lists `failed_records` is an answer, not an error: the valid records of
 /// the batch were imported.
-pub async fn import_batch(conn: &Connection, gzipped_ndjson: &[u8], log: &dyn Fn(RequestRecord)) -> Result<ImportResponse, ApiError> {
+pub async fn import_batch(conn: &Connection, batch: &datadict_core::Batch, log: &dyn Fn(RequestRecord)) -> Result<ImportResponse, ApiError> {
     let path = format!("/import?strict=1&project_id={}", conn.project_id);
     let url = format!("{}{path}", conn.import_url.trim_end_matches('/'));
-    let (status, text) = exchange(conn, Method::POST, &url, &path, Body::GzipNdjson(gzipped_ndjson), log).await?;
+    let (status, text) = exchange(conn, Method::POST, &url, &path, Body::Events { body: &batch.body, gzipped: batch.gzipped }, log).await?;
     if status == 200 {
         return decode(&text);
     }

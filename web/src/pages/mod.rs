@@ -2,5 +2,6 @@
 
 pub mod bulk;
 pub mod dictionary;
+pub mod import;
 pub mod planned;
 pub mod settings;
