@@ -26,7 +26,7 @@ impl Browser {
 }
 
 /// The element key of the W3C protocol.
-const ELEMENT: &str = "element-6066-11e4-a52e-4a6d4b5a8f5b";
+const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
 
 /// A running WebDriver server with one browser session; both end when this is dropped.
 pub struct Session {
@@ -147,7 +147,7 @@ impl Session {
     /// Finds one element by CSS selector, waiting up to the implicit timeout for it to appear.
     pub fn find(&self, css: &str) -> anyhow::Result<String> {
         let v = self.post("/element", &json!({"using": "css selector", "value": css})).with_context(|| format!("no element `{css}`"))?;
-        v[ELEMENT].as_str().map(str::to_owned).ok_or_else(|| anyhow!("no element id for `{css}`"))
+        v[ELEMENT].as_str().map(str::to_owned).ok_or_else(|| anyhow!("no element id for `{css}` in {v}"))
     }
 
     pub fn find_all(&self, css: &str) -> anyhow::Result<Vec<String>> {
