@@ -4,6 +4,7 @@
 //! This crate does no I/O and knows nothing of HTTP clients, wasm-bindgen, tokio or the DOM,
 //! so the server, the web app and the npm module share every rule from one place.
 
+pub mod amplitude;
 pub mod api;
 pub mod batch;
 pub mod dictionary;
@@ -12,6 +13,7 @@ pub mod gzip;
 pub mod import;
 pub mod issue;
 pub mod limits;
+pub mod migration;
 pub mod profile;
 pub mod request;
 pub mod retry;
@@ -45,3 +47,6 @@ pub use request::{
     Endpoints, HttpRequest, Method, Region, RegionUrls,
 };
 pub use retry::{parse_retry_after, Attempt, Decision, GiveUp, RetryPolicy};
+pub use amplitude::{transform_event, transform_ndjson, ExportArchive, ExportError, ProfileAccumulator, TransformError, Transformed};
+pub use migration::{validate_migration_request, validate_source_tool, DateRange, MigrationCheck, MigrationRequest};
+pub use time::Date;
