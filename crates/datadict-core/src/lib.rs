@@ -7,6 +7,7 @@
 pub mod amplitude;
 pub mod api;
 pub mod batch;
+pub mod dict_io;
 pub mod dictionary;
 pub mod event;
 pub mod gzip;
@@ -50,3 +51,4 @@ pub use retry::{parse_retry_after, Attempt, Decision, GiveUp, RetryPolicy};
 pub use amplitude::{transform_event, transform_ndjson, ExportArchive, ExportError, ProfileAccumulator, TransformError, Transformed};
 pub use migration::{validate_migration_request, validate_source_tool, DateRange, MigrationCheck, MigrationRequest};
 pub use time::Date;
+pub use dict_io::{batch_body, dictionary_from_csv, dictionary_to_csv, validate_batch_body};

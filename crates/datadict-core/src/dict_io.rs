@@ -1,0 +1,389 @@
+//! A whole dictionary in and out: the JSON batch-upload body (FACTS.md) and CSV (one row per
+//! entity, then one per property), which round-trips exactly: whatever the columns cannot say
+//! (other namespaces, empty strings, unknown keys) travels in a `rest` column of JSON.
+
+use crate::api::BatchUploadRequest;
+use crate::issue::{index_path, Issue, IssueCode};
+use crate::schema::{EntityType, PropertyDef, PropertyType, Schema, SchemaEntry};
+use crate::validate::{validate_schema_entry, SchemaRules};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+
+/// The batch-upload body of a whole dictionary (FACTS.md `POST /projects/{id}/schemas`).
+pub fn batch_body(entries: &[SchemaEntry], truncate: bool) -> BatchUploadRequest {
+    BatchUploadRequest { entries: entries.to_vec(), truncate }
+}
+
+/// Validates a batch-upload body: its shape (`entries`, `truncate`, nothing else) and every entry
+/// with paths `entries[i]...`.
+pub fn validate_batch_body(value: &Value, rules: &SchemaRules) -> Vec<Issue> {
+    let mut out = Vec::new();
+    let Value::Object(obj) = value else {
+        out.push(Issue::new("", IssueCode::WrongType, "the body must be an object `{\"entries\": [...], \"truncate\": false}`"));
+        return out;
+    };
+    for key in obj.keys().filter(|k| *k != "entries" && *k != "truncate") {
+        out.push(Issue::new(crate::issue::child_path("", key), IssueCode::UnknownField, format!("`{key}` is not a field of a batch upload; the fields are `entries` and `truncate`")));
+    }
+    match obj.get("truncate") {
+        None | Some(Value::Bool(_)) => {}
+        Some(_) => out.push(Issue::new("truncate", IssueCode::WrongType, "`truncate` must be `true` or `false`")),
+    }
+    match obj.get("entries") {
+        None => out.push(Issue::new("entries", IssueCode::MissingField, "`entries` is required; give an array of schema entries")),
+        Some(Value::Array(entries)) => {
+            for (i, entry) in entries.iter().enumerate() {
+                let prefix = index_path("entries", i);
+                for mut issue in validate_schema_entry(entry, rules) {
+                    issue.path = if issue.path.is_empty() {
+                        prefix.clone()
+                    } else if issue.path.starts_with('[') {
+                        format!("{prefix}{}", issue.path)
+                    } else {
+                        format!("{prefix}.{}", issue.path)
+                    };
+                    out.push(issue);
+                }
+            }
+        }
+        Some(_) => out.push(Issue::new("entries", IssueCode::WrongType, "`entries` must be an array of schema entries")),
+    }
+    out
+}
+
+/// The CSV columns, in order.
+pub const CSV_COLUMNS: [&str; 13] = [
+    "entity_type",
+    "entity_name",
+    "property",
+    "type",
+    "description",
+    "display_name",
+    "hidden",
+    "dropped",
+    "tags",
+    "contacts",
+    "team_contacts",
+    "source",
+    "rest",
+];
+
+/// Vendor keys that have their own column: (column, key in the vendor object, kind).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Text,
+    Bool,
+    List,
+}
+
+const ENTITY_VENDOR: [(&str, &str, Kind); 7] = [
+    ("display_name", "displayName", Kind::Text),
+    ("hidden", "hidden", Kind::Bool),
+    ("dropped", "dropped", Kind::Bool),
+    ("tags", "tags", Kind::List),
+    ("contacts", "contacts", Kind::List),
+    ("team_contacts", "teamContacts", Kind::List),
+    ("source", "$source", Kind::Text),
+];
+const PROPERTY_VENDOR: [(&str, &str, Kind); 3] =
+    [("display_name", "displayName", Kind::Text), ("hidden", "hidden", Kind::Bool), ("dropped", "dropped", Kind::Bool)];
+
+/// Writes a dictionary as CSV (RFC 4180, `\n` line ends): per entry one row with an empty
+/// `property`, then one row per property in name order. Lists are JSON arrays; `rest` holds, as
+/// JSON, what the other columns cannot carry.
+pub fn dictionary_to_csv(entries: &[SchemaEntry], namespace: &str) -> String {
+    let mut out = String::new();
+    write_row(&mut out, CSV_COLUMNS.iter().map(|c| (*c).to_owned()));
+    for entry in entries {
+        let mut schema = serde_json::to_value(&entry.schema_json).expect("a schema serializes");
+        let obj = schema.as_object_mut().expect("a schema is an object");
+        let properties = obj.remove("properties");
+        let mut cells = BTreeMap::new();
+        take_text(obj, "description", "description", &mut cells);
+        take_vendor(obj, namespace, &ENTITY_VENDOR, &mut cells);
+        if let Some(Value::Object(p)) = &properties {
+            if p.is_empty() {
+                obj.insert("properties".into(), Value::Object(Map::new()));
+            }
+        }
+        write_entity_row(&mut out, entry.entity_type, &entry.name, "", None, &mut cells, obj);
+        for (name, def) in entry.schema_json.properties.iter().flatten() {
+            let mut value = serde_json::to_value(def).expect("a property serializes");
+            let obj = value.as_object_mut().expect("a property is an object");
+            obj.remove("type");
+            let mut cells = BTreeMap::new();
+            take_text(obj, "description", "description", &mut cells);
+            take_vendor(obj, namespace, &PROPERTY_VENDOR, &mut cells);
+            write_entity_row(&mut out, entry.entity_type, &entry.name, name, Some(def.kind), &mut cells, obj);
+        }
+    }
+    out
+}
+
+fn write_entity_row(
+    out: &mut String,
+    entity_type: EntityType,
+    name: &str,
+    property: &str,
+    kind: Option<PropertyType>,
+    cells: &mut BTreeMap<&'static str, String>,
+    rest: &Map<String, Value>,
+) {
+    cells.insert("entity_type", entity_type.as_str().to_owned());
+    cells.insert("entity_name", name.to_owned());
+    cells.insert("property", property.to_owned());
+    if let Some(k) = kind {
+        cells.insert("type", k.as_str().to_owned());
+    }
+    if !rest.is_empty() {
+        cells.insert("rest", Value::Object(rest.clone()).to_string());
+    }
+    write_row(out, CSV_COLUMNS.iter().map(|c| cells.remove(c).unwrap_or_default()));
+}
+
+/// Moves a non-empty string field into a column; anything else stays in `rest`.
+fn take_text(obj: &mut Map<String, Value>, key: &str, column: &'static str, cells: &mut BTreeMap<&'static str, String>) {
+    if matches!(obj.get(key), Some(Value::String(s)) if !s.is_empty()) {
+        if let Some(Value::String(s)) = obj.remove(key) {
+            cells.insert(column, s);
+        }
+    }
+}
+
+/// Moves the vendor keys that fit their column out of `metadata.<namespace>`; removes the vendor
+/// object (and `metadata`) when that emptied them, so the import can recreate them exactly.
+fn take_vendor(obj: &mut Map<String, Value>, namespace: &str, keys: &[(&'static str, &str, Kind)], cells: &mut BTreeMap<&'static str, String>) {
+    let Some(Value::Object(meta)) = obj.get_mut("metadata") else {
+        return;
+    };
+    let Some(Value::Object(vendor)) = meta.get_mut(namespace) else {
+        return;
+    };
+    let mut took = false;
+    for (column, key, kind) in keys {
+        let fits = match (kind, vendor.get(*key)) {
+            (Kind::Text, Some(Value::String(s))) => !s.is_empty(),
+            (Kind::Bool, Some(Value::Bool(_))) => true,
+            (Kind::List, Some(Value::Array(items))) => items.iter().all(Value::is_string),
+            _ => false,
+        };
+        if fits {
+            let v = vendor.remove(*key).expect("checked above");
+            cells.insert(column, match v {
+                Value::String(s) => s,
+                other => other.to_string(),
+            });
+            took = true;
+        }
+    }
+    if took && vendor.is_empty() {
+        meta.remove(namespace);
+        if meta.is_empty() {
+            obj.remove("metadata");
+        }
+    }
+}
+
+fn write_row(out: &mut String, cells: impl Iterator<Item = String>) {
+    for (i, cell) in cells.enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        if cell.contains([',', '"', '\n', '\r']) {
+            out.push('"');
+            out.push_str(&cell.replace('"', "\"\""));
+            out.push('"');
+        } else {
+            out.push_str(&cell);
+        }
+    }
+    out.push('\n');
+}
+
+/// Splits CSV text into rows of cells (RFC 4180: quoted cells may hold commas, quotes doubled,
+/// and line breaks; `\r\n` and `\n` both end a row). Returns the 1-based line of each row.
+pub fn parse_csv(text: &str) -> Result<Vec<(usize, Vec<String>)>, Issue> {
+    let mut rows = Vec::new();
+    let mut row = Vec::new();
+    let mut cell = String::new();
+    let mut chars = text.strip_prefix('\u{feff}').unwrap_or(text).chars().peekable();
+    let (mut line, mut row_line) = (1usize, 1usize);
+    let mut quoted = false;
+    let mut any = false;
+    while let Some(c) = chars.next() {
+        any = true;
+        if quoted {
+            match c {
+                '"' if chars.peek() == Some(&'"') => {
+                    chars.next();
+                    cell.push('"');
+                }
+                '"' => quoted = false,
+                '\n' => {
+                    line += 1;
+                    cell.push(c);
+                }
+                _ => cell.push(c),
+            }
+            continue;
+        }
+        match c {
+            '"' if cell.is_empty() => quoted = true,
+            ',' => row.push(std::mem::take(&mut cell)),
+            '\r' if chars.peek() == Some(&'\n') => {}
+            '\n' => {
+                row.push(std::mem::take(&mut cell));
+                rows.push((row_line, std::mem::take(&mut row)));
+                line += 1;
+                row_line = line;
+                any = false;
+            }
+            _ => cell.push(c),
+        }
+    }
+    if quoted {
+        return Err(Issue::new(format!("line {row_line}"), IssueCode::InvalidJson, "a quoted cell is not closed; close it with `\"`"));
+    }
+    if any {
+        row.push(cell);
+        rows.push((row_line, row));
+    }
+    Ok(rows)
+}
+
+/// Reads a dictionary from CSV written by [`dictionary_to_csv`] (or by hand in the same columns;
+/// the header row names the columns, in any order). Returns every problem found, with paths
+/// `rows[<line>].<column>`.
+pub fn dictionary_from_csv(text: &str, namespace: &str) -> Result<Vec<SchemaEntry>, Vec<Issue>> {
+    let rows = parse_csv(text).map_err(|i| vec![i])?;
+    let mut issues = Vec::new();
+    let Some(((_, header), body)) = rows.split_first() else {
+        return Ok(Vec::new());
+    };
+    let col = |name: &str| header.iter().position(|h| h.trim() == name);
+    for required in ["entity_type", "entity_name", "property"] {
+        if col(required).is_none() {
+            issues.push(Issue::new("header", IssueCode::MissingField, format!("the header has no `{required}` column; the columns are {}", CSV_COLUMNS.join(", "))));
+        }
+    }
+    if !issues.is_empty() {
+        return Err(issues);
+    }
+    let mut entries: Vec<(EntityType, String, Map<String, Value>, BTreeMap<String, Value>)> = Vec::new();
+    for (line, row) in body {
+        if row.iter().all(|c| c.is_empty()) {
+            continue;
+        }
+        let cell = |name: &str| col(name).and_then(|i| row.get(i)).map(String::as_str).unwrap_or("");
+        let path = |name: &str| format!("rows[{line}].{name}");
+        let entity_type = match cell("entity_type").parse::<EntityType>() {
+            Ok(t) => t,
+            Err(e) => {
+                issues.push(Issue::new(path("entity_type"), IssueCode::InvalidEnum, e.to_string()));
+                continue;
+            }
+        };
+        let name = cell("entity_name").to_owned();
+        let mut obj = match cell("rest") {
+            "" => Map::new(),
+            text => match serde_json::from_str::<Value>(text) {
+                Ok(Value::Object(m)) => m,
+                _ => {
+                    issues.push(Issue::new(path("rest"), IssueCode::InvalidJson, "`rest` must be empty or a JSON object"));
+                    continue;
+                }
+            },
+        };
+        if !cell("description").is_empty() {
+            obj.insert("description".into(), Value::from(cell("description")));
+        }
+        let property = cell("property");
+        let keys: &[(&str, &str, Kind)] = if property.is_empty() { &ENTITY_VENDOR } else { &PROPERTY_VENDOR };
+        for (column, key, kind) in keys {
+            let text = cell(column);
+            if text.is_empty() {
+                continue;
+            }
+            let value = match kind {
+                Kind::Text => Value::from(text),
+                Kind::Bool => match text.trim().to_ascii_lowercase().as_str() {
+                    "true" => Value::Bool(true),
+                    "false" => Value::Bool(false),
+                    _ => {
+                        issues.push(Issue::new(path(column), IssueCode::WrongType, format!("`{column}` is {text:?}; write `true`, `false` or leave it empty")));
+                        continue;
+                    }
+                },
+                Kind::List => match serde_json::from_str::<Vec<String>>(text) {
+                    Ok(items) => Value::from(items),
+                    Err(_) => {
+                        issues.push(Issue::new(path(column), IssueCode::WrongType, format!("`{column}` is {text:?}; write a JSON array of strings such as [\"a\",\"b\"]")));
+                        continue;
+                    }
+                },
+            };
+            let meta = obj.entry("metadata").or_insert_with(|| Value::Object(Map::new()));
+            let Value::Object(meta) = meta else {
+                issues.push(Issue::new(path("rest"), IssueCode::WrongType, "`metadata` in `rest` must be an object"));
+                break;
+            };
+            match meta.entry(namespace).or_insert_with(|| Value::Object(Map::new())) {
+                Value::Object(vendor) => {
+                    vendor.insert((*key).to_owned(), value);
+                }
+                _ => {
+                    issues.push(Issue::new(path("rest"), IssueCode::WrongType, format!("`metadata.{namespace}` in `rest` must be an object")));
+                    break;
+                }
+            }
+        }
+        let position = entries.iter().position(|(t, n, _, _)| *t == entity_type && *n == name);
+        if property.is_empty() {
+            match position {
+                Some(_) => issues.push(Issue::new(path("entity_name"), IssueCode::InvalidName, format!("{entity_type} `{name}` has two entity rows; keep one"))),
+                None => entries.push((entity_type, name, obj, BTreeMap::new())),
+            }
+            continue;
+        }
+        let kind = match PropertyType::parse(cell("type")) {
+            Some(k) => k,
+            None => {
+                issues.push(Issue::new(
+                    path("type"),
+                    IssueCode::InvalidEnum,
+                    format!("`type` is {:?}; use one of array, boolean, integer, null, number, object, string", cell("type")),
+                ));
+                continue;
+            }
+        };
+        obj.insert("type".into(), Value::from(kind.as_str()));
+        let Some(i) = position else {
+            issues.push(Issue::new(path("entity_name"), IssueCode::MissingField, format!("property `{property}` comes before a row for {entity_type} `{name}`; add the entity row first")));
+            continue;
+        };
+        entries[i].3.insert(property.to_owned(), Value::Object(obj));
+    }
+    let mut out = Vec::with_capacity(entries.len());
+    for (entity_type, name, mut obj, props) in entries {
+        if !props.is_empty() {
+            obj.insert("properties".into(), Value::Object(props.into_iter().collect()));
+        }
+        match serde_json::from_value::<Schema>(Value::Object(obj)) {
+            Ok(schema_json) => out.push(SchemaEntry { entity_type, name, schema_json }),
+            Err(e) => issues.push(Issue::new(format!("{entity_type}.{name}"), IssueCode::WrongType, format!("the rows of {entity_type} `{name}` do not form a schema ({e}); fix the cells named in the message"))),
+        }
+    }
+    if issues.is_empty() {
+        Ok(out)
+    } else {
+        Err(issues)
+    }
+}
+
+/// A property definition with only a type; a convenience for callers building dictionaries.
+pub fn property(kind: PropertyType) -> PropertyDef {
+    PropertyDef { kind, description: None, metadata: None }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,101 @@
+use super::*;
+use crate::DEFAULT_NAMESPACE;
+use serde_json::json;
+
+fn entries() -> Vec<SchemaEntry> {
+    serde_json::from_value(json!([
+        {"entityType": "event", "name": "Add To Cart", "schemaJson": {
+            "description": "An item, \"quoted\", added,\nwith a line break",
+            "properties": {
+                "price": {"type": "number", "description": "in EUR", "metadata": {"com.vendor": {"displayName": "Price", "hidden": false}}},
+                "sku": {"type": "string", "metadata": {"com.vendor": {"dropped": true}, "other.ns": {"x": [1, 2]}}},
+                "note": {"type": "string", "description": ""},
+                "bare": {"type": "null"}
+            },
+            "metadata": {"com.vendor": {"tags": ["shop", "a,b"], "contacts": ["ann@example.com"], "teamContacts": ["Growth"], "hidden": true, "dropped": false, "$source": "tracking-plan", "displayName": "Cart"}}
+        }},
+        {"entityType": "event", "name": "Empty", "schemaJson": {}},
+        {"entityType": "event", "name": "NoProps", "schemaJson": {"properties": {}, "metadata": {"com.vendor": {}}}},
+        {"entityType": "event", "name": "Odd", "schemaJson": {"metadata": {"com.vendor": {"displayName": "", "tags": [], "hidden": null}}}},
+        {"entityType": "profile", "name": "$user", "schemaJson": {"properties": {"plan": {"type": "string"}}}}
+    ]))
+    .unwrap()
+}
+
+#[test]
+fn csv_round_trips_exactly() {
+    let original = entries();
+    let csv = dictionary_to_csv(&original, DEFAULT_NAMESPACE);
+    let back = dictionary_from_csv(&csv, DEFAULT_NAMESPACE).unwrap();
+    assert_eq!(back, original, "{csv}");
+    // Writing again gives the same text.
+    assert_eq!(dictionary_to_csv(&back, DEFAULT_NAMESPACE), csv);
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines[0], CSV_COLUMNS.join(","));
+    assert!(csv.contains("event,Add To Cart,price,number,in EUR,Price,false,,,,,,\n"), "{csv}");
+    assert!(csv.contains(r#"event,Add To Cart,,,"An item, ""quoted"", added,"#), "{csv}");
+}
+
+#[test]
+fn csv_written_by_hand_is_read() {
+    let csv = "entity_name,entity_type,property,type,hidden,tags\r\nSignup,event,,,TRUE,\"[\"\"a\"\"]\"\r\nSignup,event,plan,string,false,\r\n\r\n";
+    let got = dictionary_from_csv(csv, DEFAULT_NAMESPACE).unwrap();
+    let want: Vec<SchemaEntry> = serde_json::from_value(json!([{"entityType": "event", "name": "Signup", "schemaJson": {
+        "properties": {"plan": {"type": "string", "metadata": {"com.vendor": {"hidden": false}}}},
+        "metadata": {"com.vendor": {"hidden": true, "tags": ["a"]}}
+    }}]))
+    .unwrap();
+    assert_eq!(got, want);
+    assert_eq!(dictionary_from_csv("", DEFAULT_NAMESPACE).unwrap(), vec![]);
+}
+
+/// Reads `csv` and compares the `(path, code)` pairs of its issues.
+fn check(csv: &str, expected: &[(&str, IssueCode)]) {
+    let issues = dictionary_from_csv(csv, DEFAULT_NAMESPACE).unwrap_err();
+    let got: Vec<(&str, IssueCode)> = issues.iter().map(|i| (i.path.as_str(), i.code)).collect();
+    assert_eq!(got, expected, "{issues:#?}");
+}
+
+#[test]
+fn csv_problems_are_all_reported() {
+    use IssueCode::*;
+    check("name,type\n", &[("header", MissingField), ("header", MissingField), ("header", MissingField)]);
+    check(
+        "entity_type,entity_name,property,type,hidden,tags,rest\nthing,a,,,,,\nevent,b,,,yes,x,\nevent,b,p,float,,,\nevent,c,p,string,,,\nevent,b,,,,,[1]\nevent,d,,,,,\nevent,d,,,,,\n",
+        &[
+            ("rows[2].entity_type", InvalidEnum),
+            ("rows[3].hidden", WrongType),
+            ("rows[3].tags", WrongType),
+            ("rows[4].type", InvalidEnum),
+            ("rows[5].entity_name", MissingField),
+            ("rows[6].rest", InvalidJson),
+            ("rows[8].entity_name", InvalidName),
+        ],
+    );
+    check("entity_type,entity_name,property\n\"open", &[("line 2", InvalidJson)]);
+}
+
+#[test]
+fn csv_cells() {
+    let rows = parse_csv("a,\"b,c\",\"d\"\"e\"\n\"multi\nline\",x\nlast").unwrap();
+    assert_eq!(rows, vec![
+        (1, vec!["a".to_owned(), "b,c".to_owned(), "d\"e".to_owned()]),
+        (2, vec!["multi\nline".to_owned(), "x".to_owned()]),
+        (4, vec!["last".to_owned()]),
+    ]);
+}
+
+#[test]
+fn batch_bodies() {
+    let body = serde_json::to_value(batch_body(&entries(), false)).unwrap();
+    assert!(validate_batch_body(&body, &SchemaRules::default()).is_empty());
+    let bad = json!({"entries": [{"entityType": "event", "name": "a", "schemaJson": {}}, {"entityType": "x", "name": "b", "schemaJson": {"properties": {"p": {}}}}], "truncate": "no", "extra": 1});
+    let got: Vec<(String, IssueCode)> = validate_batch_body(&bad, &SchemaRules::default()).into_iter().map(|i| (i.path, i.code)).collect();
+    assert_eq!(got, vec![
+        ("extra".to_owned(), IssueCode::UnknownField),
+        ("truncate".to_owned(), IssueCode::WrongType),
+        ("entries[1].entityType".to_owned(), IssueCode::InvalidEnum),
+        ("entries[1].schemaJson.properties.p.type".to_owned(), IssueCode::MissingField),
+    ]);
+    assert_eq!(validate_batch_body(&json!({}), &SchemaRules::default())[0].code, IssueCode::MissingField);
+}
