@@ -9,10 +9,12 @@ pub mod api;
 pub mod batch;
 pub mod dict_io;
 pub mod dictionary;
+pub mod diff;
 pub mod event;
 pub mod gzip;
 pub mod import;
 pub mod issue;
+pub mod json_schema;
 pub mod limits;
 pub mod migration;
 pub mod profile;
@@ -52,3 +54,5 @@ pub use amplitude::{transform_event, transform_ndjson, ExportArchive, ExportErro
 pub use migration::{validate_migration_request, validate_source_tool, DateRange, MigrationCheck, MigrationRequest};
 pub use time::Date;
 pub use dict_io::{batch_body, dictionary_from_csv, dictionary_to_csv, validate_batch_body};
+pub use diff::{diff_dictionaries, DictionaryDiff, EntityChange, EntityKey, FieldChange};
+pub use json_schema::entity_json_schema;
