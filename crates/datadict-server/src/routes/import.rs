@@ -57,6 +57,9 @@ async fn import(
     query: Result<Query<HashMap<String, String>>, axum::extract::rejection::QueryRejection>,
     body: Body,
 ) -> Result<Response, IngestError> {
+    // A debug event, so that an operator (and the graceful-shutdown test) can see that a request
+    // has reached its handler.
+    tracing::debug!("import request received");
     let limits = state.config.limits.clone();
     let raw = read_raw(&headers, body, limits.max_request_bytes).await;
     let Query(query) = query.map_err(|e| ApiError::BadRequest(format!("the query string cannot be read ({e}); use `?strict=1&project_id=<id>`")))?;

@@ -105,27 +105,11 @@ impl Server {
         headers: &[(&str, &str)],
         body: Option<Vec<u8>>,
     ) -> Reply {
-        let mut builder = ureq::http::Request::builder().method(method).uri(format!("{}{path}", self.base));
-        if let Some((user, pass)) = auth {
-            builder = builder.header("Authorization", basic(user, pass));
-        }
-        for (k, v) in headers {
-            builder = builder.header(*k, *v);
-        }
-        let result = match body {
-            Some(bytes) => self.agent.run(builder.body(bytes).unwrap()),
-            None => self.agent.run(builder.body(()).unwrap()),
-        };
-        let mut response = result.unwrap_or_else(|e| panic!("{method} {path} failed: {e}"));
-        let status = response.status().as_u16();
-        let headers = response.headers().clone();
-        let text = response
-            .body_mut()
-            .with_config()
-            .limit(1 << 30)
-            .read_to_string()
-            .unwrap_or_default();
-        Reply { status, headers, text }
+        self.client().send(method, path, auth, headers, body).unwrap_or_else(|e| panic!("{method} {path} failed: {e}"))
+    }
+
+    pub fn client(&self) -> Client {
+        Client { base: self.base.clone(), agent: self.agent.clone() }
     }
 
     pub fn get(&self, path: &str, auth: &Account) -> Reply {
@@ -155,6 +139,46 @@ impl Drop for Server {
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
+    }
+}
+
+/// A blocking HTTP client for a base URL; 4xx and 5xx are answers, not errors.
+#[derive(Clone)]
+pub struct Client {
+    pub base: String,
+    agent: ureq::Agent,
+}
+
+impl Client {
+    pub fn new(base: &str) -> Self {
+        let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+        Self { base: base.trim_end_matches('/').to_owned(), agent }
+    }
+
+    /// Sends a request; `Err` only when no answer came (connection refused or dropped).
+    pub fn send(
+        &self,
+        method: &str,
+        path: &str,
+        auth: Option<(&str, &str)>,
+        headers: &[(&str, &str)],
+        body: Option<Vec<u8>>,
+    ) -> Result<Reply, ureq::Error> {
+        let mut builder = ureq::http::Request::builder().method(method).uri(format!("{}{path}", self.base));
+        if let Some((user, pass)) = auth {
+            builder = builder.header("Authorization", basic(user, pass));
+        }
+        for (k, v) in headers {
+            builder = builder.header(*k, *v);
+        }
+        let mut response = match body {
+            Some(bytes) => self.agent.run(builder.body(bytes).unwrap()),
+            None => self.agent.run(builder.body(()).unwrap()),
+        }?;
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let text = response.body_mut().with_config().limit(1 << 30).read_to_string()?;
+        Ok(Reply { status, headers, text })
     }
 }
 

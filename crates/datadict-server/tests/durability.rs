@@ -1,0 +1,182 @@
+//! Durability of the real binary: every import answered 200 survives a SIGKILL of the server, and
+//! a graceful shutdown (SIGTERM) finishes the request in flight before the process exits.
+
+mod common;
+
+use common::{basic, now_ms, Client};
+use datadict_server::demo::DemoCredentials;
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, ChildStdout, Command, Stdio};
+use std::sync::{mpsc, Arc, Mutex};
+
+/// A server process on a free port over `dir`, with its stdout lines.
+struct Proc {
+    child: Child,
+    lines: std::io::Lines<BufReader<ChildStdout>>,
+    base: String,
+}
+
+fn spawn(dir: &std::path::Path) -> Proc {
+    spawn_with_log(dir, "datadict_server=info")
+}
+
+fn spawn_with_log(dir: &std::path::Path, log: &str) -> Proc {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_datadict-server"))
+        .env("RUST_LOG", log)
+        .env("NO_COLOR", "1")
+        .arg("--data-dir")
+        .arg(dir)
+        .args(["--listen", "127.0.0.1:0", "--web-dir"])
+        .arg(dir.join("no-web-app"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let base = loop {
+        let line = lines.next().expect("the server exited before listening").unwrap();
+        if let Some(rest) = line.strip_prefix("datadict is listening on ") {
+            break rest.trim_end_matches('/').to_owned();
+        }
+    };
+    Proc { child, lines, base }
+}
+
+impl Proc {
+    fn wait_for_line(&mut self, needle: &str) {
+        for line in self.lines.by_ref() {
+            if line.unwrap().contains(needle) {
+                return;
+            }
+        }
+        panic!("the server never printed `{needle}`");
+    }
+}
+
+fn credentials(dir: &std::path::Path) -> DemoCredentials {
+    let text = std::fs::read_to_string(dir.join(datadict_server::demo::CREDENTIALS_FILE)).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+fn batch(round: usize, size: usize) -> Vec<u8> {
+    let t = now_ms();
+    let events: Vec<Value> = (0..size)
+        .map(|j| json!({"event": "Crash Test", "properties": {"time": t, "distinct_id": "u", "$insert_id": format!("k{round}-{j}"), "round": round}}))
+        .collect();
+    common::gzip(&serde_json::to_vec(&events).unwrap())
+}
+
+/// Every `$insert_id` stored in the project, read through the API.
+fn stored_ids(client: &Client, creds: &DemoCredentials) -> std::collections::HashSet<String> {
+    let mut out = std::collections::HashSet::new();
+    let mut cursor = String::new();
+    loop {
+        let path = format!("/api/app/projects/{}/events?event=Crash%20Test&limit=1000{cursor}", creds.project_id);
+        let r = client.send("GET", &path, Some((&creds.username, &creds.secret)), &[], None).unwrap();
+        assert_eq!(r.status, 200, "{}", r.text);
+        let page = r.json();
+        for e in page["results"].as_array().unwrap() {
+            out.insert(e["properties"]["$insert_id"].as_str().unwrap().to_owned());
+        }
+        match page["next_cursor"].as_str() {
+            Some(c) => cursor = format!("&cursor={c}"),
+            None => return out,
+        }
+    }
+}
+
+#[test]
+fn every_acknowledged_event_survives_sigkill() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = spawn(dir.path());
+    let creds = credentials(dir.path());
+    let client = Client::new(&server.base);
+    let acked: Arc<Mutex<Vec<String>>> = Arc::default();
+    let (tx, rx) = mpsc::channel();
+    const SIZE: usize = 500;
+    let sender = {
+        let (client, acked, token) = (client.clone(), acked.clone(), creds.project_token.clone());
+        std::thread::spawn(move || {
+            for round in 0.. {
+                let reply = client.send(
+                    "POST",
+                    "/import?strict=1",
+                    Some((&token, "")),
+                    &[("Content-Encoding", "gzip"), ("Content-Type", "application/json")],
+                    Some(batch(round, SIZE)),
+                );
+                match reply {
+                    Ok(r) if r.status == 200 => {
+                        acked.lock().unwrap().extend((0..SIZE).map(|j| format!("k{round}-{j}")));
+                        if tx.send(round).is_err() {
+                            return;
+                        }
+                    }
+                    Ok(r) => panic!("an import failed before the kill: {} {}", r.status, r.text),
+                    // The server was killed: this request was not acknowledged.
+                    Err(_) => return,
+                }
+            }
+        })
+    };
+    // Kill while requests are still being sent: after the 20th acknowledgement, the sender is
+    // already on its way with the next one.
+    for _ in 0..20 {
+        rx.recv().unwrap();
+    }
+    server.child.kill().unwrap(); // SIGKILL on Unix
+    server.child.wait().unwrap();
+    drop(rx);
+    sender.join().unwrap();
+
+    let acked = acked.lock().unwrap().clone();
+    assert!(acked.len() >= 20 * SIZE);
+    let mut restarted = spawn(dir.path());
+    let stored = stored_ids(&Client::new(&restarted.base), &creds);
+    let missing: Vec<_> = acked.iter().filter(|id| !stored.contains(*id)).take(5).collect();
+    assert!(missing.is_empty(), "{} acknowledged events are gone, e.g. {missing:?}", acked.iter().filter(|id| !stored.contains(*id)).count());
+    restarted.child.kill().unwrap();
+    restarted.child.wait().unwrap();
+}
+
+#[test]
+fn graceful_shutdown_finishes_the_request_in_flight() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = spawn_with_log(dir.path(), "datadict_server=debug");
+    let creds = credentials(dir.path());
+    let body = serde_json::to_vec(&[json!({"event": "Late", "properties": {"time": now_ms(), "distinct_id": "u", "$insert_id": "late-1"}})]).unwrap();
+    let addr = server.base.trim_start_matches("http://").to_owned();
+    let mut stream = std::net::TcpStream::connect(&addr).unwrap();
+    let head = format!(
+        "POST /import?strict=1 HTTP/1.1\r\nHost: {addr}\r\nAuthorization: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        basic(&creds.project_token, ""),
+        body.len()
+    );
+    // Send the headers and half of the body, so the request is in flight, then ask the server to
+    // stop.
+    let (first, second) = body.split_at(body.len() / 2);
+    stream.write_all(head.as_bytes()).unwrap();
+    stream.write_all(first).unwrap();
+    stream.flush().unwrap();
+    // The request is in flight once its handler runs (it then waits for the rest of the body).
+    server.wait_for_line("import request received");
+    let status = Command::new("kill").args(["-TERM", &server.child.id().to_string()]).status().unwrap();
+    assert!(status.success());
+    server.wait_for_line("shutting down");
+    stream.write_all(second).unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(answer.contains(r#""num_records_imported":1"#), "{answer}");
+    server.wait_for_line("datadict stopped");
+    assert!(server.child.wait().unwrap().success());
+    // The event is stored.
+    let mut restarted = spawn(dir.path());
+    let r = Client::new(&restarted.base)
+        .send("GET", &format!("/api/app/projects/{}/events?event=Late", creds.project_id), Some((&creds.username, &creds.secret)), &[], None)
+        .unwrap();
+    assert_eq!(r.json()["results"].as_array().unwrap().len(), 1);
+    restarted.child.kill().unwrap();
+    restarted.child.wait().unwrap();
+}
