@@ -81,14 +81,15 @@ impl Batch {
 }
 
 /// A record left out of every batch because it breaks an import rule.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Rejected {
     pub pos: RecordPos,
     pub issues: Vec<Issue>,
 }
 
 /// Totals of a batcher's run.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct BatchStats {
     /// Records found in the input.
     pub records: u64,

@@ -87,7 +87,8 @@ impl Dictionary {
 }
 
 /// What the dictionary says about one event.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct DictionaryFindings {
     /// Advisory issues, in the order: event-level, then properties in input order.
     pub issues: Vec<Issue>,

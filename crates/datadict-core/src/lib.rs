@@ -46,7 +46,7 @@ pub use dictionary::{check_against_dictionary, remove_properties, Dictionary, Di
 pub use summary::{IssueSummary, Tally};
 pub use batch::{Batch, BatchOptions, BatchStats, Batcher, Rejected};
 pub use request::{
-    import_request, manual_sync_request, map_failed_records, parse_api_response, parse_import_response, ApiError, Credentials,
+    import_headers, import_request, manual_sync_request, map_failed_positions, map_failed_records, parse_api_response, parse_import_response, ApiError, Credentials,
     Endpoints, HttpRequest, Method, Region, RegionUrls,
 };
 pub use retry::{parse_retry_after, Attempt, Decision, GiveUp, RetryPolicy};

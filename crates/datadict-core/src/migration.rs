@@ -42,7 +42,7 @@ pub struct MigrationRequest {
 }
 
 /// The range a valid request covers, both ends included.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct DateRange {
     pub start: Date,
     pub end: Date,
@@ -56,7 +56,7 @@ impl DateRange {
 }
 
 /// What validation found: every issue, and the resolved range when the dates are usable.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct MigrationCheck {
     pub issues: Vec<Issue>,
     pub range: Option<DateRange>,

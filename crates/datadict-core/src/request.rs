@@ -179,18 +179,28 @@ pub struct HttpRequest {
     pub body: Vec<u8>,
 }
 
-/// Spec §4.4: the import request of one batch, with `Content-Encoding: gzip` when the batch is
-/// compressed, `Content-Type: application/json`, `accept: application/json` and Basic auth.
-pub fn import_request(endpoints: &Endpoints, region: Region, project_id: u64, credentials: &Credentials, batch: &Batch) -> HttpRequest {
+/// Spec §4.4: the headers of an import request: `Content-Encoding: gzip` when the body is
+/// compressed, `Content-Type: application/json`, `accept: application/json`, Basic auth.
+pub fn import_headers(credentials: &Credentials, gzipped: bool) -> Vec<(String, String)> {
     let mut headers = vec![
         ("content-type".to_owned(), "application/json".to_owned()),
         ("accept".to_owned(), "application/json".to_owned()),
         ("authorization".to_owned(), credentials.header_value()),
     ];
-    if batch.gzipped {
+    if gzipped {
         headers.insert(0, ("content-encoding".to_owned(), "gzip".to_owned()));
     }
-    HttpRequest { method: Method::Post, url: endpoints.import(region, project_id, true), headers, body: batch.body.clone() }
+    headers
+}
+
+/// Spec §4.4: the import request of one batch (strict mode, FACTS.md).
+pub fn import_request(endpoints: &Endpoints, region: Region, project_id: u64, credentials: &Credentials, batch: &Batch) -> HttpRequest {
+    HttpRequest {
+        method: Method::Post,
+        url: endpoints.import(region, project_id, true),
+        headers: import_headers(credentials, batch.gzipped),
+        body: batch.body.clone(),
+    }
 }
 
 /// A JSON request of the application API with Basic auth (spec §5).
@@ -227,7 +237,7 @@ pub fn parse_import_response(status: u16, body: &[u8]) -> ImportResponse {
 }
 
 /// A failed record of a 400 together with where the event was in the caller's input.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FailedInput {
     /// `None` when the response names an index the batch does not have.
     pub pos: Option<RecordPos>,
@@ -236,11 +246,16 @@ pub struct FailedInput {
 
 /// Maps a 400's `failed_records[i].index` (a position in the request) back to the input.
 pub fn map_failed_records(batch: &Batch, response: &ImportResponse) -> Vec<FailedInput> {
+    map_failed_positions(&batch.positions, response)
+}
+
+/// [`map_failed_records`] for a caller that kept only the batch's positions.
+pub fn map_failed_positions(positions: &[RecordPos], response: &ImportResponse) -> Vec<FailedInput> {
     response
         .failed_records
         .iter()
         .flatten()
-        .map(|f| FailedInput { pos: batch.input_position(f.index), failure: f.clone() })
+        .map(|f| FailedInput { pos: positions.get(f.index).copied(), failure: f.clone() })
         .collect()
 }
 
