@@ -2,7 +2,7 @@
 
 use crate::components::log::LogView;
 use crate::pages;
-use crate::state::{Action, AppState, Page};
+use crate::state::{Action, AppState, Load, Page};
 use yew::prelude::*;
 
 /// The state handle every component reaches through context.
@@ -13,6 +13,17 @@ pub fn App() -> Html {
     let state = use_reducer(AppState::default);
     let page = state.page;
     let connected = state.connection.is_some();
+    // The dictionary is read once per connection, here, because both the dictionary and the
+    // import screens use it (a load in each would send every request twice).
+    {
+        let state = state.clone();
+        let idle = state.dictionary == Load::Idle;
+        use_effect_with((state.connection.clone(), idle), move |(conn, idle)| {
+            if conn.is_some() && *idle {
+                pages::dictionary::load_dictionary(&state);
+            }
+        });
+    }
     let nav = Page::ALL.iter().map(|&p| {
         let state = state.clone();
         let onclick = Callback::from(move |_| state.dispatch(Action::Navigate(p)));

@@ -80,16 +80,6 @@ impl ApiError {
             _ => Self::Status { status, message },
         }
     }
-
-    /// Whether sending the same request again later may succeed (FACTS.md: 429, 5xx and network
-    /// failures are retried; a 400 is never retried as is).
-    pub fn is_retryable(&self) -> bool {
-        match self {
-            Self::Network(_) => true,
-            Self::Status { status, .. } => *status == 429 || *status >= 500,
-            _ => false,
-        }
-    }
 }
 
 impl fmt::Display for ApiError {
@@ -323,16 +313,6 @@ mod tests {
             ApiError::from_status(500, "boom"),
             ApiError::Status { status: 500, message: "boom".into() }
         );
-    }
-
-    #[wasm_bindgen_test]
-    fn only_429_5xx_and_network_failures_are_retried() {
-        assert!(ApiError::from_status(429, "").is_retryable());
-        assert!(ApiError::from_status(503, "").is_retryable());
-        assert!(ApiError::Network("x".into()).is_retryable());
-        assert!(!ApiError::from_status(400, "").is_retryable());
-        assert!(!ApiError::from_status(401, "").is_retryable());
-        assert!(!ApiError::from_status(413, "").is_retryable());
     }
 
     #[wasm_bindgen_test]

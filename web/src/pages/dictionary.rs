@@ -67,15 +67,6 @@ pub fn DictionaryPage() -> Html {
     let filter = use_state(Filter::default);
     let shown = use_state(|| PAGE_ROWS);
     let panel = use_state(|| Panel::None);
-    {
-        let state = state.clone();
-        let idle = state.dictionary == Load::Idle;
-        use_effect_with((state.connection.clone(), idle), move |(conn, idle)| {
-            if conn.is_some() && *idle {
-                load_dictionary(&state);
-            }
-        });
-    }
     let dictionary = match &state.dictionary {
         Load::Loaded(d) => Some(d.clone()),
         _ => None,
@@ -217,7 +208,10 @@ pub fn DictionaryPage() -> Html {
             <EntityForm key={format!("doc:{name}")} entity_type={EntityType::Event} initial={None::<SchemaEntry>}
                         prefill_name={name.clone()} onsaved={onsaved.clone()} oncancel={oncancel.clone()} />
         },
-        (Panel::Bulk, Some(d)) => html! { <BulkUpload current={d.entries.clone()} onclose={oncancel.clone()} /> },
+        // Shown while the dictionary reloads after an upload too, so that the result stays.
+        (Panel::Bulk, d) => html! {
+            <BulkUpload current={d.as_ref().map_or_else(Rc::default, |d| d.entries.clone())} onclose={oncancel.clone()} />
+        },
         (Panel::ConfirmDelete(entry), _) => confirm_delete(entry, &state, &panel),
         _ => html! {},
     };

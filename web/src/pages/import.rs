@@ -7,27 +7,15 @@ use crate::api::{self, now_ms, ApiError, Connection};
 use crate::app::{use_app_state, StateHandle};
 use crate::components::download::download;
 use crate::components::log::{log_request, push};
-use crate::pages::dictionary::load_dictionary;
 use crate::reader::{text_blob, ChunkReader, CHUNK_BYTES};
 use crate::state::{Level, Load};
-use datadict_core::{Batch, BatchOptions, BatchStats, Batcher, Dictionary, IssueSummary, Tally, DEFAULT_NAMESPACE};
+use datadict_core::{Attempt, Batch, BatchOptions, BatchStats, Batcher, Decision, Dictionary, IssueSummary, RetryPolicy, Tally, DEFAULT_NAMESPACE};
 use futures::StreamExt;
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, HashSet};
 use std::rc::Rc;
 use web_sys::{Blob, HtmlInputElement, HtmlTextAreaElement};
 use yew::prelude::*;
-
-/// How often a batch is tried before it is left for "resume" (FACTS.md asks for real backoff,
-/// not for a number of attempts; eight spans about four minutes of waiting).
-pub const MAX_ATTEMPTS: u32 = 8;
-
-/// FACTS.md: on 429/502/503 back off from 2 s, doubling up to 60 s, plus 1–5 s of jitter. The
-/// core's retry policy has not landed; when it does, this function is replaced by it.
-pub fn retry_delay_ms(attempt: u32, jitter01: f64) -> f64 {
-    let base = (2_000.0 * 2f64.powi(attempt.min(10) as i32)).min(60_000.0);
-    base + 1_000.0 + 4_000.0 * jitter01.clamp(0.0, 1.0)
-}
 
 /// One line of the final report.
 #[derive(Debug, Clone, PartialEq)]
@@ -137,6 +125,7 @@ struct Run {
     memory: Rc<RefCell<RunMemory>>,
     view: UseStateHandle<Progress>,
     cancel: Rc<Cell<bool>>,
+    retry: RetryPolicy,
 }
 
 impl Run {
@@ -297,7 +286,8 @@ async fn upload(run: Rc<Run>, blob: Blob, concurrency: usize) {
     );
 }
 
-/// Sends one batch, retrying per [`retry_delay_ms`] on 429, 5xx and network failures.
+/// Sends one batch, retrying as the core's `RetryPolicy` decides (FACTS.md: 429, 502, 503 and
+/// network failures, backing off from 2 s to 60 s with jitter; never a 400 as is).
 async fn send(run: Rc<Run>, batch: Batch) {
     let log = log_request(&run.state);
     let events = batch.events() as u64;
@@ -327,14 +317,24 @@ async fn send(run: Rc<Run>, batch: Batch) {
                 });
                 return;
             }
-            Err(err) if err.is_retryable() && attempt + 1 < MAX_ATTEMPTS && !run.cancel.get() => {
-                let wait = retry_delay_ms(attempt, js_sys::Math::random());
-                push(&run.state, Level::Error, format!("batch {} will be sent again in {:.0} s: {err}", batch.sequence + 1, wait / 1000.0));
-                run.update(|p| p.retries += 1);
-                sleep_ms(wait).await;
-                attempt += 1;
-            }
             Err(err) => {
+                attempt += 1;
+                let outcome = match &err {
+                    ApiError::Network(_) => Attempt::NetworkError,
+                    ApiError::Unauthorized(_) => Attempt::Status(401),
+                    ApiError::Forbidden(_) => Attempt::Status(403),
+                    ApiError::Status { status, .. } => Attempt::Status(*status),
+                    // An answer that cannot be read will not read better the second time.
+                    ApiError::Decode(_) => Attempt::Status(0),
+                };
+                if let Decision::RetryAfterMs(wait) = run.retry.decide(attempt, outcome, None, js_sys::Math::random()) {
+                    if !run.cancel.get() {
+                        push(&run.state, Level::Error, format!("batch {} will be sent again in {:.0} s: {err}", batch.sequence + 1, wait as f64 / 1000.0));
+                        run.update(|p| p.retries += 1);
+                        sleep_ms(wait as f64).await;
+                        continue;
+                    }
+                }
                 batch_failed(&run, &batch, &err);
                 return;
             }
@@ -421,15 +421,6 @@ pub fn ImportPage() -> Html {
     let source_name = use_state(String::new);
     let pasted = use_state(String::new);
     let concurrency = use_state(|| 4usize);
-    {
-        let state = state.clone();
-        let idle = state.dictionary == Load::Idle;
-        use_effect_with((state.connection.clone(), idle), move |(conn, idle)| {
-            if conn.is_some() && *idle {
-                load_dictionary(&state);
-            }
-        });
-    }
     let busy = matches!(progress.phase, Phase::Checking | Phase::Uploading | Phase::Cancelling);
 
     // A new input forgets everything about the previous run.
@@ -473,7 +464,7 @@ pub fn ImportPage() -> Html {
             let flag = Rc::new(Cell::new(false));
             *cancel.borrow_mut() = flag.clone();
             // The run shares the component's memory, so that resume sees what was acknowledged.
-            Some(Rc::new(Run { state: state.clone(), conn, memory: memory.clone(), view: progress.clone(), cancel: flag }))
+            Some(Rc::new(Run { state: state.clone(), conn, memory: memory.clone(), view: progress.clone(), cancel: flag, retry: RetryPolicy::default() }))
         }
     };
     let oncheck = {
@@ -633,13 +624,6 @@ pub fn ImportPage() -> Html {
 mod tests {
     use super::*;
     use wasm_bindgen_test::wasm_bindgen_test;
-
-    #[wasm_bindgen_test]
-    fn backoff_doubles_from_two_seconds_to_a_minute_with_jitter() {
-        assert_eq!(retry_delay_ms(0, 0.0), 3_000.0);
-        assert_eq!(retry_delay_ms(1, 1.0), 4_000.0 + 5_000.0);
-        assert_eq!(retry_delay_ms(9, 0.5), 60_000.0 + 3_000.0);
-    }
 
     #[wasm_bindgen_test]
     fn the_report_csv_quotes_what_needs_quoting() {

@@ -1,0 +1,212 @@
+//! End-to-end of the web app's screens against the real server, in headless Chromium and Firefox:
+//! the dictionary (search, filters, detail), creating and editing an entity with validation shown
+//! at the field, a dictionary name that looks like HTML rendered as text, bulk upload with its
+//! preview, an import with invalid lines reported by line number while the valid events arrive
+//! (read API), and 401/403 explained in words. Screenshots go to `tests/artifacts/`.
+
+use datadict_server::admin;
+use datadict_tests::server::TestServer;
+use datadict_tests::webdriver::{Browser, Session};
+use datadict_tests::{artifacts_dir, workspace_root};
+use serde_json::{json, Value};
+use std::time::Duration;
+
+const WAIT: Duration = Duration::from_secs(30);
+
+fn dist_dir() -> std::path::PathBuf {
+    let dist = workspace_root().join("dist");
+    assert!(dist.join("index.html").is_file(), "dist/index.html is missing: build the web app first with `cargo xtask dist`");
+    dist
+}
+
+/// Puts a file with `content` into the file input `css`, as a user picking it would, and fires
+/// `change`. (WebDriver's file upload needs a path on the browser's machine; a `DataTransfer` works
+/// the same in every browser.)
+fn pick_file(session: &Session, css: &str, name: &str, content: &str) {
+    let script = format!(
+        "const dt = new DataTransfer(); dt.items.add(new File([{content}], {name}));
+         const input = document.querySelector({css}); input.files = dt.files;
+         input.dispatchEvent(new Event('change', {{bubbles: true}})); return true;",
+        content = Value::from(content),
+        name = Value::from(name),
+        css = Value::from(css),
+    );
+    session.script(&script).unwrap();
+}
+
+/// Sets a control's value the way typing does, firing `input` and `change` (WebDriver's clear
+/// fires neither in every browser, so an emptied search box would not be noticed).
+fn set_value(session: &Session, css: &str, value: &str) {
+    let script = format!(
+        "const e = document.querySelector({css}); e.value = {value};
+         e.dispatchEvent(new Event('input', {{bubbles: true}})); e.dispatchEvent(new Event('change', {{bubbles: true}})); return true;",
+        css = Value::from(css),
+        value = Value::from(value),
+    );
+    session.script(&script).unwrap();
+}
+
+fn js_text(session: &Session, css: &str) -> String {
+    let v = session.script(&format!("const e = document.querySelector({}); return e ? e.innerText : null;", Value::from(css))).unwrap();
+    v.as_str().unwrap_or_default().to_owned()
+}
+
+fn click_js(session: &Session, css: &str) {
+    let ok = session.script(&format!("const e = document.querySelector({}); if (!e) return false; e.click(); return true;", Value::from(css))).unwrap();
+    assert_eq!(ok, json!(true), "no element `{css}` to click");
+}
+
+fn walk_through_the_app(browser: Browser) {
+    let server = TestServer::start(Some(dist_dir()));
+    let pid = server.demo.project_id;
+    let session = Session::start(browser).unwrap_or_else(|e| panic!("cannot start {}: {e:#}", browser.name()));
+    let shot = |name: &str| session.screenshot(&artifacts_dir().join(format!("web-{}-{name}.png", browser.name()))).unwrap();
+    session.goto(&server.url("/")).unwrap();
+
+    // 403 in words: valid credentials of an account without access to the demo project.
+    let outsider = admin::create_service_account(&server.store, "outsider").unwrap();
+    session.type_into("#project-id", &pid.to_string()).unwrap();
+    session.type_into("#username", &outsider.username).unwrap();
+    session.type_into("#secret", &outsider.secret).unwrap();
+    session.click("#test-connection").unwrap();
+    session.wait_for("document.querySelector('#test-result')", "the 403 message", WAIT).unwrap();
+    let text = js_text(&session, "#test-result");
+    assert!(text.starts_with("no access (403)"), "{text}");
+    // 401 in words.
+    session.type_into("#username", &server.demo.username).unwrap();
+    session.type_into("#secret", "wrong").unwrap();
+    session.click("#test-connection").unwrap();
+    session.wait_for("(document.querySelector('#test-result')||{}).innerText?.startsWith('wrong credentials (401)')", "the 401 message", WAIT).unwrap();
+    shot("settings-401");
+
+    // Sign in; the demo dictionary's four events.
+    session.type_into("#secret", &server.demo.secret).unwrap();
+    session.click("#connect").unwrap();
+    session.wait_for("document.querySelectorAll('#schema-list .schema-row').length === 4", "the demo's four events", WAIT).unwrap();
+    shot("dictionary");
+
+    // Search and filters.
+    session.type_into("#search", "purchase").unwrap();
+    session.wait_for("document.querySelectorAll('#schema-list .schema-row').length === 1", "one row for `purchase`", WAIT).unwrap();
+    set_value(&session, "#search", "");
+    set_value(&session, "#status-filter", "dropped");
+    session.wait_for("document.querySelectorAll('#schema-list .schema-row').length === 1", "one dropped event", WAIT).unwrap();
+    assert!(js_text(&session, "#schema-list").contains("Debug Ping"));
+    set_value(&session, "#status-filter", "");
+    session.wait_for("document.querySelectorAll('#schema-list .schema-row').length === 4", "all four again", WAIT).unwrap();
+
+    // Create an entity whose name looks like HTML; a bad contact is shown at its field first.
+    let evil = "<img src=x onerror=\"window.__xss=1\">Checkout";
+    click_js(&session, "#new-entity");
+    session.type_into("#entity-name", evil).unwrap();
+    session.type_into("#entity-display", "<b>bold?</b>").unwrap();
+    session.type_into("#entity-contacts", "not-an-address").unwrap();
+    session.wait_for("document.querySelector('#entity-contacts-errors')", "the contact error at its field", WAIT).unwrap();
+    assert!(js_text(&session, "#entity-contacts-errors").contains("not-an-address"));
+    assert_eq!(session.script("return document.querySelector('#save-entity').disabled;").unwrap(), json!(true));
+    click_js(&session, "#add-property");
+    session.type_into("#prop-1-name", "amount").unwrap();
+    shot("entity-form-error");
+    set_value(&session, "#entity-contacts", "owner@example.com");
+    session.wait_for("!document.querySelector('#entity-contacts-errors') && !document.querySelector('#save-entity').disabled", "the form to be valid", WAIT).unwrap();
+    click_js(&session, "#save-entity");
+    session.wait_for("document.querySelectorAll('#schema-list .schema-row').length === 5", "the new event in the table", WAIT).unwrap();
+    // Rendered as text: no element was made from the name, and the literal text is on the page.
+    assert_eq!(session.script("return document.querySelectorAll('img, #schema-list b, #detail b').length;").unwrap(), json!(0));
+    assert_eq!(session.script("return window.__xss === undefined;").unwrap(), json!(true));
+    assert!(js_text(&session, "#schema-list").contains("<b>bold?</b>"));
+    assert!(js_text(&session, "#detail").contains(evil), "the detail panel shows the name as text");
+    let (status, body) = server.call("GET", &format!("/api/app/projects/{pid}/schemas/event"), Some(&server.demo_auth()), None);
+    assert_eq!(status, 200);
+    let created = body["results"].as_array().unwrap().iter().find(|e| e["name"] == evil).expect("the event is stored").clone();
+    assert_eq!(created["schemaJson"]["properties"]["amount"]["type"], "string");
+    assert_eq!(created["schemaJson"]["metadata"]["com.vendor"]["contacts"], json!(["owner@example.com"]));
+    shot("xss-as-text");
+
+    // Edit Purchase: new description, hidden.
+    click_js(&session, "tr[data-name='Purchase'] .open-detail");
+    session.wait_for("document.querySelector('#edit-entity')", "the detail panel", WAIT).unwrap();
+    assert!(js_text(&session, "#property-list").contains("price"), "the properties table");
+    assert!(js_text(&session, "#schema-json").contains("\"properties\""), "the schema JSON");
+    shot("detail");
+    click_js(&session, "#edit-entity");
+    set_value(&session, "#entity-description", "An order was paid");
+    click_js(&session, "#entity-hidden");
+    click_js(&session, "#save-entity");
+    session.wait_for("(document.querySelector(\"tr[data-name='Purchase'] .status\")||{}).innerText === 'hidden'", "Purchase hidden", WAIT).unwrap();
+    let (_, body) = server.call("GET", &format!("/api/app/projects/{pid}/schemas/event/Purchase"), Some(&server.demo_auth()), None);
+    assert_eq!(body["description"], "An order was paid");
+    assert_eq!(body["metadata"]["com.vendor"]["hidden"], true);
+
+    // Bulk upload: one added, one changed; nothing is sent before the button.
+    click_js(&session, "#bulk-upload");
+    let file = json!({"entries": [
+        {"entityType": "event", "name": "Bulk Added", "schemaJson": {"description": "from a file"}},
+        {"entityType": "event", "name": "Page View", "schemaJson": {"description": "changed by the file"}}
+    ]});
+    pick_file(&session, "#bulk-file", "dictionary.json", &file.to_string());
+    session.wait_for("document.querySelector('#bulk-preview')", "the preview", WAIT).unwrap();
+    assert_eq!(js_text(&session, "#bulk-added"), "Added: 1");
+    assert_eq!(js_text(&session, "#bulk-changed"), "Changed: 1");
+    let (_, before) = server.call("GET", &format!("/api/app/projects/{pid}/schemas/event"), Some(&server.demo_auth()), None);
+    assert!(!before.to_string().contains("Bulk Added"), "nothing is sent before confirming");
+    shot("bulk-preview");
+    click_js(&session, "#bulk-send");
+    session.wait_for("document.querySelector('#bulk-done')", "the upload result", WAIT).unwrap();
+    session.wait_for("document.querySelector(\"tr[data-name='Bulk Added']\")", "the uploaded event in the table", WAIT).unwrap();
+    let (_, body) = server.call("GET", &format!("/api/app/projects/{pid}/schemas/event/Page%20View"), Some(&server.demo_auth()), None);
+    assert_eq!(body["description"], "changed by the file");
+
+    // Import: 10 lines, lines 3 and 7 invalid.
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64;
+    let mut ndjson = String::new();
+    for line in 1..=10 {
+        let record = match line {
+            3 => json!({"event": "Purchase", "properties": {"time": now, "$insert_id": "no-distinct-id-3"}}),
+            7 => json!({"event": "Purchase", "properties": {"time": now, "distinct_id": "u7", "$insert_id": "bad:id"}}),
+            _ => json!({"event": "Web Import", "properties": {"time": now - line, "distinct_id": format!("u{line}"), "$insert_id": format!("web-import-{line}")}}),
+        };
+        ndjson.push_str(&record.to_string());
+        ndjson.push('\n');
+    }
+    click_js(&session, "#nav-import");
+    pick_file(&session, "#import-file", "events.ndjson", &ndjson);
+    session.wait_for("!document.querySelector('#import-check').disabled", "the check button", WAIT).unwrap();
+    click_js(&session, "#import-check");
+    session.wait_for("document.querySelector('#by-problem')", "the check summary", WAIT).unwrap();
+    assert!(js_text(&session, "#import-phase").starts_with("Checked"), "{}", js_text(&session, "#import-phase"));
+    let summary = js_text(&session, "#check-summary");
+    assert!(summary.contains("10 records"), "{summary}");
+    assert!(summary.contains("Web Import"), "the undocumented event is in the summary by event: {summary}");
+    shot("import-checked");
+    click_js(&session, "#import-upload");
+    session.wait_for("document.querySelector('#import-phase').innerText.startsWith('Finished')", "the upload to finish", WAIT).unwrap();
+    let lines = session.script("return [...document.querySelectorAll('#import-report .report-row')].map(r => r.dataset.line);").unwrap();
+    let mut lines: Vec<String> = lines.as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_owned()).collect();
+    lines.dedup();
+    assert_eq!(lines, ["3", "7"], "the report names the input lines of the rejected records");
+    assert!(js_text(&session, "#stat-events").starts_with("8 / 8"), "{}", js_text(&session, "#stat-events"));
+    shot("import-finished");
+    let (status, body) = server.call("GET", &format!("/api/app/projects/{pid}/events?event=Web%20Import&limit=100"), Some(&server.demo_auth()), None);
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["results"].as_array().unwrap().len(), 8, "the eight valid events arrived: {body}");
+    let log = js_text(&session, "#log-lines");
+    assert!(log.contains(&format!("POST /import?strict=1&project_id={pid} → 200")), "{log}");
+
+    // Back in the dictionary, the imported event shows as undocumented with its 30-day volume.
+    click_js(&session, "#nav-dictionary");
+    click_js(&session, "#reload");
+    session.wait_for("(document.querySelector(\"tr[data-name='Web Import'] .volume\")||{}).innerText === '8'", "the undocumented event with volume 8", WAIT).unwrap();
+    assert_eq!(js_text(&session, "tr[data-name='Web Import'] .status"), "undocumented");
+    shot("dictionary-undocumented");
+}
+
+#[test]
+fn chromium_walks_through_the_web_app() {
+    walk_through_the_app(Browser::Chromium);
+}
+
+#[test]
+fn firefox_walks_through_the_web_app() {
+    walk_through_the_app(Browser::Firefox);
+}
