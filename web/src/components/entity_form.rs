@@ -471,4 +471,42 @@ mod tests {
         let ok = Draft { name: "Sign up".into(), ..Draft::default() };
         assert!(issues_by_field(&ok, EntityType::Event, DEFAULT_NAMESPACE).is_empty());
     }
+
+    /// Mounts the form inside a state provider, as the app does.
+    #[component]
+    fn Harness() -> Html {
+        let state = use_reducer(crate::state::AppState::default);
+        let entry: SchemaEntry = serde_json::from_value(json!({
+            "entityType": "event", "name": "<i>Checkout</i>",
+            "schemaJson": {"metadata": {"com.vendor": {"contacts": ["nobody"]}}}
+        }))
+        .unwrap();
+        html! {
+            <ContextProvider<crate::app::StateHandle> context={state}>
+                <EntityForm entity_type={EntityType::Event} initial={Some(entry)} onsaved={Callback::noop()} oncancel={Callback::noop()} />
+            </ContextProvider<crate::app::StateHandle>>
+        }
+    }
+
+    #[wasm_bindgen_test]
+    async fn the_form_shows_the_core_error_at_its_field_and_names_as_text() {
+        let document = web_sys::window().unwrap().document().unwrap();
+        let root = document.create_element("div").unwrap();
+        document.body().unwrap().append_child(&root).unwrap();
+        yew::Renderer::<Harness>::with_root(root.clone()).render();
+        // Rendering is scheduled: wait for the form to appear (bounded, never a fixed sleep).
+        let mut tries = 0;
+        while root.query_selector("#entity-contacts-errors").unwrap().is_none() {
+            tries += 1;
+            assert!(tries < 500, "the form never showed the contact error: {}", root.inner_html());
+            yew::platform::time::sleep(std::time::Duration::from_millis(2)).await;
+        }
+        let errors = root.query_selector("#entity-contacts-errors").unwrap().unwrap().text_content().unwrap();
+        assert!(errors.contains("`nobody` is not an e-mail address"), "{errors}");
+        assert!(root.query_selector("#save-entity").unwrap().unwrap().has_attribute("disabled"));
+        // The name is text: no <i> element was made from it.
+        assert!(root.query_selector("i").unwrap().is_none());
+        assert!(root.text_content().unwrap().contains("<i>Checkout</i>"));
+        assert_eq!(root.query_selector_all(".field-errors").unwrap().length(), 1, "only the contacts field has an error");
+    }
 }

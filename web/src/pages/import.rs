@@ -530,6 +530,8 @@ pub fn ImportPage() -> Html {
     let fraction = if p.total_bytes > 0.0 {
         match p.phase {
             Phase::Checking | Phase::Checked => p.read_bytes / p.total_bytes,
+            // Rejected records are never acknowledged, so bytes alone would stop short of full.
+            Phase::Finished if p.batches_failed == 0 => 1.0,
             _ => (p.bytes_acked as f64 / p.total_bytes).min(1.0),
         }
     } else {
@@ -565,7 +567,8 @@ pub fn ImportPage() -> Html {
         Phase::Finished => "Finished.".into(),
         Phase::Failed(m) => format!("Stopped: {m}"),
     };
-    let can_upload = has_source && !busy && matches!(p.phase, Phase::Checked | Phase::Cancelled | Phase::Finished | Phase::Failed(_));
+    let finished_clean = p.phase == Phase::Finished && p.batches_failed == 0;
+    let can_upload = has_source && !busy && !finished_clean && matches!(p.phase, Phase::Checked | Phase::Cancelled | Phase::Finished | Phase::Failed(_));
     let resume = matches!(p.phase, Phase::Cancelled) || (p.phase == Phase::Finished && p.batches_failed > 0);
     html! {
         <section class="card" id="import">
