@@ -35,3 +35,122 @@ fn js_objects_are_accepted() {
     let result = datadict_wasm::validate_schema_entry(obj, None).unwrap();
     assert_eq!(codes(result), vec!["schemaJson.metadata[\"com.vendor\"].dropped:events_only"]);
 }
+
+fn obj(json: &str) -> JsValue {
+    js_sys::JSON::parse(json).unwrap()
+}
+
+fn get(value: &JsValue, key: &str) -> JsValue {
+    js_sys::Reflect::get(value, &JsValue::from_str(key)).unwrap()
+}
+
+fn to_json(value: &JsValue) -> serde_json::Value {
+    serde_wasm_bindgen::from_value(value.clone()).unwrap()
+}
+
+const NOW: &str = r#"{"nowMs": 1767225600000}"#;
+
+#[wasm_bindgen_test]
+fn events_are_checked_with_extracted_fields() {
+    let record = r#"{"event":"Buy","properties":{"time":1767225600,"distinct_id":"u1","$insert_id":"a-1","price":9.5}}"#;
+    let result = to_json(&datadict_wasm::check_event(record, obj(NOW)).unwrap());
+    assert_eq!(result["valid"], true);
+    assert_eq!(result["timeMs"], 1_767_225_600_000_i64);
+    assert_eq!(result["insertId"], "a-1");
+    assert_eq!(result["properties"][3], serde_json::json!({"name": "price", "kind": "number"}));
+    let bad = r#"{"event":"Buy","properties":{"time":0,"distinct_id":"null","$insert_id":"a:1"}}"#;
+    let result = to_json(&datadict_wasm::check_event(bad, obj(NOW)).unwrap());
+    let codes: Vec<&str> = result["issues"].as_array().unwrap().iter().map(|i| i["code"].as_str().unwrap()).collect();
+    assert_eq!(codes, ["time_too_early", "forbidden_id", "invalid_insert_id"]);
+}
+
+#[wasm_bindgen_test]
+fn the_batcher_streams_gzipped_bodies_with_positions() {
+    let mut input = String::new();
+    for i in 0..5 {
+        input.push_str(&format!(r#"{{"event":"e","properties":{{"time":1767225600,"distinct_id":"u","$insert_id":"id-{i}"}}}}"#));
+        input.push('\n');
+    }
+    input.push_str("{\"event\":1}\n");
+    let options = obj(r#"{"nowMs": 1767225600000, "limits": {"maxEventsPerRequest": 2}, "gzipLevel": 1}"#);
+    let mut batcher = datadict_wasm::Batcher::new(options).unwrap();
+    // Chunks split inside records.
+    for chunk in input.as_bytes().chunks(7) {
+        batcher.push(chunk).unwrap();
+    }
+    batcher.finish().unwrap();
+    let mut sizes = Vec::new();
+    let mut indexes = Vec::new();
+    loop {
+        let batch = batcher.next_batch().unwrap();
+        if batch.is_undefined() {
+            break;
+        }
+        let body = js_sys::Uint8Array::new(&get(&batch, "body")).to_vec();
+        let json = datadict_wasm::gunzip(&body, None).unwrap();
+        let events: Vec<serde_json::Value> = serde_json::from_slice(&json).unwrap();
+        sizes.push(events.len());
+        for p in to_json(&get(&batch, "positions")).as_array().unwrap() {
+            indexes.push(p["index"].as_u64().unwrap());
+        }
+    }
+    assert_eq!(sizes, [2, 2, 1]);
+    assert_eq!(indexes, [0, 1, 2, 3, 4]);
+    let rejected = to_json(&batcher.take_rejected().unwrap());
+    assert_eq!(rejected[0]["pos"], serde_json::json!({"index": 5, "line": 6}));
+    let stats = to_json(&batcher.stats().unwrap());
+    assert_eq!((stats["records"].as_u64(), stats["batches"].as_u64()), (Some(6), Some(3)));
+    let summary = to_json(&batcher.summary().unwrap());
+    assert_eq!(summary["byCode"]["wrong_type"]["count"], 1);
+}
+
+#[wasm_bindgen_test]
+fn dictionary_io_round_trips() {
+    let entries = obj(r#"[{"entityType":"event","name":"Buy","schemaJson":{"properties":{"p":{"type":"string","metadata":{"com.vendor":{"dropped":true}}}}}}]"#);
+    let csv = datadict_wasm::dictionary_to_csv(entries.clone(), None).unwrap();
+    let back = to_json(&datadict_wasm::dictionary_from_csv(&csv, None).unwrap());
+    assert_eq!(back["entries"], to_json(&entries));
+    let findings = to_json(
+        &datadict_wasm::check_against_dictionary(r#"{"event":"Buy","properties":{"p":"x","q":1}}"#, entries.clone(), None).unwrap(),
+    );
+    assert_eq!(findings["droppedProperties"], serde_json::json!(["p"]));
+    let diff = to_json(&datadict_wasm::diff_dictionaries(entries.clone(), obj("[]")).unwrap());
+    assert_eq!(diff["removed"][0]["name"], "Buy");
+    let schema = to_json(&datadict_wasm::entity_json_schema(get(&entries, "0"), None).unwrap());
+    assert_eq!(schema["$schema"], "http://json-schema.org/draft-07/schema#");
+}
+
+#[wasm_bindgen_test]
+fn requests_and_retries() {
+    let endpoints = datadict_wasm::single_host_endpoints("http://127.0.0.1:9").unwrap();
+    let request = js_sys::Object::new();
+    js_sys::Reflect::set(&request, &"endpoints".into(), &endpoints).unwrap();
+    js_sys::Reflect::set(&request, &"operation".into(), &"import".into()).unwrap();
+    js_sys::Reflect::set(&request, &"projectId".into(), &JsValue::from(3)).unwrap();
+    assert_eq!(datadict_wasm::operation_url(request.into()).unwrap(), "http://127.0.0.1:9/import?strict=1&project_id=3");
+    let retry = to_json(&datadict_wasm::retry_decision(1, Some(429), None, 0.0, JsValue::UNDEFINED).unwrap());
+    assert_eq!(retry, serde_json::json!({"action": "retry", "delayMs": 3000}));
+    let stop = to_json(&datadict_wasm::retry_decision(1, Some(400), None, 0.0, JsValue::UNDEFINED).unwrap());
+    assert_eq!(stop, serde_json::json!({"action": "giveUp", "reason": "invalid_request"}));
+    let headers = to_json(&datadict_wasm::import_headers(obj(r#"{"kind":"projectToken","token":"tok"}"#), true).unwrap());
+    assert_eq!(headers["authorization"], "Basic dG9rOg==");
+    assert_eq!(headers["content-encoding"], "gzip");
+    let response = datadict_wasm::parse_import_response(400, r#"{"code":400,"error":"x","failed_records":[{"index":1,"$insert_id":"b","field":"properties.time","message":"m"}],"num_records_imported":1,"status":"Bad Request"}"#).unwrap();
+    let mapped = to_json(&datadict_wasm::map_failed_records(obj(r#"[{"index":7,"line":8},{"index":9,"line":10}]"#), response).unwrap());
+    assert_eq!(mapped[0]["pos"], serde_json::json!({"index": 9, "line": 10}));
+}
+
+#[wasm_bindgen_test]
+fn migration_pieces() {
+    let check = to_json(&datadict_wasm::validate_migration_request(obj(r#"{"SOURCE_API_KEY":"k","SOURCE_API_SECRET":"s","TARGET_TOKEN":"t"}"#), "2026-03-15").unwrap());
+    assert_eq!(check["range"], serde_json::json!({"start": "2026-02-14", "end": "2026-03-15"}));
+    let mut t = datadict_wasm::MigrationTransformer::new();
+    let line = br#"{"event_type":"Buy","event_time":"2025-06-01 12:00:00.000000","user_id":"alice","$insert_id":"a:b","user_properties":{"plan":"pro"}}"#;
+    let out = to_json(&t.transform_member(line).unwrap());
+    assert_eq!(out["events"], 1);
+    let ndjson = t.take_ndjson();
+    let event: serde_json::Value = serde_json::from_slice(ndjson.trim_ascii_end()).unwrap();
+    assert_eq!(event["properties"]["time"], 1_748_779_200_000_i64);
+    assert_eq!(to_json(&t.profile_updates().unwrap())[0]["$set"]["plan"], "pro");
+    assert!(datadict_wasm::ExportArchive::new(b"not a zip".to_vec()).is_err());
+}
