@@ -11,6 +11,8 @@ pub mod dict_io;
 pub mod dictionary;
 pub mod diff;
 pub mod event;
+#[doc(hidden)]
+pub mod fixtures;
 pub mod gzip;
 pub mod import;
 pub mod issue;

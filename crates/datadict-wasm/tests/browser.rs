@@ -154,3 +154,36 @@ fn migration_pieces() {
     assert_eq!(to_json(&t.profile_updates().unwrap())[0]["$set"]["plan"], "pro");
     assert!(datadict_wasm::ExportArchive::new(b"not a zip".to_vec()).is_err());
 }
+
+/// Runs a fixture through the JavaScript-facing functions, so the fixtures test the binding too.
+fn run_through_binding(f: &datadict_core::fixtures::Fixture) -> Result<Vec<String>, String> {
+    let o = &f.options;
+    let input = || serde_wasm_bindgen::to_value(&f.input).map_err(|e| e.to_string());
+    let namespace = o.namespace.clone();
+    let result = match f.kind.as_str() {
+        "event" => {
+            let options = serde_json::json!({"nowMs": o.now_ms, "limits": o.limits});
+            let checked = datadict_wasm::check_event(&f.text(), obj(&options.to_string())).map_err(|_| "checkEvent threw")?;
+            get(&checked, "issues")
+        }
+        "schema_entry" => datadict_wasm::validate_schema_entry_json(&f.text(), namespace).map_err(|_| "validateSchemaEntryJson threw")?,
+        "profile_update" => {
+            let options = serde_json::json!({"limits": o.limits, "tokenOptional": o.token_optional.unwrap_or(false)});
+            datadict_wasm::validate_profile_update_json(&f.text(), obj(&options.to_string())).map_err(|_| "validateProfileUpdateJson threw")?
+        }
+        "migration_request" => {
+            let checked = datadict_wasm::validate_migration_request(input()?, o.today.as_deref().unwrap_or("")).map_err(|_| "validateMigrationRequest threw")?;
+            get(&checked, "issues")
+        }
+        "batch_body" => datadict_wasm::validate_batch_body(input()?, namespace).map_err(|_| "validateBatchBody threw")?,
+        other => return Err(format!("unknown fixture kind `{other}`")),
+    };
+    Ok(codes(result))
+}
+
+#[wasm_bindgen_test]
+fn every_fixture_passes_as_wasm() {
+    let n = datadict_core::fixtures::check_all(run_through_binding).unwrap_or_else(|failures| panic!("fixtures failed:\n{failures}"));
+    assert_eq!(n, datadict_core::fixtures::FIXTURES.len());
+    assert!(n >= 40);
+}
