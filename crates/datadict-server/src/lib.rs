@@ -8,9 +8,14 @@ pub mod auth;
 pub mod demo;
 pub mod error;
 pub mod hosting;
+pub mod jobs;
+pub mod load;
+pub mod migrate;
 pub mod ratelimit;
 pub mod routes;
 pub mod store;
+pub mod store_jobs;
+pub mod warehouse;
 
 use axum::Router;
 use std::path::PathBuf;
@@ -49,6 +54,8 @@ pub struct Config {
     pub limits: datadict_core::Limits,
     /// The buckets behind the rate limits, shared by every clone of the configuration.
     pub rate_limiter: ratelimit::RateLimiter,
+    /// Warehouse imports and migrations: source hosts, sync limits (see [`jobs::JobsConfig`]).
+    pub jobs: jobs::JobsConfig,
 }
 
 impl Default for Config {
@@ -61,6 +68,7 @@ impl Default for Config {
             cors_origins: Vec::new(),
             limits: datadict_core::Limits::default(),
             rate_limiter: ratelimit::RateLimiter::default(),
+            jobs: jobs::JobsConfig::default(),
         }
     }
 }
@@ -72,6 +80,7 @@ pub const SCHEMA_BODY_LIMIT: usize = 16 * 1024 * 1024;
 pub fn app(state: AppState) -> Router {
     let (api, doc) = routes::meta::api();
     let mut router = api.merge(routes::meta::openapi_route(doc)).method_not_allowed_fallback(routes::meta::method_not_allowed);
+    router = router.merge(jobs::router(&state));
     let web_dir = state.config.web_dir.clone().filter(|d| d.join("index.html").is_file());
     if let Some(dir) = &web_dir {
         // Unknown paths fall back to index.html so that a reload on an app route still works.

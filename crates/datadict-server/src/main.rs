@@ -149,6 +149,7 @@ fn serve(store: Store, data_dir: &std::path::Path, args: ServeArgs) -> anyhow::R
         schema_rate_limit: args.schema_rate_limit,
         ingest_rate_limit: args.ingest_rate_limit,
         cors_origins: args.cors_origins.iter().map(|o| o.trim().to_owned()).filter(|o| !o.is_empty()).collect(),
+        jobs: datadict_server::jobs::JobsConfig::from_env(),
         ..Default::default()
     };
     if let Some(max) = args.max_request_bytes {

@@ -5,7 +5,9 @@ pub mod engage;
 pub mod import;
 pub mod ingest;
 pub mod meta;
+pub mod migrate;
 pub mod schemas;
+pub mod warehouse;
 
 use crate::error::ApiError;
 use datadict_core::EntityType;

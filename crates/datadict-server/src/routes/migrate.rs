@@ -1,0 +1,87 @@
+//! The migration service (spec §4.3): `POST /migrate/{source_tool}` with the JSON body of §4.3 and
+//! no authorization header (the project is the one whose token is `TARGET_TOKEN`), answered 202
+//! at once with the job id and its status URL; `GET /migrate/jobs/{job_id}` reports the job.
+//! Every problem of the body is answered 400, all listed in one error.
+
+use crate::auth::hash_secret;
+use crate::error::{ApiError, JsonBody};
+use crate::jobs::new_id;
+use crate::migrate::{self, Secrets};
+use crate::routes::import::now_ms;
+use crate::store;
+use crate::store_jobs::{self, Counts, MigrationJob, MigrationPhase};
+use crate::AppState;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use datadict_core::{validate_migration_request, validate_source_tool, Date, Issue, IssueCode, MigrationRequest};
+use serde_json::{json, Value};
+
+pub fn router() -> Router<AppState> {
+    Router::new().route("/migrate/{source_tool}", post(start)).route("/migrate/jobs/{job_id}", get(status))
+}
+
+/// The status URL of a job.
+pub fn status_url(job_id: &str) -> String {
+    format!("/migrate/jobs/{job_id}")
+}
+
+async fn start(State(state): State<AppState>, Path(tool): Path<String>, body: Result<JsonBody, ApiError>) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let JsonBody(body) = body?;
+    let today = Date::from_ms(now_ms());
+    let check = validate_migration_request(&body, today);
+    let mut issues: Vec<Issue> = validate_source_tool(&tool).into_iter().collect();
+    issues.extend(check.issues);
+    let token = body.get("TARGET_TOKEN").and_then(Value::as_str).map(str::trim).filter(|t| !t.is_empty()).map(str::to_owned);
+    let mut project = None;
+    if let Some(token) = token {
+        let hash = hash_secret(&token);
+        project = state.store.read(move |conn| store::project_by_token_hash(conn, &hash)).await?;
+        if project.is_none() {
+            issues.push(Issue::new(
+                "TARGET_TOKEN",
+                IssueCode::InvalidName,
+                "`TARGET_TOKEN` is not the token of any project here; copy the receiving project's token from its settings",
+            ));
+        }
+    }
+    if !issues.is_empty() {
+        return Err(ApiError::Invalid(issues));
+    }
+    let (Some(project_id), Some(range)) = (project, check.range) else {
+        return Err(ApiError::Internal(anyhow::anyhow!("a valid migration request lacks its project or range")));
+    };
+    let request: MigrationRequest = serde_json::from_value(body).map_err(|e| ApiError::BadRequest(format!("the body cannot be read ({e}); send the fields of spec §4.3")))?;
+    let job = MigrationJob {
+        job_id: new_id(),
+        source_tool: tool,
+        project_id,
+        phase: MigrationPhase::Queued,
+        dry_run: request.dry_run.unwrap_or(false),
+        region: request.region.clone(),
+        start_date: range.start.to_string(),
+        end_date: range.end.to_string(),
+        events: Counts::default(),
+        profiles: Counts::default(),
+        errors: Vec::new(),
+        created_at: now_ms(),
+        finished_at: None,
+    };
+    let j = job.clone();
+    state.store.call(move |conn| store_jobs::save_migration(conn, &j)).await?;
+    let url = status_url(&job.job_id);
+    let answer = json!({"status": "ok", "results": {"job_id": job.job_id, "status_url": url, "job": job}});
+    migrate::spawn(state, job, range, Secrets { key: request.source_api_key, secret: request.source_api_secret });
+    Ok((StatusCode::ACCEPTED, Json(answer)))
+}
+
+async fn status(State(state): State<AppState>, Path(job_id): Path<String>) -> Result<Json<Value>, ApiError> {
+    let id = job_id.clone();
+    let job = state
+        .store
+        .read(move |conn| store_jobs::get_migration(conn, &id))
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("there is no migration job `{job_id}`; use the `job_id` the migration request answered")))?;
+    Ok(Json(json!({"status": "ok", "results": job})))
+}

@@ -1,0 +1,196 @@
+//! Warehouse imports of a project (spec §4.2, FACTS.md "Warehouse imports"), under
+//! `/api/app/projects/{project_id}/warehouse-sources/imports`:
+//!
+//! - `POST` (create), `GET` (list, each with its last run), `GET /{import_id}`, `DELETE /{import_id}`;
+//! - `PUT /{import_id}/manual-sync`, body `{}` → `{"status":"ok","results":{"run_id":"..."}}` at
+//!   once, the sync running in the background; 429 with `Retry-After` past the hourly limit;
+//! - `GET /{import_id}/runs` (history, newest first) and `GET /{import_id}/runs/{run_id}`.
+//!
+//! Reads need a role in the project, writes and syncs an owner or admin role (401/403 as
+//! elsewhere); an import of another project is a 404.
+
+use crate::auth::{authorize, Access};
+use crate::error::{ApiError, JsonBody};
+use crate::jobs::new_id;
+use crate::routes::import::now_ms;
+use crate::routes::parse_project_id;
+use crate::store_jobs::{self, ImportRow, Run};
+use crate::warehouse::sync::{self, SyncJob};
+use crate::warehouse::{self, Mapping, Source};
+use crate::AppState;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::{get, put};
+use axum::{Json, Router};
+use datadict_core::ManualSyncResponse;
+use serde_json::{json, Value};
+
+const BASE: &str = "/api/app/projects/{project_id}/warehouse-sources/imports";
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route(BASE, get(list).post(create))
+        .route(&format!("{BASE}/{{import_id}}"), get(get_one).delete(delete))
+        .route(&format!("{BASE}/{{import_id}}/manual-sync"), put(manual_sync))
+        .route(&format!("{BASE}/{{import_id}}/runs"), get(runs))
+        .route(&format!("{BASE}/{{import_id}}/runs/{{run_id}}"), get(run_one))
+}
+
+/// How many runs the history shows.
+pub const HISTORY: usize = 50;
+
+fn parse_import_id(raw: &str) -> Result<i64, ApiError> {
+    raw.parse::<i64>().ok().filter(|id| *id > 0).ok_or_else(|| {
+        ApiError::NotFound(format!("`{raw}` is not an import id; list the project's imports to find its id"))
+    })
+}
+
+fn not_found(project_id: i64, import_id: i64) -> ApiError {
+    ApiError::NotFound(format!("project {project_id} has no warehouse import {import_id}; list the project's imports to find its id"))
+}
+
+/// An import as the API shows it: its source redacted (see [`Source::redacted`]).
+fn view(row: &ImportRow, last_run: Option<&Run>) -> Result<Value, ApiError> {
+    let source: Source = serde_json::from_str(&row.source).map_err(|e| ApiError::Internal(e.into()))?;
+    let mapping: Mapping = serde_json::from_str(&row.mapping).map_err(|e| ApiError::Internal(e.into()))?;
+    Ok(json!({
+        "id": row.id,
+        "project_id": row.project_id,
+        "name": row.name,
+        "kind": row.kind,
+        "source": source.redacted(),
+        "mapping": mapping,
+        "sync_frequency": "api",
+        "created_at": row.created_at,
+        "last_run": last_run,
+    }))
+}
+
+async fn load_import(state: &AppState, project_id: i64, import_id: i64) -> Result<ImportRow, ApiError> {
+    state
+        .store
+        .read(move |conn| store_jobs::get_import(conn, project_id, import_id))
+        .await?
+        .ok_or_else(|| not_found(project_id, import_id))
+}
+
+async fn create(State(state): State<AppState>, headers: HeaderMap, Path(project_id): Path<String>, body: Result<JsonBody, ApiError>) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let project_id = parse_project_id(&project_id)?;
+    authorize(&state, &headers, project_id, Access::Write).await?;
+    let JsonBody(body) = body?;
+    // Validation opens the source file to learn its columns: off the reactor.
+    let (new, issues) = tokio::task::spawn_blocking(move || warehouse::validate(&body)).await.map_err(|e| ApiError::Internal(e.into()))?;
+    let Some(new) = new else { return Err(ApiError::Invalid(issues)) };
+    let mut row = ImportRow {
+        id: 0,
+        project_id,
+        name: new.name,
+        kind: new.kind,
+        source: serde_json::to_string(&new.source).map_err(|e| ApiError::Internal(e.into()))?,
+        mapping: serde_json::to_string(&new.mapping).map_err(|e| ApiError::Internal(e.into()))?,
+        created_at: now_ms(),
+    };
+    let r = row.clone();
+    row.id = state.store.call(move |conn| store_jobs::insert_import(conn, &r)).await?;
+    Ok((StatusCode::CREATED, Json(json!({"status": "ok", "results": view(&row, None)?}))))
+}
+
+async fn list(State(state): State<AppState>, headers: HeaderMap, Path(project_id): Path<String>) -> Result<Json<Value>, ApiError> {
+    let project_id = parse_project_id(&project_id)?;
+    authorize(&state, &headers, project_id, Access::Read).await?;
+    let rows = state
+        .store
+        .read(move |conn| {
+            let imports = store_jobs::list_imports(conn, project_id)?;
+            let mut out = Vec::with_capacity(imports.len());
+            for i in imports {
+                let last = store_jobs::list_runs(conn, i.id, 1)?.into_iter().next();
+                out.push((i, last));
+            }
+            Ok(out)
+        })
+        .await?;
+    let results = rows.iter().map(|(i, r)| view(i, r.as_ref())).collect::<Result<Vec<_>, _>>()?;
+    Ok(Json(json!({"status": "ok", "results": results})))
+}
+
+async fn get_one(State(state): State<AppState>, headers: HeaderMap, Path((project_id, import_id)): Path<(String, String)>) -> Result<Json<Value>, ApiError> {
+    let project_id = parse_project_id(&project_id)?;
+    authorize(&state, &headers, project_id, Access::Read).await?;
+    let import_id = parse_import_id(&import_id)?;
+    let row = load_import(&state, project_id, import_id).await?;
+    let last = state.store.read(move |conn| store_jobs::list_runs(conn, import_id, 1)).await?;
+    Ok(Json(json!({"status": "ok", "results": view(&row, last.first())?})))
+}
+
+async fn delete(State(state): State<AppState>, headers: HeaderMap, Path((project_id, import_id)): Path<(String, String)>) -> Result<Json<Value>, ApiError> {
+    let project_id = parse_project_id(&project_id)?;
+    authorize(&state, &headers, project_id, Access::Write).await?;
+    let import_id = parse_import_id(&import_id)?;
+    let deleted = state.store.call(move |conn| store_jobs::delete_import(conn, project_id, import_id)).await?;
+    if !deleted {
+        return Err(not_found(project_id, import_id));
+    }
+    Ok(Json(json!({"status": "ok", "results": {"delete_count": 1}})))
+}
+
+async fn manual_sync(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path((project_id, import_id)): Path<(String, String)>,
+    body: Result<JsonBody, ApiError>,
+) -> Result<Json<ManualSyncResponse>, ApiError> {
+    let project_id = parse_project_id(&project_id)?;
+    authorize(&state, &headers, project_id, Access::Write).await?;
+    let import_id = parse_import_id(&import_id)?;
+    let row = load_import(&state, project_id, import_id).await?;
+    // FACTS.md: the body is `{}`; an absent body is accepted too, anything else is refused.
+    match body {
+        Ok(JsonBody(Value::Object(m))) if m.is_empty() => {}
+        Err(ApiError::BadRequest(m)) if m.contains("is empty") => {}
+        Ok(_) => return Err(ApiError::BadRequest("the body of a manual sync must be `{}`".into())),
+        Err(e) => return Err(e),
+    }
+    let run_id = new_id();
+    let per_hour = state.config.jobs.manual_syncs_per_hour;
+    let id = run_id.clone();
+    let queued = state.store.call(move |conn| store_jobs::queue_manual_run(conn, import_id, &id, per_hour, now_ms())).await?;
+    if let Err(wait_ms) = queued {
+        return Err(ApiError::rate_limited(
+            format!("import {import_id} was synced manually {per_hour} times in the last hour; wait for the time in `Retry-After`, then sync again"),
+            std::time::Duration::from_millis(wait_ms as u64),
+        ));
+    }
+    let job = SyncJob {
+        project_id,
+        import_id,
+        kind: row.kind,
+        source: serde_json::from_str(&row.source).map_err(|e| ApiError::Internal(e.into()))?,
+        mapping: serde_json::from_str(&row.mapping).map_err(|e| ApiError::Internal(e.into()))?,
+        run_id: run_id.clone(),
+    };
+    sync::spawn(state, job);
+    Ok(Json(ManualSyncResponse::ok(run_id)))
+}
+
+async fn runs(State(state): State<AppState>, headers: HeaderMap, Path((project_id, import_id)): Path<(String, String)>) -> Result<Json<Value>, ApiError> {
+    let project_id = parse_project_id(&project_id)?;
+    authorize(&state, &headers, project_id, Access::Read).await?;
+    let import_id = parse_import_id(&import_id)?;
+    load_import(&state, project_id, import_id).await?;
+    let runs = state.store.read(move |conn| store_jobs::list_runs(conn, import_id, HISTORY)).await?;
+    Ok(Json(json!({"status": "ok", "results": runs})))
+}
+
+async fn run_one(State(state): State<AppState>, headers: HeaderMap, Path((project_id, import_id, run_id)): Path<(String, String, String)>) -> Result<Json<Value>, ApiError> {
+    let project_id = parse_project_id(&project_id)?;
+    authorize(&state, &headers, project_id, Access::Read).await?;
+    let import_id = parse_import_id(&import_id)?;
+    load_import(&state, project_id, import_id).await?;
+    let run = state
+        .store
+        .read(move |conn| store_jobs::get_run(conn, import_id, &run_id))
+        .await?
+        .ok_or_else(|| ApiError::NotFound("no such run of this import; list the runs to find its id".into()))?;
+    Ok(Json(json!({"status": "ok", "results": run})))
+}
