@@ -1,6 +1,8 @@
 //! `cargo xtask npm`: builds the npm package `datadict` into `target/npm/` from the
 //! `datadict-wasm` crate: a CommonJS build for Node (`require`), an ES-module wrapper of it for
-//! Node (`import`), an ES-module build for browsers, TypeScript types, `package.json` and README.
+//! Node (`import`), an ES-module build for browsers, TypeScript types, `package.json` and README,
+//! plus the JavaScript importer and command line from `crates/datadict-wasm/npm/{lib,bin}`
+//! (`importEvents`/`importProfiles` on the main entry and on `datadict/importer`, `npx datadict`).
 
 use crate::setup::{self, wasm_command, Need};
 use crate::util::{cargo, run, step, which};
@@ -44,6 +46,10 @@ pub fn build() -> anyhow::Result<PathBuf> {
         run(Command::new(&bindgen).args(["--target", target, "--out-dir"]).arg(out.join(dir)).arg(&wasm))?;
     }
     write_esm_wrapper(out)?;
+    for dir in JS_DIRS {
+        copy_dir(&Path::new(CRATE_DIR).join("npm").join(dir), &out.join(dir))?;
+    }
+    write_node_entries(out)?;
     let version = read_version()?;
     std::fs::write(out.join("package.json"), package_json(&version))?;
     std::fs::copy(Path::new(CRATE_DIR).join("npm/README.md"), out.join("README.md"))
@@ -74,8 +80,37 @@ fn write_esm_wrapper(out: &Path) -> anyhow::Result<()> {
     for name in &names {
         text.push_str(&format!("export const {name} = cjs.{name};\n"));
     }
+    text.push_str("export * from \"../lib/importer.mjs\";\n");
     text.push_str("export default cjs;\n");
     std::fs::write(out.join("node/index.mjs"), text)?;
+    Ok(())
+}
+
+/// The folders of hand-written JavaScript copied into the package as they are.
+const JS_DIRS: [&str; 2] = ["lib", "bin"];
+
+fn copy_dir(from: &Path, to: &Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from).with_context(|| format!("cannot read {}", from.display()))? {
+        let path = entry?.path();
+        if path.is_file() {
+            std::fs::copy(&path, to.join(path.file_name().unwrap())).with_context(|| format!("cannot copy {}", path.display()))?;
+        }
+    }
+    Ok(())
+}
+
+/// Node's CommonJS entry and its types: the binding and the importer under one name, so
+/// `require("datadict").importEvents` works next to the validators.
+fn write_node_entries(out: &Path) -> anyhow::Result<()> {
+    std::fs::write(
+        out.join("node/index.cjs"),
+        format!("// CommonJS entry for Node: the binding and the importer.\n\"use strict\";\nmodule.exports = {{ ...require(\"./{STEM}.js\"), ...require(\"../lib/importer.js\") }};\n"),
+    )?;
+    std::fs::write(
+        out.join("node/index.d.ts"),
+        format!("export * from \"./{STEM}\";\nexport * from \"../lib/importer\";\n"),
+    )?;
     Ok(())
 }
 
@@ -96,15 +131,22 @@ fn package_json(version: &str) -> String {
   "description": "Validate, check against a data dictionary, batch and gzip analytics events: the datadict core compiled to WebAssembly",
   "license": "MIT OR Apache-2.0",
   "engines": {{ "node": ">=18" }},
-  "main": "./node/{STEM}.js",
+  "main": "./node/index.cjs",
   "module": "./web/{STEM}.js",
-  "types": "./node/{STEM}.d.ts",
+  "types": "./node/index.d.ts",
+  "bin": {{ "datadict": "./bin/datadict.js" }},
   "exports": {{
     ".": {{
-      "types": "./node/{STEM}.d.ts",
+      "types": "./node/index.d.ts",
       "browser": "./web/{STEM}.js",
       "import": "./node/index.mjs",
-      "require": "./node/{STEM}.js"
+      "require": "./node/index.cjs"
+    }},
+    "./importer": {{
+      "types": "./lib/importer.d.ts",
+      "browser": "./lib/importer.web.mjs",
+      "import": "./lib/importer.mjs",
+      "require": "./lib/importer.js"
     }},
     "./web": {{
       "types": "./web/{STEM}.d.ts",
@@ -112,7 +154,7 @@ fn package_json(version: &str) -> String {
     }},
     "./package.json": "./package.json"
   }},
-  "files": ["node/", "web/", "README.md"],
+  "files": ["node/", "web/", "lib/", "bin/", "README.md"],
   "sideEffects": ["./web/{STEM}.js"],
   "keywords": ["analytics", "data-dictionary", "events", "import", "wasm"]
 }}

@@ -1,0 +1,125 @@
+// Types of the importer (`importEvents`, `importProfiles`, `fetchDictionary`).
+
+/** A service account (every operation) or the project token (imports only). */
+export type ImportCredentials =
+  | { kind: "serviceAccount"; username: string; secret: string }
+  | { kind: "projectToken"; token: string };
+
+/** What an import reads: a file path (Node), a Node readable, an (async) iterable of records or of
+ * byte chunks, a Blob/File or a ReadableStream of bytes. NDJSON or one JSON array. */
+export type ImportSource =
+  | string
+  | URL
+  | Blob
+  | ReadableStream<Uint8Array>
+  | AsyncIterable<Uint8Array | string | Record<string, unknown>>
+  | Iterable<Uint8Array | string | Record<string, unknown>>;
+
+export interface ImportProgress {
+  read: number;
+  valid: number;
+  sent: number;
+  imported: number;
+  failed: number;
+  retried: number;
+  skipped: number;
+  bytesRead: number;
+  /** Known for files and Blobs. */
+  totalBytes: number | null;
+  elapsedMs: number;
+}
+
+export interface ImportOptions {
+  /** A datadict server's origin, e.g. `http://127.0.0.1:8080`. */
+  baseUrl?: string | URL;
+  /** Every region's bases (`{app: {default, eu, in}, ingest: {...}, migrate}`); with `region`. */
+  endpoints?: unknown;
+  region?: "default" | "eu" | "in";
+  projectId?: number | string;
+  /** Service-account credentials, or use `username`/`secret`, or `token`. */
+  credentials?: ImportCredentials;
+  username?: string;
+  secret?: string;
+  token?: string;
+  /** Strict mode (default true): invalid records are reported by line. */
+  strict?: boolean;
+  /** gzip level 0–9 (default 6); 0 sends uncompressed bodies. */
+  compressionLevel?: number;
+  /** Requests in flight at once (default 8). */
+  concurrency?: number;
+  /** Records per request (default 2,000). */
+  maxEventsPerRequest?: number;
+  /** Uncompressed bytes per request (default 10 MB). */
+  maxRequestBytes?: number;
+  /** Any other limit of the core (`defaultLimits()` lists them). */
+  limits?: Record<string, unknown>;
+  /** Validate and batch, send nothing. */
+  dryRun?: boolean;
+  /** Schema entries to check events against, or `true` to fetch them from the schemas API. */
+  dictionary?: unknown[] | true;
+  /** The metadata namespace of the dictionary (default `com.vendor`). */
+  namespace?: string;
+  /** `"ndjson"`, `"jsonarray"` or `"auto"` (default). */
+  format?: "auto" | "ndjson" | "jsonarray";
+  /** Node: a file recording acknowledged batches; a rerun skips them. */
+  checkpoint?: string;
+  /** Overrides of the core's retry policy (`initialBackoffMs`, `maxBackoffMs`, `jitterMinMs`,
+   * `jitterMaxMs`, `maxAttempts`, `retryStatuses`). */
+  retryPolicy?: Record<string, unknown>;
+  /** Failures kept in the result (default 10,000); the count is always complete. */
+  maxFailures?: number;
+  onProgress?: (progress: ImportProgress) => void;
+  onRetry?: (info: { attempt: number; status: number; delayMs: number; sequence: number }) => void;
+  signal?: AbortSignal;
+  fetch?: typeof fetch;
+}
+
+export interface ImportFailure {
+  /** 1-based line of the input where the record starts. */
+  line: number;
+  /** 0-based record ordinal in the input. */
+  index: number;
+  /** `client`: left out by the rules before sending; `server`: in the 400's failed_records. */
+  source: "client" | "server";
+  code: string;
+  field: string;
+  insertId?: string;
+  message: string;
+}
+
+export interface ImportResult {
+  counts: {
+    read: number;
+    valid: number;
+    sent: number;
+    imported: number;
+    failed: number;
+    retried: number;
+    dropped: number;
+    /** Records of batches a checkpoint showed as already acknowledged. */
+    skipped: number;
+    batches: number;
+    requests: number;
+    bytesRead: number;
+    bytesSent: number;
+  };
+  failures: ImportFailure[];
+  failuresTruncated: boolean;
+  /** Issues tallied by code, event and property (events only). */
+  summary: unknown;
+  timings: { startedAt: string; firstResponseMs: number | null; totalMs: number };
+  dryRun: boolean;
+}
+
+export declare class ImportError extends Error {
+  /** The HTTP status, 0 for a network failure. */
+  status: number;
+  code: string;
+  /** The counts up to the stop. */
+  result?: ImportResult;
+}
+
+export declare function importEvents(source: ImportSource, options: ImportOptions): Promise<ImportResult>;
+export declare function importProfiles(source: ImportSource, options: ImportOptions): Promise<ImportResult>;
+export declare function fetchDictionary(options: ImportOptions): Promise<unknown[]>;
+export declare function explainStatus(status: number, detail?: string, context?: { url?: string; projectId?: number | string }): string;

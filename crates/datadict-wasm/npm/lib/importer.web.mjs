@@ -1,0 +1,22 @@
+// The importer for browsers (ES modules): sources are Blobs (a File from an <input>), ReadableStreams
+// or (async) iterables; bodies are gzipped in wasm. The wasm module is loaded on first use.
+import init, * as wasm from "../web/datadict_wasm.js";
+import { makeImporter, ImportError, explainStatus } from "./importer-core.mjs";
+
+let ready;
+const api = makeImporter(wasm, {});
+const loaded = () => (ready ??= init());
+
+export async function importEvents(source, options) {
+  await loaded();
+  return api.importEvents(source, options);
+}
+export async function importProfiles(source, options) {
+  await loaded();
+  return api.importProfiles(source, options);
+}
+export async function fetchDictionary(options) {
+  await loaded();
+  return api.fetchDictionary(options);
+}
+export { ImportError, explainStatus };

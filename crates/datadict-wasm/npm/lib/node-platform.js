@@ -1,0 +1,71 @@
+// Node's side of the importer: file paths as sources, gzip on libuv's thread pool (so compression
+// runs beside the wasm batching on another core), and the checkpoint file of acknowledged batches.
+"use strict";
+const fs = require("node:fs");
+const zlib = require("node:zlib");
+
+const READ_CHUNK_BYTES = 1 << 20;
+const CHECKPOINT_VERSION = 1;
+
+function openFile(path) {
+  const totalBytes = fs.statSync(path).size;
+  return { chunks: fs.createReadStream(path, { highWaterMark: READ_CHUNK_BYTES }), totalBytes };
+}
+
+function gzip(bytes, level) {
+  return new Promise((resolve, reject) =>
+    zlib.gzip(bytes, { level }, (err, out) => (err ? reject(err) : resolve(new Uint8Array(out.buffer, out.byteOffset, out.length)))));
+}
+
+/// The checkpoint: a header line naming the import, then one line per acknowledged batch
+/// (`{"seq":N,"records":n}`), appended and synced as each batch is acknowledged, and a final
+/// `{"complete":true}`. Batches are cut deterministically from the same input and limits, so a
+/// rerun skips exactly the acknowledged ones; a batch that was in flight at the crash is sent
+/// again, which the server's de-duplication by `$insert_id` makes harmless.
+async function openCheckpoint(path, identity) {
+  const header = JSON.stringify({ datadictCheckpoint: CHECKPOINT_VERSION, ...identity });
+  const done = new Set();
+  let exists = false;
+  try {
+    const text = fs.readFileSync(path, "utf8");
+    exists = true;
+    const lines = text.split("\n");
+    if (lines[0] !== header) {
+      throw new Error(`the checkpoint ${path} belongs to another import (other kind, project, server or batch limits); delete it or pass another --checkpoint`);
+    }
+    for (const line of lines.slice(1)) {
+      if (!line.trim()) continue;
+      let entry;
+      try {
+        entry = JSON.parse(line);
+      } catch {
+        continue; // A line cut short by a crash: that batch was not recorded, so it is sent again.
+      }
+      if (typeof entry.seq === "number") done.add(entry.seq);
+    }
+  } catch (e) {
+    if (e.code !== "ENOENT") throw e;
+  }
+  const handle = await fs.promises.open(path, "a");
+  if (!exists) {
+    await handle.write(header + "\n");
+    await handle.datasync();
+  }
+  let chain = Promise.resolve();
+  const append = (line) => (chain = chain.then(async () => {
+    await handle.write(line + "\n");
+    await handle.datasync();
+  }));
+  return {
+    resumed: done.size,
+    has: (seq) => done.has(seq),
+    ack: (seq, records) => append(JSON.stringify({ seq, records })),
+    complete: () => append(JSON.stringify({ complete: true })),
+    close: async () => {
+      await chain.catch(() => {});
+      await handle.close();
+    },
+  };
+}
+
+module.exports = { openFile, gzip, openCheckpoint };
