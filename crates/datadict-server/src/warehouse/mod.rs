@@ -242,15 +242,14 @@ pub fn time_ms(v: &Value) -> Option<i64> {
     }
 }
 
-/// The columns of `m` that are not properties when `property_column_names` is absent.
+/// The columns of `m` that are not properties when `property_column_names` is absent. Key
+/// columns stay properties: they are data (an order id), not fields of the event record.
 fn mapped(m: &Mapping) -> Vec<&str> {
-    let mut out: Vec<&str> = [&m.event_column_name, &m.time_column_name, &m.user_column_name, &m.insert_id_column_name]
+    [&m.event_column_name, &m.time_column_name, &m.user_column_name, &m.insert_id_column_name]
         .into_iter()
         .flatten()
         .map(String::as_str)
-        .collect();
-    out.extend(m.key_column_names.iter().map(String::as_str));
-    out
+        .collect()
 }
 
 fn properties(m: &Mapping, row: &Row) -> Map<String, Value> {
