@@ -40,7 +40,8 @@ pub fn App() -> Html {
         Page::Settings => html! { <pages::settings::SettingsPage /> },
         Page::Dictionary => html! { <pages::dictionary::DictionaryPage /> },
         Page::Import => html! {},
-        Page::Warehouse | Page::Migrate => html! { <pages::planned::PlannedPage {page} /> },
+        Page::Warehouse => html! { <pages::warehouse::WarehousePage /> },
+        Page::Migrate => html! { <pages::migrate::MigratePage /> },
     };
     html! {
         <ContextProvider<StateHandle> context={state.clone()}>

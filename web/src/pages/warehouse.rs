@@ -1,0 +1,464 @@
+//! The Warehouse screen: the project's warehouse imports with their last run, a form to create one
+//! (source and column mapping; required fields checked as they are typed, the server's own issues
+//! shown as it lists them), "Sync now" that shows the run id and follows the run to its end, and
+//! each import's run history. Import and run bodies are read as JSON values: their shapes belong
+//! to the server's API (`/api/app/projects/{id}/warehouse-sources/imports`).
+
+use crate::api::{self, Connection};
+use crate::app::{use_app_state, StateHandle};
+use crate::components::log::log_request;
+use crate::state::Load;
+use gloo_net::http::Method;
+use serde_json::{json, Value};
+use web_sys::{HtmlInputElement, HtmlSelectElement};
+use yew::prelude::*;
+
+/// Waits `ms` milliseconds (between polls of a running job).
+pub async fn sleep_ms(ms: i32) {
+    let promise = js_sys::Promise::new(&mut |resolve, _| {
+        if let Some(w) = web_sys::window() {
+            let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms);
+        }
+    });
+    let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+}
+
+fn imports_path(conn: &Connection) -> String {
+    format!("/api/app/projects/{}/warehouse-sources/imports", conn.project_id)
+}
+
+/// The fields of the create form, as typed.
+#[derive(Clone, PartialEq)]
+struct Form {
+    name: String,
+    kind: String,
+    source_type: String,
+    path: String,
+    table: String,
+    event_from_column: bool,
+    event: String,
+    time_column: String,
+    user_column: String,
+    id_from_column: bool,
+    insert_id_column: String,
+    key_columns: String,
+    property_columns: String,
+}
+
+impl Default for Form {
+    fn default() -> Self {
+        Self {
+            name: String::new(),
+            kind: "event_sync".into(),
+            source_type: "sqlite".into(),
+            path: String::new(),
+            table: String::new(),
+            event_from_column: true,
+            event: String::new(),
+            time_column: String::new(),
+            user_column: String::new(),
+            id_from_column: false,
+            insert_id_column: String::new(),
+            key_columns: String::new(),
+            property_columns: String::new(),
+        }
+    }
+}
+
+fn list(s: &str) -> Vec<String> {
+    s.split(',').map(str::trim).filter(|c| !c.is_empty()).map(str::to_owned).collect()
+}
+
+impl Form {
+    /// The required fields still empty, as (field id, message).
+    fn problems(&self) -> Vec<(&'static str, &'static str)> {
+        let mut out = Vec::new();
+        let empty = |s: &str| s.trim().is_empty();
+        if empty(&self.name) {
+            out.push(("wh-name", "give the import a name"));
+        }
+        if empty(&self.path) {
+            out.push(("wh-path", "give the source file's path on the server"));
+        }
+        if self.source_type == "sqlite" && empty(&self.table) {
+            out.push(("wh-table", "give the table to read"));
+        }
+        if empty(&self.user_column) {
+            out.push(("wh-user", "name the column holding the distinct_id"));
+        }
+        if self.kind == "event_sync" {
+            if empty(&self.event) {
+                out.push(("wh-event", if self.event_from_column { "name the column holding the event name" } else { "give the event name" }));
+            }
+            if empty(&self.time_column) {
+                out.push(("wh-time", "name the column holding the event time"));
+            }
+            if self.id_from_column && empty(&self.insert_id_column) {
+                out.push(("wh-insert-id", "name the column holding the insert id"));
+            }
+            if !self.id_from_column && list(&self.key_columns).is_empty() {
+                out.push(("wh-keys", "name the columns that identify a row, so that a re-sync makes no duplicates"));
+            }
+        }
+        out
+    }
+
+    fn body(&self) -> Value {
+        let source = match self.source_type.as_str() {
+            "sqlite" => json!({"type": "sqlite", "path": self.path.trim(), "table": self.table.trim()}),
+            other => json!({"type": other, "path": self.path.trim()}),
+        };
+        let mut mapping = serde_json::Map::new();
+        mapping.insert("user_column_name".into(), json!(self.user_column.trim()));
+        if self.kind == "event_sync" {
+            let key = if self.event_from_column { "event_column_name" } else { "event_name" };
+            mapping.insert(key.into(), json!(self.event.trim()));
+            mapping.insert("time_column_name".into(), json!(self.time_column.trim()));
+            if self.id_from_column {
+                mapping.insert("insert_id_column_name".into(), json!(self.insert_id_column.trim()));
+            } else {
+                mapping.insert("key_column_names".into(), json!(list(&self.key_columns)));
+            }
+        }
+        let props = list(&self.property_columns);
+        if !props.is_empty() {
+            mapping.insert("property_column_names".into(), json!(props));
+        }
+        json!({"name": self.name.trim(), "kind": self.kind, "source": source, "mapping": mapping})
+    }
+}
+
+/// A run being followed after "Sync now".
+#[derive(Clone, PartialEq)]
+struct Following {
+    import_id: i64,
+    run_id: String,
+    run: Option<Value>,
+    error: Option<String>,
+}
+
+fn is_final(run: &Value) -> bool {
+    run["status"] == "succeeded" || run["status"] == "failed"
+}
+
+fn run_summary(run: &Value) -> String {
+    format!(
+        "{}: {} rows read, {} loaded, {} rejected",
+        run["status"].as_str().unwrap_or("?"),
+        run["rows_read"],
+        run["events_loaded"],
+        run["rows_rejected"]
+    )
+}
+
+fn fmt_time(ms: &Value) -> String {
+    match ms.as_f64() {
+        Some(ms) => String::from(js_sys::Date::new(&wasm_bindgen::JsValue::from_f64(ms)).to_iso_string()),
+        None => "–".into(),
+    }
+}
+
+async fn follow(state: StateHandle, conn: Connection, import_id: i64, following: UseStateHandle<Option<Following>>, reload: UseStateHandle<u32>) {
+    let log = log_request(&state);
+    let path = format!("{}/{import_id}/manual-sync", imports_path(&conn));
+    let answer: Result<Value, _> = api::request(&conn, Method::PUT, &path, Some(&json!({})), &log).await;
+    let run_id = match answer {
+        Ok(v) => v["results"]["run_id"].as_str().unwrap_or_default().to_owned(),
+        Err(e) => {
+            following.set(Some(Following { import_id, run_id: String::new(), run: None, error: Some(e.to_string()) }));
+            return;
+        }
+    };
+    let mut current = Following { import_id, run_id: run_id.clone(), run: None, error: None };
+    following.set(Some(current.clone()));
+    let run_path = format!("{}/{import_id}/runs/{run_id}", imports_path(&conn));
+    loop {
+        match api::request::<Value>(&conn, Method::GET, &run_path, None, &log).await {
+            Ok(v) => {
+                let run = v["results"].clone();
+                let done = is_final(&run);
+                current.run = Some(run);
+                following.set(Some(current.clone()));
+                if done {
+                    break;
+                }
+            }
+            Err(e) => {
+                current.error = Some(e.to_string());
+                following.set(Some(current.clone()));
+                break;
+            }
+        }
+        sleep_ms(700).await;
+    }
+    reload.set(*reload + 1);
+}
+
+#[component]
+pub fn WarehousePage() -> Html {
+    let state = use_app_state();
+    let imports = use_state(|| Load::<Vec<Value>>::Idle);
+    let reload = use_state(|| 0u32);
+    let following = use_state(|| None::<Following>);
+    let history = use_state(|| None::<(i64, Load<Vec<Value>>)>);
+    let form = use_state(Form::default);
+    let touched = use_state(|| false);
+    let create_error = use_state(|| None::<String>);
+    let created = use_state(|| None::<String>);
+
+    {
+        let (state, imports) = (state.clone(), imports.clone());
+        use_effect_with((state.connection.clone(), *reload), move |(conn, _)| {
+            let Some(conn) = conn.clone() else { return };
+            imports.set(Load::Loading);
+            wasm_bindgen_futures::spawn_local(async move {
+                let log = log_request(&state);
+                match api::request::<Value>(&conn, Method::GET, &imports_path(&conn), None, &log).await {
+                    Ok(v) => imports.set(Load::Loaded(v["results"].as_array().cloned().unwrap_or_default())),
+                    Err(e) => imports.set(Load::Failed(e.to_string())),
+                }
+            });
+        });
+    }
+
+    // Hooks first, unconditionally; the page needs a connection only to draw.
+    let Some(conn) = state.connection.clone() else {
+        return html! { <section class="card"><p>{ "Connect first (Settings)." }</p></section> };
+    };
+    let field = |f: fn(&mut Form, String)| {
+        let form = form.clone();
+        Callback::from(move |e: InputEvent| {
+            let mut next = (*form).clone();
+            f(&mut next, e.target_unchecked_into::<HtmlInputElement>().value());
+            form.set(next);
+        })
+    };
+    let select = |f: fn(&mut Form, String)| {
+        let form = form.clone();
+        Callback::from(move |e: Event| {
+            let mut next = (*form).clone();
+            f(&mut next, e.target_unchecked_into::<HtmlSelectElement>().value());
+            form.set(next);
+        })
+    };
+    let problems = form.problems();
+    let problem = |id: &str| -> Html {
+        match problems.iter().find(|(f, _)| *f == id).filter(|_| *touched) {
+            Some((_, m)) => html! { <span class="field-error" id={format!("{id}-error")}>{ *m }</span> },
+            None => html! {},
+        }
+    };
+
+    let oncreate = {
+        let (state, conn, form, touched, create_error, created, reload) =
+            (state.clone(), conn.clone(), form.clone(), touched.clone(), create_error.clone(), created.clone(), reload.clone());
+        Callback::from(move |e: SubmitEvent| {
+            e.prevent_default();
+            touched.set(true);
+            if !form.problems().is_empty() {
+                create_error.set(Some("fill in the fields marked above".into()));
+                return;
+            }
+            let (state, conn, body, create_error, created, reload) =
+                (state.clone(), conn.clone(), form.body(), create_error.clone(), created.clone(), reload.clone());
+            wasm_bindgen_futures::spawn_local(async move {
+                let log = log_request(&state);
+                match api::request::<Value>(&conn, Method::POST, &imports_path(&conn), Some(&body), &log).await {
+                    Ok(v) => {
+                        create_error.set(None);
+                        created.set(Some(format!("import {} created", v["results"]["id"])));
+                        reload.set(*reload + 1);
+                    }
+                    Err(e) => create_error.set(Some(e.to_string())),
+                }
+            });
+        })
+    };
+
+    let rows = match &*imports {
+        Load::Idle | Load::Loading => html! { <p>{ "Loading the imports…" }</p> },
+        Load::Failed(m) => html! { <p class="error" role="alert">{ m.clone() }</p> },
+        Load::Loaded(list) if list.is_empty() => html! { <p id="wh-empty">{ "No warehouse import yet: create one below." }</p> },
+        Load::Loaded(list) => {
+            let rows = list.iter().map(|imp| {
+                let id = imp["id"].as_i64().unwrap_or_default();
+                let onsync = {
+                    let (state, conn, following, reload) = (state.clone(), conn.clone(), following.clone(), reload.clone());
+                    Callback::from(move |_| {
+                        wasm_bindgen_futures::spawn_local(follow(state.clone(), conn.clone(), id, following.clone(), reload.clone()));
+                    })
+                };
+                let onhistory = {
+                    let (state, conn, history) = (state.clone(), conn.clone(), history.clone());
+                    Callback::from(move |_| {
+                        history.set(Some((id, Load::Loading)));
+                        let (state, conn, history) = (state.clone(), conn.clone(), history.clone());
+                        wasm_bindgen_futures::spawn_local(async move {
+                            let log = log_request(&state);
+                            let path = format!("{}/{id}/runs", imports_path(&conn));
+                            match api::request::<Value>(&conn, Method::GET, &path, None, &log).await {
+                                Ok(v) => history.set(Some((id, Load::Loaded(v["results"].as_array().cloned().unwrap_or_default())))),
+                                Err(e) => history.set(Some((id, Load::Failed(e.to_string())))),
+                            }
+                        });
+                    })
+                };
+                let ondelete = {
+                    let (state, conn, reload) = (state.clone(), conn.clone(), reload.clone());
+                    Callback::from(move |_| {
+                        let confirmed = web_sys::window().and_then(|w| w.confirm_with_message(&format!("Delete import {id} and its run history?")).ok()).unwrap_or(false);
+                        if !confirmed {
+                            return;
+                        }
+                        let (state, conn, reload) = (state.clone(), conn.clone(), reload.clone());
+                        wasm_bindgen_futures::spawn_local(async move {
+                            let log = log_request(&state);
+                            let path = format!("{}/{id}", imports_path(&conn));
+                            if api::request::<Value>(&conn, Method::DELETE, &path, None, &log).await.is_ok() {
+                                reload.set(*reload + 1);
+                            }
+                        });
+                    })
+                };
+                let last = &imp["last_run"];
+                let source = &imp["source"];
+                html! {
+                    <tr id={format!("wh-import-{id}")}>
+                        <td>{ id }</td>
+                        <td>{ imp["name"].as_str().unwrap_or_default() }</td>
+                        <td>{ imp["kind"].as_str().unwrap_or_default() }</td>
+                        <td>{ format!("{} {} {}", source["type"].as_str().unwrap_or_default(), source["path"].as_str().unwrap_or_default(), source["table"].as_str().unwrap_or_default()) }</td>
+                        <td class="last-run">{ if last.is_null() { "never synced".to_owned() } else { format!("{} ({})", run_summary(last), fmt_time(&last["finished_at"])) } }</td>
+                        <td>
+                            <button class="sync-now" onclick={onsync}>{ "Sync now" }</button>
+                            <button onclick={onhistory}>{ "History" }</button>
+                            <button class="danger" onclick={ondelete}>{ "Delete" }</button>
+                        </td>
+                    </tr>
+                }
+            });
+            html! {
+                <table class="grid" id="wh-imports">
+                    <thead><tr><th>{ "id" }</th><th>{ "name" }</th><th>{ "kind" }</th><th>{ "source" }</th><th>{ "last run" }</th><th></th></tr></thead>
+                    <tbody>{ for rows }</tbody>
+                </table>
+            }
+        }
+    };
+
+    let follow_view = match &*following {
+        None => html! {},
+        Some(f) => html! {
+            <div id="wh-run" class="card" role="status">
+                <p>{ format!("Import {}: run ", f.import_id) }<code id="wh-run-id">{ f.run_id.clone() }</code></p>
+                if let Some(run) = &f.run {
+                    <p id="wh-run-status">{ run_summary(run) }</p>
+                    if let Some(err) = run["error"].as_str() { <p class="error">{ err.to_owned() }</p> }
+                    <ul>{ for run["rejections"].as_array().into_iter().flatten().take(20).map(|r| html! {
+                        <li>{ format!("row {}: {}", r["row"], r["reason"].as_str().unwrap_or_default()) }</li>
+                    }) }</ul>
+                } else if f.error.is_none() {
+                    <p>{ "queued…" }</p>
+                }
+                if let Some(e) = &f.error { <p class="error" role="alert">{ e.clone() }</p> }
+            </div>
+        },
+    };
+
+    let history_view = match &*history {
+        None => html! {},
+        Some((id, load)) => html! {
+            <div id="wh-history" class="card">
+                <h3>{ format!("Runs of import {id}") }</h3>
+                { match load {
+                    Load::Idle | Load::Loading => html! { <p>{ "Loading…" }</p> },
+                    Load::Failed(m) => html! { <p class="error">{ m.clone() }</p> },
+                    Load::Loaded(runs) if runs.is_empty() => html! { <p>{ "No run yet." }</p> },
+                    Load::Loaded(runs) => html! {
+                        <table class="grid">
+                            <thead><tr><th>{ "run" }</th><th>{ "status" }</th><th>{ "rows read" }</th><th>{ "loaded" }</th><th>{ "rejected" }</th><th>{ "started" }</th><th>{ "ended" }</th></tr></thead>
+                            <tbody>{ for runs.iter().map(|r| html! {
+                                <tr>
+                                    <td><code>{ r["run_id"].as_str().unwrap_or_default().chars().take(8).collect::<String>() }</code></td>
+                                    <td>{ r["status"].as_str().unwrap_or_default() }</td>
+                                    <td>{ r["rows_read"].to_string() }</td>
+                                    <td>{ r["events_loaded"].to_string() }</td>
+                                    <td title={r["rejections"].as_array().into_iter().flatten().take(5).map(|x| format!("row {}: {}", x["row"], x["reason"].as_str().unwrap_or_default())).collect::<Vec<_>>().join("\n")}>{ r["rows_rejected"].to_string() }</td>
+                                    <td>{ fmt_time(&r["started_at"]) }</td>
+                                    <td>{ fmt_time(&r["finished_at"]) }</td>
+                                </tr>
+                            }) }</tbody>
+                        </table>
+                    },
+                } }
+            </div>
+        },
+    };
+
+    let f = &*form;
+    let is_events = f.kind == "event_sync";
+    html! {
+        <section class="card" id="warehouse">
+            <h2>{ "Warehouse imports" }</h2>
+            { rows }
+            { follow_view }
+            { history_view }
+            <form id="wh-create" onsubmit={oncreate} novalidate=true>
+                <h3>{ "New import" }</h3>
+                <label>{ "Name " }<input id="wh-name" value={f.name.clone()} oninput={field(|f, v| f.name = v)} />{ problem("wh-name") }</label>
+                <label>{ "Kind " }
+                    <select id="wh-kind" onchange={select(|f, v| f.kind = v)}>
+                        <option value="event_sync" selected={f.kind == "event_sync"}>{ "events (event_sync)" }</option>
+                        <option value="people" selected={f.kind == "people"}>{ "user profiles (people)" }</option>
+                    </select>
+                </label>
+                <fieldset>
+                    <legend>{ "Source (a file on the server)" }</legend>
+                    <label>{ "Type " }
+                        <select id="wh-source-type" onchange={select(|f, v| f.source_type = v)}>
+                            <option value="sqlite" selected={f.source_type == "sqlite"}>{ "SQLite table" }</option>
+                            <option value="ndjson" selected={f.source_type == "ndjson"}>{ "NDJSON file" }</option>
+                            <option value="csv" selected={f.source_type == "csv"}>{ "CSV file (first line: column names)" }</option>
+                        </select>
+                    </label>
+                    <label>{ "Path " }<input id="wh-path" value={f.path.clone()} oninput={field(|f, v| f.path = v)} />{ problem("wh-path") }</label>
+                    if f.source_type == "sqlite" {
+                        <label>{ "Table " }<input id="wh-table" value={f.table.clone()} oninput={field(|f, v| f.table = v)} />{ problem("wh-table") }</label>
+                    }
+                    <p class="hint">{ "The path is kept on the server and shown afterwards by file name only." }</p>
+                </fieldset>
+                <fieldset>
+                    <legend>{ "Column mapping" }</legend>
+                    if is_events {
+                        <label>{ "Event name from " }
+                            <select id="wh-event-mode" onchange={select(|f, v| f.event_from_column = v == "column")}>
+                                <option value="column" selected={f.event_from_column}>{ "a column" }</option>
+                                <option value="constant" selected={!f.event_from_column}>{ "one name for every row" }</option>
+                            </select>
+                            <input id="wh-event" value={f.event.clone()} oninput={field(|f, v| f.event = v)} />{ problem("wh-event") }
+                        </label>
+                        <label>{ "Time column " }<input id="wh-time" value={f.time_column.clone()} oninput={field(|f, v| f.time_column = v)} />{ problem("wh-time") }</label>
+                    }
+                    <label>{ "distinct_id column " }<input id="wh-user" value={f.user_column.clone()} oninput={field(|f, v| f.user_column = v)} />{ problem("wh-user") }</label>
+                    if is_events {
+                        <label>{ "Insert id from " }
+                            <select id="wh-id-mode" onchange={select(|f, v| f.id_from_column = v == "column")}>
+                                <option value="keys" selected={!f.id_from_column}>{ "key columns (hashed)" }</option>
+                                <option value="column" selected={f.id_from_column}>{ "an insert-id column" }</option>
+                            </select>
+                        </label>
+                        if f.id_from_column {
+                            <label>{ "Insert id column " }<input id="wh-insert-id" value={f.insert_id_column.clone()} oninput={field(|f, v| f.insert_id_column = v)} />{ problem("wh-insert-id") }</label>
+                        } else {
+                            <label>{ "Key columns (comma-separated) " }<input id="wh-keys" value={f.key_columns.clone()} oninput={field(|f, v| f.key_columns = v)} />{ problem("wh-keys") }</label>
+                        }
+                    }
+                    <label>{ "Property columns (comma-separated; empty: every other column) " }<input id="wh-props" value={f.property_columns.clone()} oninput={field(|f, v| f.property_columns = v)} /></label>
+                </fieldset>
+                <button type="submit" id="wh-create-button">{ "Create import" }</button>
+                if let Some(e) = &*create_error { <p id="wh-create-error" class="error" role="alert">{ e.clone() }</p> }
+                if let Some(m) = &*created { <p id="wh-created">{ m.clone() }</p> }
+            </form>
+        </section>
+    }
+}
