@@ -250,3 +250,133 @@ fn csv_and_people_sources() {
     assert_eq!(r.status, 200, "{}", r.text);
     assert!(r.text.contains("Ada"), "{}", r.text);
 }
+
+/// A PostgreSQL server of the test's own, in a temporary folder on a free port of 127.0.0.1,
+/// started with the installed binaries (`apt-get install postgresql`) and stopped on drop.
+struct Postgres {
+    dir: tempfile::TempDir,
+    port: u16,
+    runner: Vec<String>,
+}
+
+fn pg_binary(name: &str) -> String {
+    let found = std::fs::read_dir("/usr/lib/postgresql")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path().join("bin").join(name))
+        .find(|p| p.is_file());
+    found.map(|p| p.to_string_lossy().into_owned()).unwrap_or_else(|| name.to_owned())
+}
+
+impl Postgres {
+    fn start() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        // PostgreSQL refuses to run as root: as root, run it as the `postgres` user.
+        let root = std::process::Command::new("id").arg("-u").output().map(|o| o.stdout.starts_with(b"0")).unwrap_or(false);
+        let runner: Vec<String> = if root { vec!["runuser".into(), "-u".into(), "postgres".into(), "--".into()] } else { Vec::new() };
+        if root {
+            let ok = std::process::Command::new("chown").args(["-R", "postgres:postgres"]).arg(dir.path()).status().unwrap().success();
+            assert!(ok, "cannot hand the test folder to the postgres user");
+        }
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let pg = Self { dir, port, runner };
+        let data = pg.dir.path().join("data");
+        let out = pg
+            .command(&pg_binary("initdb"))
+            .args(["-A", "trust", "-U", "postgres", "--no-sync", "-D"])
+            .arg(&data)
+            .output()
+            .unwrap_or_else(|e| panic!("initdb cannot run ({e}); install PostgreSQL: apt-get install postgresql"));
+        assert!(out.status.success(), "initdb failed: {}", String::from_utf8_lossy(&out.stderr));
+        let options = format!("-p {port} -k {} -c listen_addresses=127.0.0.1 -c fsync=off", pg.dir.path().display());
+        let out = pg
+            .command(&pg_binary("pg_ctl"))
+            .arg("-D")
+            .arg(&data)
+            .args(["-o", &options, "-w", "-l"])
+            .arg(pg.dir.path().join("log"))
+            .arg("start")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "pg_ctl start failed: {} {}", String::from_utf8_lossy(&out.stdout), std::fs::read_to_string(pg.dir.path().join("log")).unwrap_or_default());
+        pg
+    }
+
+    fn command(&self, program: &str) -> std::process::Command {
+        match self.runner.split_first() {
+            Some((first, rest)) => {
+                let mut c = std::process::Command::new(first);
+                c.args(rest).arg(program);
+                c
+            }
+            None => std::process::Command::new(program),
+        }
+    }
+
+    fn client(&self) -> postgres::Client {
+        postgres::Config::new().host("127.0.0.1").port(self.port).user("postgres").dbname("postgres").connect(postgres::NoTls).unwrap()
+    }
+}
+
+impl Drop for Postgres {
+    fn drop(&mut self) {
+        let _ = self.command(&pg_binary("pg_ctl")).arg("-D").arg(self.dir.path().join("data")).args(["-m", "immediate", "stop"]).output();
+    }
+}
+
+#[test]
+fn postgres_import_synced_twice_makes_no_duplicates() {
+    let pg = Postgres::start();
+    let mut client = pg.client();
+    client
+        .batch_execute(
+            "CREATE SCHEMA shop;
+             CREATE TABLE shop.orders (id bigint, kind text, ts timestamptz, user_id text, amount numeric(10,2), paid boolean);",
+        )
+        .unwrap();
+    let now_s = common::now_ms() / 1000;
+    for i in 1..=5i64 {
+        let ts = if i == 4 { "NULL".to_owned() } else { format!("to_timestamp({})", now_s - 3600 * i) };
+        client.batch_execute(&format!("INSERT INTO shop.orders VALUES ({i}, 'Order {}', {ts}, 'pg-user-{i}', {i}.25, {})", i % 2, i % 2 == 0)).unwrap();
+    }
+    let server = Server::start();
+    let p = server.project("p").id;
+    let owner = server.account("owner", p, Some(Role::Owner));
+    let source = json!({"type": "postgres", "host": "127.0.0.1", "port": pg.port, "user": "postgres", "dbname": "postgres", "table": "shop.orders"});
+    let mapping = json!({"event_column_name": "kind", "time_column_name": "ts", "user_column_name": "user_id", "key_column_names": ["id"]});
+
+    // A password is only ever referenced by the name of a server environment variable.
+    let mut bad_source = source.clone();
+    bad_source["password_env"] = json!("DATADICT_TEST_NO_SUCH_VARIABLE");
+    let r = server.post_json(&imports(p), &owner, &json!({"name": "pg", "kind": "event_sync", "source": bad_source, "mapping": mapping}));
+    assert_eq!(r.status, 400, "{}", r.text);
+    assert!(r.text.contains("DATADICT_TEST_NO_SUCH_VARIABLE"), "{}", r.text);
+    let mut wrong_col = mapping.clone();
+    wrong_col["time_column_name"] = json!("created");
+    let r = server.post_json(&imports(p), &owner, &json!({"name": "pg", "kind": "event_sync", "source": source, "mapping": wrong_col}));
+    assert_eq!(r.status, 400, "{}", r.text);
+    assert!(r.text.contains("no column `created`"), "{}", r.text);
+
+    let r = server.post_json(&imports(p), &owner, &json!({"name": "pg", "kind": "event_sync", "source": source, "mapping": mapping}));
+    assert_eq!(r.status, 201, "{}", r.text);
+    let created = r.json()["results"].clone();
+    assert_eq!(created["source"]["password"], "none");
+    let id = created["id"].as_i64().unwrap();
+    for round in 1..=2 {
+        let r = put(&server, &format!("{}/{id}/manual-sync", imports(p)), Some(&owner), "{}");
+        assert_eq!(r.status, 200, "{}", r.text);
+        let run = wait_run(&server, p, id, r.json()["results"]["run_id"].as_str().unwrap(), &owner);
+        assert_eq!(run["status"], "succeeded", "{run}");
+        assert_eq!((run["rows_read"].as_u64(), run["events_loaded"].as_u64(), run["rows_rejected"].as_u64()), (Some(5), Some(4), Some(1)), "{run}");
+        assert!(run["rejections"][0]["reason"].as_str().unwrap().contains("`ts` is empty"), "{run}");
+        let got = events(&server, p, &owner, &format!("$warehouse_import_id={id}"));
+        assert_eq!(got.len(), 4, "round {round}");
+        assert_eq!(events(&server, p, &owner, "$source=warehouse-import").len(), 4);
+        let e1 = got.iter().find(|e| e["properties"]["distinct_id"] == "pg-user-1").unwrap();
+        assert_eq!(e1["event"], "Order 1");
+        assert_eq!(e1["properties"]["time"].as_i64().unwrap(), (now_s - 3600) * 1000);
+        assert_eq!(e1["properties"]["amount"], 1.25);
+        assert_eq!(e1["properties"]["paid"], false);
+    }
+}

@@ -14,32 +14,58 @@ use serde_json::{Map, Value};
 /// The kinds this server imports (FACTS.md lists more: `event_stream`, `groups`, `lookup_table`).
 pub const KINDS: [&str; 2] = ["event_sync", "people"];
 
-/// Where the rows come from. Only embedded sources, which need nothing installed: a table of a
-/// SQLite database file, or an NDJSON or CSV file (first line the header), all on the server.
+/// Where the rows come from: the embedded sources, which need nothing installed (a table of a
+/// SQLite database file, or an NDJSON or CSV file with a header line, all on the server), and a
+/// PostgreSQL table. A PostgreSQL password is never part of the import: `password_env` names the
+/// server's environment variable that holds it (a reference, so the API stores no secret).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
 pub enum Source {
     Sqlite { path: String, table: String },
     Ndjson { path: String },
     Csv { path: String },
+    Postgres {
+        host: String,
+        #[serde(default = "default_pg_port")]
+        port: u16,
+        user: String,
+        dbname: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        password_env: Option<String>,
+        /// `table` or `schema.table`.
+        table: String,
+    },
+}
+
+fn default_pg_port() -> u16 {
+    5432
 }
 
 impl Source {
-    pub fn path(&self) -> &str {
+    /// The file of a file source.
+    pub fn path(&self) -> Option<&str> {
         match self {
-            Self::Sqlite { path, .. } | Self::Ndjson { path } | Self::Csv { path } => path,
+            Self::Sqlite { path, .. } | Self::Ndjson { path } | Self::Csv { path } => Some(path),
+            Self::Postgres { .. } => None,
         }
     }
 
     /// The source as the API shows it: the file name without its folders, so that the server's
-    /// layout is not disclosed (the full path is given once, at creation, and never returned).
+    /// layout is not disclosed (the full path is given once, at creation, and never returned);
+    /// for PostgreSQL, where it is and whether a password is referenced, never the password.
     pub fn redacted(&self) -> Value {
-        let name = std::path::Path::new(self.path()).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let shown = format!("…/{name}");
+        let shown = || {
+            let name = std::path::Path::new(self.path().unwrap_or_default()).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            format!("…/{name}")
+        };
         match self {
-            Self::Sqlite { table, .. } => serde_json::json!({"type": "sqlite", "path": shown, "table": table}),
-            Self::Ndjson { .. } => serde_json::json!({"type": "ndjson", "path": shown}),
-            Self::Csv { .. } => serde_json::json!({"type": "csv", "path": shown}),
+            Self::Sqlite { table, .. } => serde_json::json!({"type": "sqlite", "path": shown(), "table": table}),
+            Self::Ndjson { .. } => serde_json::json!({"type": "ndjson", "path": shown()}),
+            Self::Csv { .. } => serde_json::json!({"type": "csv", "path": shown()}),
+            Self::Postgres { host, port, user, dbname, password_env, table } => serde_json::json!({
+                "type": "postgres", "host": host, "port": port, "user": user, "dbname": dbname, "table": table,
+                "password": if password_env.is_some() { "referenced" } else { "none" },
+            }),
         }
     }
 }
@@ -128,8 +154,26 @@ pub fn validate(body: &Value) -> (Option<NewImport>, Vec<Issue>) {
         },
     };
     let mut columns = None;
-    if let Some(s) = &source {
-        let path = s.path();
+    if let Some(s @ Source::Postgres { host, user, dbname, table, password_env, .. }) = &source {
+        for (field, v) in [("host", host), ("user", user), ("dbname", dbname), ("table", table)] {
+            if v.trim().is_empty() {
+                issues.push(Issue::new(format!("source.{field}"), IssueCode::MissingField, format!("`source.{field}` is required for a PostgreSQL source")));
+            }
+        }
+        if let Some(var) = password_env {
+            if std::env::var_os(var).is_none() {
+                issues.push(Issue::new("source.password_env", IssueCode::InvalidName, format!("the server has no environment variable `{var}`; set it to the password where the server runs, then create the import")));
+            }
+        }
+        if issues.is_empty() {
+            match source::columns(s) {
+                Ok(c) => columns = c,
+                Err(e) => issues.push(Issue::new("source", IssueCode::InvalidName, e)),
+            }
+        }
+    }
+    if let Some(path) = source.as_ref().and_then(Source::path) {
+        let s = source.as_ref().expect("a path comes from a source");
         if path.trim().is_empty() {
             issues.push(Issue::new("source.path", IssueCode::MissingField, "`source.path` is required; give the file's path on the server"));
         } else if !std::path::Path::new(path).is_file() {

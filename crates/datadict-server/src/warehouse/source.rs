@@ -22,6 +22,30 @@ fn quote(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }
 
+/// `table` or `schema.table`, each part quoted.
+fn quote_pg(table: &str) -> String {
+    table.split('.').map(quote).collect::<Vec<_>>().join(".")
+}
+
+fn connect_pg(source: &Source) -> Result<postgres::Client, String> {
+    let Source::Postgres { host, port, user, dbname, password_env, .. } = source else {
+        return Err("not a PostgreSQL source".into());
+    };
+    let mut config = postgres::Config::new();
+    config.host(host).port(*port).user(user).dbname(dbname).connect_timeout(std::time::Duration::from_secs(10));
+    if let Some(var) = password_env {
+        let password = std::env::var(var).map_err(|_| format!("the server has no environment variable `{var}`; set it to the database password"))?;
+        config.password(password);
+    }
+    // The error names the host and database, never the password.
+    let mut client = config
+        .connect(postgres::NoTls)
+        .map_err(|e| format!("cannot connect to PostgreSQL at {host}:{port}, database `{dbname}`, as `{user}` ({e}); check the source settings"))?;
+    // Timestamps with a zone are written in UTC, which the time mapping reads.
+    client.batch_execute("SET TIME ZONE 'UTC'").map_err(|e| format!("the PostgreSQL session cannot be prepared ({e})"))?;
+    Ok(client)
+}
+
 /// The columns of a source when they are known without reading its rows (`None` for NDJSON).
 pub fn columns(source: &Source) -> Result<Option<Vec<String>>, String> {
     match source {
@@ -42,6 +66,13 @@ pub fn columns(source: &Source) -> Result<Option<Vec<String>>, String> {
             }
         }
         Source::Ndjson { .. } => Ok(None),
+        Source::Postgres { table, .. } => {
+            let mut client = connect_pg(source)?;
+            let stmt = client
+                .prepare(&format!("SELECT * FROM {} LIMIT 0", quote_pg(table)))
+                .map_err(|e| format!("the table `{table}` cannot be read ({e}); check the table name and the user's rights"))?;
+            Ok(Some(stmt.columns().iter().map(|c| c.name().to_owned()).collect()))
+        }
     }
 }
 
@@ -104,6 +135,36 @@ pub fn read(source: &Source, mut chunk: impl FnMut(Vec<ReadRow>) -> bool) -> Res
                     Err(e) => Err(format!("the line is not valid JSON ({e})")),
                 };
                 if !push((n, row), &mut buf) {
+                    return Ok(());
+                }
+            }
+        }
+        Source::Postgres { table, .. } => {
+            use postgres::fallible_iterator::FallibleIterator;
+            let mut client = connect_pg(source)?;
+            // PostgreSQL turns each row into JSON itself (numbers stay numbers, timestamps become
+            // ISO 8601 text), so every column type is read without a conversion table here.
+            let sql = format!("SELECT row_to_json(t)::text FROM {} t", quote_pg(table));
+            let mut rows = client
+                .query_raw(sql.as_str(), std::iter::empty::<&(dyn postgres::types::ToSql + Sync)>())
+                .map_err(|e| format!("the table `{table}` cannot be read ({e}); check the table name and the user's rights"))?;
+            let mut n = 0u64;
+            loop {
+                let row = match rows.next() {
+                    Ok(Some(row)) => row,
+                    Ok(None) => break,
+                    Err(e) => return Err(format!("reading the table `{table}` failed after {n} rows ({e})")),
+                };
+                n += 1;
+                let text: Result<String, _> = row.try_get(0);
+                let parsed = match text {
+                    Ok(t) => match serde_json::from_str::<Value>(&t) {
+                        Ok(Value::Object(map)) => Ok(map),
+                        _ => Err("the row cannot be read as JSON".to_owned()),
+                    },
+                    Err(e) => Err(format!("the row cannot be read ({e})")),
+                };
+                if !push((n, parsed), &mut buf) {
                     return Ok(());
                 }
             }
