@@ -35,6 +35,11 @@ struct Form {
     source_type: String,
     path: String,
     table: String,
+    /// PostgreSQL: `host:port`, user, database and the server variable holding the password.
+    pg_host: String,
+    pg_user: String,
+    pg_dbname: String,
+    pg_password_env: String,
     event_from_column: bool,
     event: String,
     time_column: String,
@@ -53,6 +58,10 @@ impl Default for Form {
             source_type: "sqlite".into(),
             path: String::new(),
             table: String::new(),
+            pg_host: String::new(),
+            pg_user: String::new(),
+            pg_dbname: String::new(),
+            pg_password_env: String::new(),
             event_from_column: true,
             event: String::new(),
             time_column: String::new(),
@@ -77,10 +86,20 @@ impl Form {
         if empty(&self.name) {
             out.push(("wh-name", "give the import a name"));
         }
-        if empty(&self.path) {
+        let pg = self.source_type == "postgres";
+        if !pg && empty(&self.path) {
             out.push(("wh-path", "give the source file's path on the server"));
         }
-        if self.source_type == "sqlite" && empty(&self.table) {
+        if pg && empty(&self.pg_host) {
+            out.push(("wh-pg-host", "give the database host, e.g. db.internal:5432"));
+        }
+        if pg && empty(&self.pg_user) {
+            out.push(("wh-pg-user", "give the database user"));
+        }
+        if pg && empty(&self.pg_dbname) {
+            out.push(("wh-pg-dbname", "give the database name"));
+        }
+        if (pg || self.source_type == "sqlite") && empty(&self.table) {
             out.push(("wh-table", "give the table to read"));
         }
         if empty(&self.user_column) {
@@ -106,6 +125,17 @@ impl Form {
     fn body(&self) -> Value {
         let source = match self.source_type.as_str() {
             "sqlite" => json!({"type": "sqlite", "path": self.path.trim(), "table": self.table.trim()}),
+            "postgres" => {
+                let (host, port) = match self.pg_host.trim().rsplit_once(':') {
+                    Some((h, p)) if p.parse::<u16>().is_ok() => (h.to_owned(), p.parse::<u16>().unwrap_or(5432)),
+                    _ => (self.pg_host.trim().to_owned(), 5432),
+                };
+                let mut s = json!({"type": "postgres", "host": host, "port": port, "user": self.pg_user.trim(), "dbname": self.pg_dbname.trim(), "table": self.table.trim()});
+                if !self.pg_password_env.trim().is_empty() {
+                    s["password_env"] = json!(self.pg_password_env.trim());
+                }
+                s
+            }
             other => json!({"type": other, "path": self.path.trim()}),
         };
         let mut mapping = serde_json::Map::new();
@@ -327,7 +357,10 @@ pub fn WarehousePage() -> Html {
                         <td>{ id }</td>
                         <td>{ imp["name"].as_str().unwrap_or_default() }</td>
                         <td>{ imp["kind"].as_str().unwrap_or_default() }</td>
-                        <td>{ format!("{} {} {}", source["type"].as_str().unwrap_or_default(), source["path"].as_str().unwrap_or_default(), source["table"].as_str().unwrap_or_default()) }</td>
+                        <td>{ match source["type"].as_str() {
+                            Some("postgres") => format!("postgres {}:{}/{} {}", source["host"].as_str().unwrap_or_default(), source["port"], source["dbname"].as_str().unwrap_or_default(), source["table"].as_str().unwrap_or_default()),
+                            other => format!("{} {} {}", other.unwrap_or_default(), source["path"].as_str().unwrap_or_default(), source["table"].as_str().unwrap_or_default()),
+                        } }</td>
                         <td class="last-run">{ if last.is_null() { "never synced".to_owned() } else { format!("{} ({})", run_summary(last), fmt_time(&last["finished_at"])) } }</td>
                         <td>
                             <button class="sync-now" onclick={onsync}>{ "Sync now" }</button>
@@ -419,13 +452,22 @@ pub fn WarehousePage() -> Html {
                             <option value="sqlite" selected={f.source_type == "sqlite"}>{ "SQLite table" }</option>
                             <option value="ndjson" selected={f.source_type == "ndjson"}>{ "NDJSON file" }</option>
                             <option value="csv" selected={f.source_type == "csv"}>{ "CSV file (first line: column names)" }</option>
+                            <option value="postgres" selected={f.source_type == "postgres"}>{ "PostgreSQL table" }</option>
                         </select>
                     </label>
-                    <label>{ "Path " }<input id="wh-path" value={f.path.clone()} oninput={field(|f, v| f.path = v)} />{ problem("wh-path") }</label>
-                    if f.source_type == "sqlite" {
+                    if f.source_type == "postgres" {
+                        <label>{ "Host[:port] " }<input id="wh-pg-host" value={f.pg_host.clone()} oninput={field(|f, v| f.pg_host = v)} />{ problem("wh-pg-host") }</label>
+                        <label>{ "User " }<input id="wh-pg-user" value={f.pg_user.clone()} oninput={field(|f, v| f.pg_user = v)} />{ problem("wh-pg-user") }</label>
+                        <label>{ "Database " }<input id="wh-pg-dbname" value={f.pg_dbname.clone()} oninput={field(|f, v| f.pg_dbname = v)} />{ problem("wh-pg-dbname") }</label>
+                        <label>{ "Password: name of the server's environment variable holding it " }<input id="wh-pg-password-env" value={f.pg_password_env.clone()} oninput={field(|f, v| f.pg_password_env = v)} /></label>
+                        <p class="hint">{ "The password itself is never sent from here nor stored with the import: set it in that variable where the server runs." }</p>
+                    } else {
+                        <label>{ "Path " }<input id="wh-path" value={f.path.clone()} oninput={field(|f, v| f.path = v)} />{ problem("wh-path") }</label>
+                        <p class="hint">{ "The path is kept on the server and shown afterwards by file name only." }</p>
+                    }
+                    if f.source_type == "sqlite" || f.source_type == "postgres" {
                         <label>{ "Table " }<input id="wh-table" value={f.table.clone()} oninput={field(|f, v| f.table = v)} />{ problem("wh-table") }</label>
                     }
-                    <p class="hint">{ "The path is kept on the server and shown afterwards by file name only." }</p>
                 </fieldset>
                 <fieldset>
                     <legend>{ "Column mapping" }</legend>
