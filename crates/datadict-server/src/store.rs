@@ -7,6 +7,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 use sha2::{Digest, Sha256};
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{sync_channel, SyncSender};
 use std::sync::{Arc, Mutex};
 
 /// A project's role for a service account (FACTS.md: writes need owner or admin).
@@ -58,6 +59,8 @@ pub struct Store {
     conn: Arc<Mutex<Connection>>,
     readers: Arc<Vec<Mutex<Connection>>>,
     next_reader: Arc<AtomicUsize>,
+    /// Wakes the checkpointer after a write (absent in memory).
+    checkpoint: Option<Arc<SyncSender<()>>>,
 }
 
 /// How many read connections a file-backed store opens.
@@ -130,13 +133,14 @@ impl Store {
             conn.pragma_update(None, "foreign_keys", "ON")?;
             readers.push(Mutex::new(conn));
         }
-        Ok(Self { conn: Arc::new(Mutex::new(writer)), readers: Arc::new(readers), next_reader: Arc::default() })
+        let checkpoint = Some(Arc::new(spawn_checkpointer(path)?));
+        Ok(Self { conn: Arc::new(Mutex::new(writer)), readers: Arc::new(readers), next_reader: Arc::default(), checkpoint })
     }
 
     /// An in-memory store, for tools that need no persistence (reads share the one connection).
     pub fn open_in_memory() -> anyhow::Result<Self> {
         let writer = Self::init_writer(Connection::open_in_memory()?)?;
-        Ok(Self { conn: Arc::new(Mutex::new(writer)), readers: Arc::default(), next_reader: Arc::default() })
+        Ok(Self { conn: Arc::new(Mutex::new(writer)), readers: Arc::default(), next_reader: Arc::default(), checkpoint: None })
     }
 
     fn init_writer(conn: Connection) -> anyhow::Result<Connection> {
@@ -149,6 +153,10 @@ impl Store {
         conn.pragma_update(None, "foreign_keys", "ON")?;
         // Larger pages of cache for the bulk inserts of the import path.
         conn.pragma_update(None, "cache_size", -65536)?;
+        // Checkpoints run on their own thread (see `spawn_checkpointer`), not inside the commits
+        // of import requests: measured on the bare insert, an automatic checkpoint every 1,000
+        // pages halved the insert rate.
+        conn.pragma_update(None, "wal_autocheckpoint", 0)?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
         conn.execute_batch(MIGRATION).context("cannot create the database tables")?;
         Ok(conn)
@@ -161,9 +169,13 @@ impl Store {
         F: FnOnce(&mut Connection) -> anyhow::Result<T> + Send + 'static,
     {
         let conn = self.conn.clone();
+        let checkpoint = self.checkpoint.clone();
         tokio::task::spawn_blocking(move || {
             let mut guard = conn.lock().map_err(|_| anyhow::anyhow!("the database lock is poisoned"))?;
-            f(&mut guard)
+            let out = f(&mut guard);
+            drop(guard);
+            wake(checkpoint.as_deref());
+            out
         })
         .await
         .context("a database task failed")?
@@ -200,8 +212,50 @@ impl Store {
     /// Runs `f` with the writer connection on the current thread (for start-up and the admin CLI).
     pub fn call_sync<T>(&self, f: impl FnOnce(&mut Connection) -> anyhow::Result<T>) -> anyhow::Result<T> {
         let mut guard = self.conn.lock().map_err(|_| anyhow::anyhow!("the database lock is poisoned"))?;
-        f(&mut guard)
+        let out = f(&mut guard);
+        drop(guard);
+        wake(self.checkpoint.as_deref());
+        out
     }
+}
+
+/// Wakes the checkpointer; a wake-up already pending is enough.
+fn wake(checkpoint: Option<&SyncSender<()>>) {
+    if let Some(tx) = checkpoint {
+        // Full: a wake-up is already pending; disconnected: the checkpointer is gone (shutdown).
+        let _ = tx.try_send(());
+    }
+}
+
+/// WAL pages after which the checkpointer copies the log back into the database.
+const CHECKPOINT_PAGES: i64 = 2000;
+
+/// A thread with its own connection that checkpoints the WAL after writes, so that commits (one
+/// per import request) do not pay for copying pages into the database file. Passive checkpoints
+/// never block the writer; the WAL restarts from the beginning once one has caught up. The thread
+/// ends when the last clone of the store is dropped.
+fn spawn_checkpointer(path: &Path) -> anyhow::Result<SyncSender<()>> {
+    let conn = Connection::open(path).with_context(|| format!("cannot open the database file {}", path.display()))?;
+    conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    let (tx, rx) = sync_channel::<()>(1);
+    std::thread::Builder::new().name("datadict-checkpoint".into()).spawn(move || {
+        while rx.recv().is_ok() {
+            // (busy, log pages, pages checkpointed)
+            let state: rusqlite::Result<(i64, i64, i64)> =
+                conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)));
+            match state {
+                Ok((_, log, done)) if log - done >= CHECKPOINT_PAGES => {
+                    // Behind: go again at once rather than wait for the next write.
+                    let _ = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+                }
+                Ok(_) => {}
+                Err(e) => tracing::warn!("a WAL checkpoint failed: {e}"),
+            }
+        }
+        // A final full checkpoint leaves a small WAL behind on a clean stop.
+        let _ = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
+    })?;
+    Ok(tx)
 }
 
 // Queries, as free functions over a connection so that they compose inside one transaction.

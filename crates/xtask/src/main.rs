@@ -1,6 +1,7 @@
 //! `cargo xtask <task>`: the project's repetitive tasks (setup, run, test, npm, dist, bench),
 //! in Rust so they behave the same on every machine and never drift like shell scripts.
 
+mod bench_server;
 mod dist;
 mod npm;
 mod run;
@@ -38,6 +39,7 @@ fn main() -> anyhow::Result<()> {
         "test" => test::main(rest),
         "npm" => npm::main(rest).map(|_| ()),
         "dist" => dist::main(rest),
+        "bench" if rest.first().is_some_and(|t| t == "server") => bench_server::main(&rest[1..]),
         "help" | "--help" | "-h" => {
             print!("{USAGE}");
             Ok(())

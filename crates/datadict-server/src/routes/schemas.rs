@@ -1,5 +1,14 @@
 //! The schemas (data dictionary) API of spec §4.1 and FACTS.md, under `/api/app`: list, get,
 //! create-or-replace (one or a batch, with `truncate`) and delete.
+//!
+//! Choices where the spec and FACTS.md are silent:
+//! - A project that does not exist answers 403 like one the account has no role in, so that
+//!   credentials cannot be used to probe which project ids exist.
+//! - `GET .../{entityType}/{name}` of a missing schema answers 404 with the error body; deleting
+//!   a missing schema answers 200 with `delete_count: 0`.
+//! - The rate limit (FACTS.md: 5 requests a minute per project) is off unless configured
+//!   (`--schema-rate-limit`), since a local stand-in serves tests that make many requests; it
+//!   counts every schemas request, after authentication.
 
 use crate::auth::{authorize, Access, Principal};
 use crate::error::{ApiError, JsonBody};

@@ -1,0 +1,229 @@
+//! The measuring half of `cargo xtask bench server` (the xtask module builds the release server
+//! and this example, then runs it). Not a test: it prints figures, and asserts only that every
+//! event sent was stored.
+//!
+//! Usage: bench_server <server-binary> <events> <clients,...>
+//!
+//! For each client count, a fresh server process over a fresh data folder receives the same
+//! gzipped 2,000-event batches over loopback from that many threads (keep-alive connections, one
+//! batch per request, `strict=1`, project-token auth). Then the same rows are bulk-inserted into a
+//! fresh store with the server's own storage code (`store::insert_events`: one transaction per
+//! 2,000 rows, WAL, synchronous=FULL), without HTTP, gzip or validation: the ceiling the server is
+//! measured against. Prints one JSON line per case.
+
+use datadict_server::store::{self, EventRow, Store};
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+const BATCH: usize = 2_000;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let server = args.first().expect("usage: bench_server <server-binary> <events> <clients,...>");
+    let events: usize = args.get(1).map_or(200_000, |s| s.parse().expect("events: a number"));
+    let clients: Vec<usize> = args
+        .get(2)
+        .map_or("1,4,16", String::as_str)
+        .split(',')
+        .map(|c| c.parse().expect("clients: comma-separated numbers"))
+        .collect();
+    let now_ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64;
+    let (batches, rows, raw_bytes) = generate(events, now_ms - 3_600_000);
+    let gz_bytes: usize = batches.iter().map(Vec::len).sum();
+    eprintln!(
+        "{events} events in {} batches: {:.1} MB of JSON, {:.1} MB gzipped (level 6)",
+        batches.len(),
+        raw_bytes as f64 / 1e6,
+        gz_bytes as f64 / 1e6
+    );
+    let batches = Arc::new(batches);
+    for &c in &clients {
+        let line = run_server_case(server, &batches, events, c);
+        println!("{line}");
+    }
+    println!("{}", bare_insert(&rows));
+}
+
+/// xorshift64*: the same events on every run.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn pick<'a>(&mut self, from: &[&'a str]) -> &'a str {
+        from[(self.next() % from.len() as u64) as usize]
+    }
+}
+
+/// About 500 bytes per event, from fixed pools of values as real analytics data has.
+fn generate(n: usize, base_ms: i64) -> (Vec<Vec<u8>>, Vec<EventRow>, usize) {
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let names = ["Page View", "Sign Up", "Purchase", "Add To Cart", "Search", "Share"];
+    let pages = ["/", "/pricing", "/docs/getting-started", "/blog/announcing-v2", "/account/settings", "/checkout"];
+    let browsers = ["Chrome", "Firefox", "Safari", "Edge"];
+    let campaigns = ["spring_sale", "newsletter_2026_03", "partner_referral", "organic"];
+    let mut batches = Vec::new();
+    let mut rows = Vec::with_capacity(n);
+    let mut raw_bytes = 0;
+    let mut batch = Vec::new();
+    for i in 0..n {
+        let event = rng.pick(&names);
+        let time = base_ms + (i as i64 % 3_000_000);
+        let distinct_id = format!("user-{:06}", rng.next() % 50_000);
+        let insert_id = format!("{:016x}-{:08x}-{:010}", rng.next(), rng.next() as u32, i);
+        let record = json!({"event": event, "properties": {
+            "time": time, "distinct_id": distinct_id, "$insert_id": insert_id,
+            "$browser": rng.pick(&browsers), "$os": "Linux", "$screen_width": 1920, "$screen_height": 1080,
+            "page": rng.pick(&pages), "referrer": "https://www.example.com/some/landing/page?utm=1",
+            "utm_campaign": rng.pick(&campaigns), "price": (rng.next() % 10_000) as f64 / 100.0,
+            "quantity": rng.next() % 5, "logged_in": rng.next() % 2 == 0, "coupon": Value::Null,
+            "cart": {"items": rng.next() % 9, "currency": "EUR"}, "tags": ["a", "b"],
+            "$source": "bench"
+        }});
+        let text = serde_json::to_string(&record).unwrap();
+        raw_bytes += text.len();
+        rows.push(EventRow { event: event.to_owned(), time_ms: time, distinct_id, insert_id, record: text.clone() });
+        batch.push(record);
+        if batch.len() == BATCH || i + 1 == n {
+            let json = serde_json::to_vec(&batch).unwrap();
+            batches.push(datadict_core::gzip(&json, 6));
+            batch.clear();
+        }
+    }
+    (batches, rows, raw_bytes)
+}
+
+fn run_server_case(server: &str, batches: &Arc<Vec<Vec<u8>>>, events: usize, clients: usize) -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(server)
+        .arg("--data-dir")
+        .arg(dir.path())
+        .args(["--listen", "127.0.0.1:0", "--web-dir"])
+        .arg(dir.path().join("none"))
+        .env("RUST_LOG", "datadict_server=warn")
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("start the server binary");
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let base = loop {
+        let line = lines.next().expect("the server exited").unwrap();
+        if let Some(rest) = line.strip_prefix("datadict is listening on ") {
+            break rest.trim_end_matches('/').to_owned();
+        }
+    };
+    // Keep draining stdout so that the server never blocks on a full pipe.
+    std::thread::spawn(move || for _ in lines {});
+    let creds: datadict_server::demo::DemoCredentials =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("demo-credentials.json")).unwrap()).unwrap();
+    let auth = format!("Basic {}", base64_encode(format!("{}:", creds.project_token).as_bytes()));
+
+    let cpu_before = cpu_secs(child.id());
+    let next = Arc::new(AtomicUsize::new(0));
+    let latencies = Arc::new(Mutex::new(Vec::new()));
+    let started = Instant::now();
+    let threads: Vec<_> = (0..clients)
+        .map(|_| {
+            let (next, latencies, batches, base, auth) = (next.clone(), latencies.clone(), batches.clone(), base.clone(), auth.clone());
+            std::thread::spawn(move || {
+                let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+                let url = format!("{base}/import?strict=1");
+                let mut mine = Vec::new();
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(body) = batches.get(i) else { break };
+                    let t = Instant::now();
+                    let mut r = agent
+                        .post(&url)
+                        .header("Authorization", &auth)
+                        .header("Content-Type", "application/json")
+                        .header("Content-Encoding", "gzip")
+                        .send(&body[..])
+                        .expect("an import request failed");
+                    let text = r.body_mut().read_to_string().unwrap();
+                    assert_eq!(r.status(), 200, "{text}");
+                    mine.push(t.elapsed().as_secs_f64() * 1000.0);
+                }
+                latencies.lock().unwrap().extend(mine);
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let secs = started.elapsed().as_secs_f64();
+    let rss_kib = peak_rss_kib(child.id());
+    let cpu_secs = cpu_secs(child.id()) - cpu_before;
+    // Every event arrived.
+    let counts: Value = ureq::get(format!("{base}/api/app/projects/{}/event-counts", creds.project_id))
+        .header("Authorization", &format!("Basic {}", base64_encode(format!("{}:{}", creds.username, creds.secret).as_bytes())))
+        .call()
+        .unwrap()
+        .body_mut()
+        .read_json()
+        .unwrap();
+    let stored: i64 = counts["results"].as_array().unwrap().iter().map(|c| c["count"].as_i64().unwrap()).sum();
+    assert_eq!(stored as usize, events, "the server stored {stored} of {events} events");
+    child.kill().ok();
+    child.wait().ok();
+    let mut l = latencies.lock().unwrap().clone();
+    l.sort_by(f64::total_cmp);
+    let pct = |p: f64| l[((l.len() as f64 - 1.0) * p).round() as usize];
+    json!({"case": "server", "clients": clients, "events": events, "secs": round(secs),
+        "events_per_sec": (events as f64 / secs).round(), "p50_ms": round(pct(0.5)), "p99_ms": round(pct(0.99)),
+        "server_peak_rss_mib": round(rss_kib as f64 / 1024.0), "server_cpu_secs": round(cpu_secs),
+        "events_per_server_cpu_sec": (events as f64 / cpu_secs).round()})
+}
+
+/// The same rows through the server's storage code alone: one transaction per 2,000 rows.
+fn bare_insert(rows: &[EventRow]) -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("bare.sqlite3")).unwrap();
+    let project = datadict_server::admin::create_project(&store, "bench").unwrap().id;
+    let cpu_before = cpu_secs(std::process::id());
+    let started = Instant::now();
+    for chunk in rows.chunks(BATCH) {
+        store.call_sync(|conn| store::insert_events(conn, project, chunk, 0)).unwrap();
+    }
+    let secs = started.elapsed().as_secs_f64();
+    let cpu = cpu_secs(std::process::id()) - cpu_before;
+    json!({"case": "bare_sqlite_insert", "events": rows.len(), "secs": round(secs),
+        "events_per_sec": (rows.len() as f64 / secs).round(), "cpu_secs": round(cpu),
+        "events_per_cpu_sec": (rows.len() as f64 / cpu).round()})
+}
+
+fn peak_rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// User plus system CPU seconds of a process so far (Linux `/proc/<pid>/stat`, in clock ticks of
+/// 1/100 s, the kernel's `USER_HZ` on every common platform).
+fn cpu_secs(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // Fields after the `(comm)`, which may contain spaces: utime and stime are the 12th and 13th.
+    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+fn round(x: f64) -> f64 {
+    (x * 10.0).round() / 10.0
+}
+
+fn base64_encode(bytes: &[u8]) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}

@@ -1,0 +1,29 @@
+//! `cargo xtask bench server [--events N] [--clients 1,4,16]`: builds the release server and the
+//! `bench_server` example of `datadict-server`, then runs it. The example starts the server binary
+//! once per client count over a fresh data folder, sends gzipped 2,000-event batches over loopback
+//! and prints events/s, p50/p99 request latency and the server's peak RSS, beside a bare SQLite
+//! bulk insert of the same rows in the same run (see the example's header for the details).
+
+use crate::util::{cargo, run, step};
+use anyhow::{bail, Context};
+use std::path::PathBuf;
+
+pub fn main(args: &[String]) -> anyhow::Result<()> {
+    let mut events = "200000".to_owned();
+    let mut clients = "1,4,16".to_owned();
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        match arg.as_str() {
+            "--events" => events = it.next().context("--events needs a number")?.clone(),
+            "--clients" => clients = it.next().context("--clients needs a list such as 1,4,16")?.clone(),
+            other => bail!("unknown option `{other}`: use --events N and --clients 1,4,16"),
+        }
+    }
+    step("building the release server and the bench example");
+    run(cargo().args(["build", "--release", "-p", "datadict-server", "--bin", "datadict-server", "--example", "bench_server"]))?;
+    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| PathBuf::from("target"), PathBuf::from);
+    let server = target.join("release/datadict-server");
+    let example = target.join("release/examples/bench_server");
+    step(&format!("benchmarking {events} events with {clients} concurrent clients"));
+    run(std::process::Command::new(example).arg(&server).arg(&events).arg(&clients))
+}
