@@ -30,5 +30,23 @@ pub fn install_panic_hook() {
     }));
 }
 
+/// Sets a `performance` mark, so that a benchmark (and a curious user's profiler) can measure the
+/// app's own work apart from the network; costs next to nothing when nobody reads it.
+pub fn mark(name: &str) {
+    if let Some(p) = web_sys::window().and_then(|w| w.performance()) {
+        let _ = p.mark(name);
+    }
+}
+
+/// The size of the app's wasm linear memory in bytes. It only ever grows, so after a run it is
+/// that run's peak: the import screen shows it to prove that memory stays flat.
+pub fn wasm_memory_bytes() -> f64 {
+    use wasm_bindgen::JsCast;
+    wasm_bindgen::memory()
+        .dyn_into::<js_sys::WebAssembly::Memory>()
+        .map(|m| m.buffer().unchecked_into::<js_sys::ArrayBuffer>().byte_length() as f64)
+        .unwrap_or(0.0)
+}
+
 #[cfg(test)]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);

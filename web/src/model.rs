@@ -50,6 +50,9 @@ pub struct Row {
     pub volume: Option<i64>,
     /// Lowercased name, display name, description and tags, searched by [`filter_rows`].
     haystack: String,
+    /// The lowercased display name, computed once: sorting 5,000 rows would otherwise lowercase
+    /// two strings per comparison.
+    display_key: String,
 }
 
 impl Row {
@@ -85,6 +88,7 @@ pub fn build_rows(entries: &[SchemaEntry], volumes: Option<&HashMap<String, i64>
         };
         rows.push(Row {
             haystack: haystack(&entry.name, &display, &description, &tags),
+            display_key: display.to_lowercase(),
             entity_type: entry.entity_type,
             name: entry.name.clone(),
             display,
@@ -103,6 +107,7 @@ pub fn build_rows(entries: &[SchemaEntry], volumes: Option<&HashMap<String, i64>
         for (name, count) in seen {
             rows.push(Row {
                 haystack: haystack(name, name, "", &[]),
+                display_key: name.to_lowercase(),
                 entity_type: EntityType::Event,
                 name: name.clone(),
                 display: name.clone(),
@@ -205,7 +210,7 @@ pub fn filter_rows(rows: &[Row], filter: &Filter) -> Vec<usize> {
         .map(|(i, _)| i)
         .collect();
     let by = |a: &Row, b: &Row| match filter.sort {
-        SortKey::Display => a.display.to_lowercase().cmp(&b.display.to_lowercase()),
+        SortKey::Display => a.display_key.cmp(&b.display_key),
         SortKey::Name => a.name.cmp(&b.name),
         SortKey::Status => a.status.cmp(&b.status),
         SortKey::Properties => a.properties.cmp(&b.properties),

@@ -73,12 +73,15 @@ pub struct AppState {
     /// The settings in use; `None` until the user connects.
     pub connection: Option<Connection>,
     pub dictionary: Load<Dictionary>,
+    /// Bumped on every change of `dictionary`, so that views can memoize on a number instead of
+    /// comparing thousands of entries (or pointers, which the allocator may reuse).
+    pub dictionary_version: u64,
     pub log: Vec<LogEntry>,
 }
 
 impl Default for AppState {
     fn default() -> Self {
-        Self { page: Page::Settings, connection: None, dictionary: Load::Idle, log: Vec::new() }
+        Self { page: Page::Settings, connection: None, dictionary: Load::Idle, dictionary_version: 0, log: Vec::new() }
     }
 }
 
@@ -103,6 +106,9 @@ impl Reducible for AppState {
 
     fn reduce(self: Rc<Self>, action: Action) -> Rc<Self> {
         let mut next = (*self).clone();
+        if !matches!(action, Action::Navigate(_) | Action::Log(_) | Action::ClearLog) {
+            next.dictionary_version += 1;
+        }
         match action {
             Action::Navigate(page) => next.page = page,
             Action::Connect(connection) => {

@@ -41,6 +41,7 @@ pub fn load_dictionary(state: &StateHandle) {
                 None
             }
         };
+        crate::mark("dd:dictionary-loaded");
         state.dispatch(Action::DictionaryLoaded(Dictionary { entries: Rc::new(entries), volumes }));
     });
 }
@@ -71,23 +72,30 @@ pub fn DictionaryPage() -> Html {
         Load::Loaded(d) => Some(d.clone()),
         _ => None,
     };
-    // Rows are rebuilt only when the dictionary itself changes (pointer identity: comparing
-    // 5,000 entries by value on every render would cost what the memo saves).
+    // Rows are rebuilt only when the dictionary changes (its version number: comparing 5,000
+    // entries on every render would cost what the memo saves).
+    let version = state.dictionary_version;
     let rows = {
-        let key = dictionary.as_ref().map(|d| (Rc::as_ptr(&d.entries) as usize, d.volumes.as_ref().map(|v| Rc::as_ptr(v) as usize)));
         let dictionary = dictionary.clone();
-        use_memo(key, move |_| match &dictionary {
+        use_memo(version, move |_| match &dictionary {
             Some(d) => build_rows(&d.entries, d.volumes.as_deref(), DEFAULT_NAMESPACE),
             None => Vec::new(),
         })
     };
     let visible = {
         let rows = rows.clone();
-        use_memo(((Rc::as_ptr(&rows) as usize), (*filter).clone()), move |(_, f)| filter_rows(&rows, f))
+        use_memo((version, (*filter).clone()), move |(_, f)| filter_rows(&rows, f))
     };
+    // Marks for the benchmark: effects run once the DOM holds the new rows.
+    use_effect_with((version, rows.len()), |(_, n)| {
+        if *n > 0 {
+            crate::mark("dd:dictionary-rendered");
+        }
+    });
+    use_effect_with((version, (*filter).clone()), |_| crate::mark("dd:filter-rendered"));
     let tags = {
         let rows = rows.clone();
-        use_memo(((Rc::as_ptr(&rows) as usize), filter.entity_type), move |(_, t)| all_tags(&rows, *t))
+        use_memo((version, filter.entity_type), move |(_, t)| all_tags(&rows, *t))
     };
 
     let set_filter = |f: fn(&mut Filter, String)| {
@@ -101,7 +109,10 @@ pub fn DictionaryPage() -> Html {
     };
     let onsearch = {
         let set = set_filter(|f, v| f.query = v);
-        Callback::from(move |e: InputEvent| set(e.target_unchecked_into::<HtmlInputElement>().value()))
+        Callback::from(move |e: InputEvent| {
+            crate::mark("dd:filter-input");
+            set(e.target_unchecked_into::<HtmlInputElement>().value())
+        })
     };
     let select = |f: fn(&mut Filter, String)| {
         let set = set_filter(f);

@@ -599,6 +599,7 @@ pub fn ImportPage() -> Html {
                 <div><b>{ if left.is_finite() && p.phase == Phase::Uploading { format!("{left:.0} s") } else { "–".into() } }</b>{ "time left" }</div>
                 <div><b id="stat-failed">{ p.events_failed + p.stats.rejected }</b>{ "records rejected" }</div>
                 <div><b>{ p.retries }</b>{ "retries" }</div>
+                <div><b id="stat-memory">{ fmt_bytes(crate::wasm_memory_bytes()) }</b>{ "app memory (peak)" }</div>
             </div>
             { summary.unwrap_or_default() }
             if !p.report.is_empty() {
