@@ -12,7 +12,6 @@ use datadict_server::jobs::JobsConfig;
 use datadict_server::store::Role;
 use datadict_server::Config;
 use serde_json::{json, Value};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Test scaffolding for the source tool: its export endpoint, under `/us` and `/eu`.

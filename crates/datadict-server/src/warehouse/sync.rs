@@ -136,7 +136,7 @@ async fn load(state: &AppState, loader: &Loader, run: &mut Run, body: Vec<u8>, n
         Ok(loaded) => {
             run.events_loaded += (loaded.stored + loaded.dropped) as u64;
             for f in loaded.failed {
-                let row = numbers.get(f.index as usize).copied().unwrap_or_default();
+                let row = numbers.get(f.index).copied().unwrap_or_default();
                 reject(run, row, format!("`{}`: {}", f.field, f.message));
             }
         }
