@@ -1,7 +1,9 @@
 //! `cargo xtask <task>`: the project's repetitive tasks (setup, run, test, npm, dist, bench),
 //! in Rust so they behave the same on every machine and never drift like shell scripts.
 
+mod bench_npm;
 mod bench_server;
+mod bench_core;
 mod dist;
 mod npm;
 mod run;
@@ -21,6 +23,8 @@ tasks:
   test [SUITE...]        install what tests need, then run every suite (or the named ones)
   npm                    build the npm package `datadict` into target/npm/
   dist                   build the static web app into dist/
+  bench npm [--events N] [--levels 1,6] [--concurrency N]
+                         `datadict import` of a deterministic file to a loopback sink
 ";
 
 fn main() -> anyhow::Result<()> {
@@ -39,7 +43,9 @@ fn main() -> anyhow::Result<()> {
         "test" => test::main(rest),
         "npm" => npm::main(rest).map(|_| ()),
         "dist" => dist::main(rest),
+        "bench" if rest.first().is_some_and(|t| t == "core") => bench_core::main(&rest[1..]),
         "bench" if rest.first().is_some_and(|t| t == "server") => bench_server::main(&rest[1..]),
+        "bench" if rest.first().is_some_and(|t| t == "npm") => bench_npm::main(&rest[1..]),
         "help" | "--help" | "-h" => {
             print!("{USAGE}");
             Ok(())
