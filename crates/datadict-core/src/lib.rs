@@ -1,8 +1,50 @@
-//! The core of datadict: the data-dictionary models of the spec, their validation rules,
-//! and (as the crate grows) batching, compression and request building.
+//! The core of datadict: the data-dictionary models of the spec, every validation rule, the
+//! streaming batcher and gzip, request building and response parsing, and the migration's source
+//! reader and transform.
 //!
-//! This crate does no I/O and knows nothing of HTTP clients, wasm-bindgen, tokio or the DOM,
-//! so the server, the web app and the npm module share every rule from one place.
+//! This crate does no I/O and knows nothing of HTTP clients, wasm-bindgen, tokio or the DOM, so
+//! the server, the web app and the npm module share every rule from one place. It never reads a
+//! clock: rules that depend on "now" take it as a parameter (`now_ms`, `today`). It builds for
+//! native targets and for `wasm32-unknown-unknown`.
+//!
+//! Where a rule comes from is marked at the rule: "spec §x" for the service spec, "FACTS.md" for
+//! the vendor's documented behaviour that fills what the spec leaves "not shown".
+//!
+//! # Map
+//!
+//! Validation returns every issue as data ([`Issue`]: `path`, stable `code`, `message`), never only
+//! the first; `Result` is for inputs that cannot be read at all.
+//!
+//! - Dictionary entries (spec §2.2–2.5): [`validate_schema_entry`], [`validate_schema_entry_json`]
+//!   (module [`validate`]); models in [`schema`].
+//! - Limits (FACTS.md), one struct with the documented defaults: [`Limits`].
+//! - Events (spec §2.8, FACTS.md import rules): [`check_event`] checks one record in one borrowing
+//!   pass and returns an [`EventCheck`] with every issue, the warnings (strings the service will
+//!   truncate) and what it extracted (`event`, `time_ms`, `distinct_id`, `insert_id`, each
+//!   property's JSON type); [`validate_event_json`] returns just the issues.
+//! - Whole import bodies: [`check_import_body`] (request limits, framing, every record, the
+//!   strict-mode [`ImportResponse`]); [`failed_records`] builds `failed_records` entries.
+//! - Profile updates (spec §2.9, FACTS.md `/engage`): [`validate_profile_update`],
+//!   [`validate_profile_update_json`], model [`ProfileUpdate`].
+//! - Response bodies: [`ImportResponse`] (200/400/401/413/429), [`ManualSyncResponse`],
+//!   [`BatchUploadRequest`], [`BatchUploadResponse`], [`DeleteResponse`], [`StatusResponse`]
+//!   (module [`api`], with the warehouse default properties of spec §2.10 in [`api::warehouse`]).
+//! - Against the dictionary: [`Dictionary`], [`check_against_dictionary`] (no schema, unknown
+//!   property, type mismatch, dropped, hidden), [`remove_properties`]; aggregate counts with
+//!   example input positions: [`IssueSummary`].
+//! - Streaming: [`RecordSplitter`] finds records in chunks split anywhere ([`split_body`] for a
+//!   whole body); [`Batcher`] turns chunks into gzipped request bodies ([`Batch`]) of at most
+//!   2,000 events and 10 MB, each event keeping its [`RecordPos`]; [`gzip()`], [`gunzip`].
+//! - Requests: [`Endpoints`] (every operation, default/EU/India regions, configurable bases),
+//!   [`Credentials`], [`import_headers`], [`import_request`], [`manual_sync_request`],
+//!   [`parse_import_response`], [`parse_api_response`], [`map_failed_records`]; the retry policy
+//!   as pure logic: [`RetryPolicy::decide`], [`parse_retry_after`].
+//! - Migration (spec §4.3): [`validate_migration_request`], [`validate_source_tool`]; the source
+//!   export archive [`ExportArchive`] (zip of gzipped NDJSON, member by member); the FACTS.md
+//!   mapping [`transform_event`], [`transform_ndjson`], [`ProfileAccumulator`].
+//! - Dictionary I/O: [`batch_body`], [`validate_batch_body`], [`dictionary_to_csv`],
+//!   [`dictionary_from_csv`] (round-trips exactly), [`entity_json_schema`] (draft-07),
+//!   [`diff_dictionaries`].
 
 pub mod amplitude;
 pub mod api;

@@ -1,0 +1,115 @@
+// The core's API in the packed npm package, loaded with CommonJS `require` as a user's project would:
+// events, the streaming batcher (checked with Node's own gunzip), the dictionary, requests, migration.
+const test = require("node:test");
+const assert = require("node:assert/strict");
+const zlib = require("node:zlib");
+const datadict = require("datadict");
+
+const nowMs = Date.UTC(2026, 0, 1);
+const event = (i, extra = {}) =>
+  JSON.stringify({ event: "Buy", properties: { time: nowMs / 1000, distinct_id: `u${i}`, $insert_id: `id-${i}`, ...extra } });
+
+test("limits carry the documented defaults", () => {
+  const limits = datadict.defaultLimits();
+  assert.equal(limits.maxEventsPerRequest, 2000);
+  assert.equal(limits.maxRequestBytes, 10 * 1024 * 1024);
+  assert.equal(limits.maxInsertIdBytes, 36);
+  assert.ok(limits.forbiddenIds.includes("undefined"));
+});
+
+test("checkEvent reports every issue and what it extracted", () => {
+  const ok = datadict.checkEvent(event(1, { price: 9.5 }), { nowMs });
+  assert.equal(ok.valid, true);
+  assert.equal(ok.timeMs, nowMs);
+  assert.equal(ok.insertId, "id-1");
+  assert.deepEqual(ok.properties.at(-1), { name: "price", kind: "number" });
+  const bad = datadict.checkEvent('{"event":"Buy","properties":{"time":0,"distinct_id":"null","$insert_id":"a:b"}}', { nowMs });
+  assert.deepEqual(bad.issues.map((i) => `${i.path}:${i.code}`), [
+    "properties.time:time_too_early",
+    "properties.distinct_id:forbidden_id",
+    "properties.$insert_id:invalid_insert_id",
+  ]);
+  const small = datadict.checkEvent(event(1, { a: 1 }), { nowMs, limits: { propertiesBelow: 4 } });
+  assert.deepEqual(small.issues.map((i) => i.code), ["too_many_properties"]);
+});
+
+test("the Batcher streams gzipped bodies that Node's zlib reads, with input positions", () => {
+  const lines = [];
+  for (let i = 0; i < 7; i++) lines.push(event(i));
+  lines.splice(3, 0, '{"event":"Buy","properties":{}}');
+  const input = Buffer.from(lines.join("\n") + "\n");
+  const batcher = new datadict.Batcher({ nowMs, gzipLevel: 1, limits: { maxEventsPerRequest: 3 } });
+  const batches = [];
+  for (let at = 0; at < input.length; at += 5) {
+    batcher.push(input.subarray(at, at + 5));
+    for (let b = batcher.nextBatch(); b; b = batcher.nextBatch()) batches.push(b);
+  }
+  batcher.finish();
+  for (let b = batcher.nextBatch(); b; b = batcher.nextBatch()) batches.push(b);
+  assert.deepEqual(batches.map((b) => b.events), [3, 3, 1]);
+  const ids = batches.flatMap((b) => JSON.parse(zlib.gunzipSync(b.body)).map((e) => e.properties.$insert_id));
+  assert.deepEqual(ids, ["id-0", "id-1", "id-2", "id-3", "id-4", "id-5", "id-6"]);
+  assert.deepEqual(batches[1].positions.map((p) => p.line), [5, 6, 7]);
+  const rejected = batcher.takeRejected();
+  assert.deepEqual(rejected.map((r) => r.pos), [{ index: 3, line: 4 }]);
+  assert.equal(batcher.summary().byCode.missing_field.count, 3);
+  assert.equal(batcher.stats().batches, 3);
+});
+
+test("a 400's failed records map back to input lines", () => {
+  const response = datadict.parseImportResponse(
+    400,
+    JSON.stringify({ code: 400, error: "x", failed_records: [{ index: 1, $insert_id: "b", field: "properties.time", message: "m" }], num_records_imported: 1, status: "Bad Request" }),
+  );
+  const mapped = datadict.mapFailedRecords([{ index: 0, line: 1 }, { index: 4, line: 9 }], response);
+  assert.deepEqual(mapped[0].pos, { index: 4, line: 9 });
+  assert.equal(datadict.parseImportResponse(502, "<html>").error, "<html>");
+});
+
+test("requests, headers and the retry policy", () => {
+  const endpoints = datadict.singleHostEndpoints("http://127.0.0.1:8080");
+  assert.equal(datadict.operationUrl({ endpoints, operation: "schema", projectId: 3, entityType: "profile", name: "$user" }), "http://127.0.0.1:8080/api/app/projects/3/schemas/profile/%24user");
+  assert.equal(datadict.operationUrl({ endpoints, operation: "import", projectId: 3 }), "http://127.0.0.1:8080/import?strict=1&project_id=3");
+  assert.throws(() => datadict.operationUrl({ endpoints, operation: "nope" }), /unknown operation/);
+  const headers = datadict.importHeaders({ kind: "serviceAccount", username: "bot", secret: "s3cret" }, true);
+  assert.deepEqual(headers, { "content-encoding": "gzip", "content-type": "application/json", accept: "application/json", authorization: "Basic Ym90OnMzY3JldA==" });
+  assert.deepEqual(datadict.retryDecision(1, 503, null, 0), { action: "retry", delayMs: 3000 });
+  assert.deepEqual(datadict.retryDecision(2, null, 120000, 0), { action: "retry", delayMs: 120000 });
+  assert.deepEqual(datadict.retryDecision(1, 400, null, 0), { action: "giveUp", reason: "invalid_request" });
+  assert.equal(datadict.parseRetryAfter("7", 0), 7000);
+});
+
+test("whole import bodies are judged as the import would", () => {
+  const body = Buffer.from(`[${event(1)},${event(2, { time: 0 })}]`);
+  const checked = datadict.checkImportBody(body, { nowMs });
+  assert.equal(checked.status, 400);
+  assert.equal(checked.response.num_records_imported, 1);
+  assert.equal(checked.response.failed_records[0].index, 1);
+  assert.equal(datadict.checkImportBody(body, { nowMs, limits: { maxEventsPerRequest: 1 } }).status, 413);
+  assert.deepEqual([...datadict.gunzip(datadict.gzip(body, 9))], [...body]);
+});
+
+test("dictionary checks, CSV round trip, JSON Schema and diff", () => {
+  const entries = [{ entityType: "event", name: "Buy", schemaJson: { properties: { price: { type: "number" }, card: { type: "string", metadata: { "com.vendor": { dropped: true } } } } } }];
+  const findings = datadict.checkAgainstDictionary(event(1, { price: "9", card: "4111", color: "red" }), entries);
+  assert.deepEqual(findings.issues.map((i) => `${i.path}:${i.code}`), ["properties.price:type_mismatch", "properties.card:dropped_property", "properties.color:unknown_property"]);
+  assert.deepEqual(findings.droppedProperties, ["card"]);
+  const csv = datadict.dictionaryToCsv(entries);
+  assert.deepEqual(datadict.dictionaryFromCsv(csv), { entries, issues: [] });
+  assert.equal(datadict.entityJsonSchema(entries[0]).properties.properties.properties.price.type, "number");
+  assert.deepEqual(datadict.diffDictionaries(entries, []).removed, [{ entityType: "event", name: "Buy" }]);
+});
+
+test("migration requests and source events", () => {
+  const check = datadict.validateMigrationRequest({ SOURCE_API_KEY: "k", SOURCE_API_SECRET: "s", TARGET_TOKEN: "t", START_DATE: "2026-02-30" }, "2026-03-15");
+  assert.deepEqual(check.issues.map((i) => i.code), ["invalid_date"]);
+  assert.equal(check.range, null);
+  const t = new datadict.MigrationTransformer();
+  const out = t.transformMember(Buffer.from('{"event_type":"Buy","event_time":"2026-01-02 03:04:05.678000","device_id":"d1"}\nnot json\n'));
+  assert.equal(out.events, 1);
+  assert.deepEqual(out.errors.map((e) => e.line), [2]);
+  const converted = JSON.parse(Buffer.from(t.takeNdjson()).toString().trim());
+  assert.equal(converted.properties.time, Date.UTC(2026, 0, 2, 3, 4, 5, 678));
+  assert.equal(converted.properties.distinct_id, "d1");
+  assert.match(converted.properties.$insert_id, /^[0-9a-f]{32}$/);
+});
