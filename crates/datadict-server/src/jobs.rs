@@ -25,6 +25,9 @@ pub struct JobsConfig {
     pub amplitude_url: String,
     /// Base URL of the source tool's export API for `REGION: "EU"`.
     pub amplitude_eu_url: String,
+    /// When set, file sources of warehouse imports must lie inside this folder; otherwise any
+    /// project admin could read any file the server can (a local tool's default: unset).
+    pub warehouse_file_root: Option<std::path::PathBuf>,
 }
 
 impl Default for JobsConfig {
@@ -34,13 +37,15 @@ impl Default for JobsConfig {
             max_migration_events: DEFAULT_MAX_MIGRATION_EVENTS,
             amplitude_url: AMPLITUDE_URL.to_owned(),
             amplitude_eu_url: AMPLITUDE_EU_URL.to_owned(),
+            warehouse_file_root: None,
         }
     }
 }
 
 impl JobsConfig {
     /// The defaults, overridden by `DATADICT_MANUAL_SYNCS_PER_HOUR`, `DATADICT_MAX_MIGRATION_EVENTS`,
-    /// `DATADICT_AMPLITUDE_URL` and `DATADICT_AMPLITUDE_EU_URL` when they are set.
+    /// `DATADICT_AMPLITUDE_URL`, `DATADICT_AMPLITUDE_EU_URL` and `DATADICT_WAREHOUSE_FILE_ROOT` when
+    /// they are set.
     pub fn from_env() -> Self {
         let mut c = Self::default();
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
@@ -55,6 +60,9 @@ impl JobsConfig {
         }
         if let Some(u) = var("DATADICT_AMPLITUDE_EU_URL") {
             c.amplitude_eu_url = u.trim().trim_end_matches('/').to_owned();
+        }
+        if let Some(root) = var("DATADICT_WAREHOUSE_FILE_ROOT") {
+            c.warehouse_file_root = Some(root.trim().into());
         }
         c
     }

@@ -380,3 +380,26 @@ fn postgres_import_synced_twice_makes_no_duplicates() {
         assert_eq!(e1["properties"]["paid"], false);
     }
 }
+
+#[test]
+fn file_sources_stay_inside_the_configured_folder() {
+    let root = tempfile::tempdir().unwrap();
+    let config = Config { jobs: JobsConfig { warehouse_file_root: Some(root.path().to_owned()), ..JobsConfig::default() }, ..Config::default() };
+    let server = Server::start_with(config);
+    let p = server.project("p").id;
+    let owner = server.account("owner", p, Some(Role::Owner));
+    let outside = server.dir.path().join("outside.ndjson");
+    let inside = root.path().join("inside.ndjson");
+    for f in [&outside, &inside] {
+        std::fs::write(f, "{\"u\":\"a\"}\n").unwrap();
+    }
+    let body = |path: &std::path::Path| json!({"name": "n", "kind": "people", "source": {"type": "ndjson", "path": path.to_str().unwrap()}, "mapping": {"user_column_name": "u"}});
+    let r = server.post_json(&imports(p), &owner, &body(&outside));
+    assert_eq!(r.status, 400, "{}", r.text);
+    assert!(r.text.contains("outside the folder"), "{}", r.text);
+    // A link inside the folder that points outside is outside.
+    let link = root.path().join("link.ndjson");
+    std::os::unix::fs::symlink(&outside, &link).unwrap();
+    assert_eq!(server.post_json(&imports(p), &owner, &body(&link)).status, 400);
+    assert_eq!(server.post_json(&imports(p), &owner, &body(&inside)).status, 201);
+}

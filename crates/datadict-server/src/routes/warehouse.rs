@@ -79,7 +79,8 @@ async fn create(State(state): State<AppState>, headers: HeaderMap, Path(project_
     authorize(&state, &headers, project_id, Access::Write).await?;
     let JsonBody(body) = body?;
     // Validation opens the source file to learn its columns: off the reactor.
-    let (new, issues) = tokio::task::spawn_blocking(move || warehouse::validate(&body)).await.map_err(|e| ApiError::Internal(e.into()))?;
+    let root = state.config.jobs.warehouse_file_root.clone();
+    let (new, issues) = tokio::task::spawn_blocking(move || warehouse::validate(&body, root.as_deref())).await.map_err(|e| ApiError::Internal(e.into()))?;
     let Some(new) = new else { return Err(ApiError::Invalid(issues)) };
     let mut row = ImportRow {
         id: 0,

@@ -110,7 +110,7 @@ pub struct NewImport {
 /// Validates a create body: every problem is listed. `columns` gives the source's columns when
 /// they can be known up front (a SQLite table, a CSV header), so that a mapping to a column that
 /// does not exist is refused at creation rather than at the first sync.
-pub fn validate(body: &Value) -> (Option<NewImport>, Vec<Issue>) {
+pub fn validate(body: &Value, file_root: Option<&std::path::Path>) -> (Option<NewImport>, Vec<Issue>) {
     let mut issues = Vec::new();
     let Some(obj) = body.as_object() else {
         issues.push(Issue::new("", IssueCode::WrongType, "the body must be a JSON object with `name`, `kind`, `source` and `mapping`"));
@@ -178,6 +178,8 @@ pub fn validate(body: &Value) -> (Option<NewImport>, Vec<Issue>) {
             issues.push(Issue::new("source.path", IssueCode::MissingField, "`source.path` is required; give the file's path on the server"));
         } else if !std::path::Path::new(path).is_file() {
             issues.push(Issue::new("source.path", IssueCode::InvalidName, "the source file does not exist or is not readable by the server; check the path"));
+        } else if !inside(path, file_root) {
+            issues.push(Issue::new("source.path", IssueCode::InvalidName, "the source file is outside the folder this server reads warehouse files from; put it there or ask the operator"));
         } else {
             match source::columns(s) {
                 Ok(c) => columns = c,
@@ -198,6 +200,15 @@ pub fn validate(body: &Value) -> (Option<NewImport>, Vec<Issue>) {
         (Some(NewImport { name, kind: kind.to_owned(), source: source.expect("valid"), mapping: mapping.expect("valid") }), issues)
     } else {
         (None, issues)
+    }
+}
+
+/// Whether `path` (links resolved) lies inside `root`; always true without a root.
+pub fn inside(path: &str, root: Option<&std::path::Path>) -> bool {
+    let Some(root) = root else { return true };
+    match (std::fs::canonicalize(path), std::fs::canonicalize(root)) {
+        (Ok(p), Ok(r)) => p.starts_with(r),
+        _ => false,
     }
 }
 

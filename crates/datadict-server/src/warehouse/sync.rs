@@ -74,6 +74,15 @@ pub async fn run(state: &AppState, job: SyncJob) -> anyhow::Result<()> {
         finished_at: None,
     };
     save(state, &run).await?;
+    // The folder rule is checked again at each run: the file may have become a link since.
+    if let Some(path) = job.source.path() {
+        if !super::inside(path, state.config.jobs.warehouse_file_root.as_deref()) {
+            run.status = "failed".into();
+            run.error = Some("the source file is outside the folder this server reads warehouse files from; move it there".into());
+            run.finished_at = Some(now_ms());
+            return save(state, &run).await;
+        }
+    }
     let loader = Loader::new(state, job.project_id).await?;
     let limits = state.config.limits.clone();
     // Two chunks in flight: the reader stays one chunk ahead of the loader, no more.
