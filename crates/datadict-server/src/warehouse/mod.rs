@@ -390,3 +390,6 @@ pub fn row_to_profile(m: &Mapping, row: &Row, limits: &Limits) -> Result<(String
     }
     Ok((distinct_id, properties(m, row)))
 }
+
+#[cfg(test)]
+mod tests;
