@@ -170,11 +170,27 @@ fn run_row(r: &Row<'_>) -> rusqlite::Result<Run> {
 const RUN_COLUMNS: &str =
     "id, import_id, trigger, status, rows_read, events_loaded, rows_rejected, rejections, error, created_at, started_at, finished_at";
 
-/// Queues a manual run unless `per_hour` manual runs of the import were queued in the hour before
-/// `now_ms`; then `Err(ms to wait)` until the oldest of them leaves the window.
-pub fn queue_manual_run(conn: &mut Connection, import_id: i64, run_id: &str, per_hour: u32, now_ms: i64) -> anyhow::Result<Result<(), i64>> {
+/// What asking for a manual run gave.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Queued {
+    Queued,
+    /// The hourly limit is reached: wait this many milliseconds.
+    Limited(i64),
+    /// A run of the import is queued or running already (its id).
+    Busy(String),
+}
+
+/// Queues a manual run, unless one is queued or running, or `per_hour` manual runs of the import
+/// were queued in the hour before `now_ms` (then the wait until the oldest leaves the window).
+pub fn queue_manual_run(conn: &mut Connection, import_id: i64, run_id: &str, per_hour: u32, now_ms: i64) -> anyhow::Result<Queued> {
     const HOUR_MS: i64 = 3_600_000;
     let tx = conn.transaction()?;
+    let busy: Option<String> = tx
+        .query_row("SELECT id FROM warehouse_runs WHERE import_id = ?1 AND status IN ('queued', 'running') LIMIT 1", [import_id], |r| r.get(0))
+        .optional()?;
+    if let Some(id) = busy {
+        return Ok(Queued::Busy(id));
+    }
     let (count, oldest): (i64, Option<i64>) = tx.query_row(
         "SELECT count(*), min(created_at) FROM warehouse_runs WHERE import_id = ?1 AND trigger = 'manual' AND created_at > ?2",
         params![import_id, now_ms - HOUR_MS],
@@ -182,14 +198,14 @@ pub fn queue_manual_run(conn: &mut Connection, import_id: i64, run_id: &str, per
     )?;
     if count >= i64::from(per_hour) {
         let wait = oldest.map_or(HOUR_MS, |o| o + HOUR_MS - now_ms).max(1);
-        return Ok(Err(wait));
+        return Ok(Queued::Limited(wait));
     }
     tx.execute(
         "INSERT INTO warehouse_runs (id, import_id, trigger, status, created_at) VALUES (?1, ?2, 'manual', 'queued', ?3)",
         params![run_id, import_id, now_ms],
     )?;
     tx.commit()?;
-    Ok(Ok(()))
+    Ok(Queued::Queued)
 }
 
 /// Writes the progress or the outcome of a run.

@@ -214,6 +214,24 @@ fn manual_syncs_are_limited_per_hour() {
 }
 
 #[test]
+fn a_sync_waits_for_the_previous_run_to_end() {
+    let server = Server::start();
+    let p = server.project("p").id;
+    let owner = server.account("owner", p, Some(Role::Owner));
+    let file = server.dir.path().join("e.ndjson");
+    std::fs::write(&file, "{\"u\":\"a\"}\n").unwrap();
+    let body = json!({"name": "n", "kind": "people", "source": {"type": "ndjson", "path": file.to_str().unwrap()}, "mapping": {"user_column_name": "u"}});
+    let id = server.post_json(&imports(p), &owner, &body).json()["results"]["id"].as_i64().unwrap();
+    // A run that has not ended, as if another sync were still reading.
+    let queued = server.store.call_sync(|conn| datadict_server::store_jobs::queue_manual_run(conn, id, "still-running", 5, common::now_ms())).unwrap();
+    assert_eq!(queued, datadict_server::store_jobs::Queued::Queued);
+    let r = put(&server, &format!("{}/{id}/manual-sync", imports(p)), Some(&owner), "{}");
+    assert_eq!(r.status, 409, "{}", r.text);
+    assert_eq!(r.json()["status"], "error");
+    assert!(r.json()["error"].as_str().unwrap().contains("still-running"), "{}", r.text);
+}
+
+#[test]
 fn csv_and_people_sources() {
     let server = Server::start();
     let p = server.project("p").id;

@@ -3,7 +3,8 @@
 //!
 //! - `POST` (create), `GET` (list, each with its last run), `GET /{import_id}`, `DELETE /{import_id}`;
 //! - `PUT /{import_id}/manual-sync`, body `{}` → `{"status":"ok","results":{"run_id":"..."}}` at
-//!   once, the sync running in the background; 429 with `Retry-After` past the hourly limit;
+//!   once, the sync running in the background; 429 with `Retry-After` past the hourly limit, 409
+//!   while a run of the import has not ended;
 //! - `GET /{import_id}/runs` (history, newest first) and `GET /{import_id}/runs/{run_id}`.
 //!
 //! Reads need a role in the project, writes and syncs an owner or admin role (401/403 as
@@ -14,15 +15,16 @@ use crate::error::{ApiError, JsonBody};
 use crate::jobs::new_id;
 use crate::routes::import::now_ms;
 use crate::routes::parse_project_id;
-use crate::store_jobs::{self, ImportRow, Run};
+use crate::store_jobs::{self, ImportRow, Queued, Run};
 use crate::warehouse::sync::{self, SyncJob};
 use crate::warehouse::{self, Mapping, Source};
 use crate::AppState;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, put};
 use axum::{Json, Router};
-use datadict_core::ManualSyncResponse;
+use datadict_core::{ErrorBody, ManualSyncResponse};
 use serde_json::{json, Value};
 
 const BASE: &str = "/api/app/projects/{project_id}/warehouse-sources/imports";
@@ -140,7 +142,7 @@ async fn manual_sync(
     headers: HeaderMap,
     Path((project_id, import_id)): Path<(String, String)>,
     body: Result<JsonBody, ApiError>,
-) -> Result<Json<ManualSyncResponse>, ApiError> {
+) -> Result<Response, ApiError> {
     let project_id = parse_project_id(&project_id)?;
     authorize(&state, &headers, project_id, Access::Write).await?;
     let import_id = parse_import_id(&import_id)?;
@@ -156,11 +158,19 @@ async fn manual_sync(
     let per_hour = state.config.jobs.manual_syncs_per_hour;
     let id = run_id.clone();
     let queued = state.store.call(move |conn| store_jobs::queue_manual_run(conn, import_id, &id, per_hour, now_ms())).await?;
-    if let Err(wait_ms) = queued {
-        return Err(ApiError::rate_limited(
-            format!("import {import_id} was synced manually {per_hour} times in the last hour; wait for the time in `Retry-After`, then sync again"),
-            std::time::Duration::from_millis(wait_ms as u64),
-        ));
+    match queued {
+        Queued::Queued => {}
+        Queued::Limited(wait_ms) => {
+            return Err(ApiError::rate_limited(
+                format!("import {import_id} was synced manually {per_hour} times in the last hour; wait for the time in `Retry-After`, then sync again"),
+                std::time::Duration::from_millis(wait_ms as u64),
+            ))
+        }
+        // 409 is not a variant of the shared `ApiError`; the body is the same error body.
+        Queued::Busy(running) => {
+            let body = ErrorBody::new(format!("run {running} of import {import_id} has not ended yet; follow it in the run history and sync again when it has"));
+            return Ok((StatusCode::CONFLICT, Json(body)).into_response());
+        }
     }
     let job = SyncJob {
         project_id,
@@ -171,7 +181,7 @@ async fn manual_sync(
         run_id: run_id.clone(),
     };
     sync::spawn(state, job);
-    Ok(Json(ManualSyncResponse::ok(run_id)))
+    Ok(Json(ManualSyncResponse::ok(run_id)).into_response())
 }
 
 async fn runs(State(state): State<AppState>, headers: HeaderMap, Path((project_id, import_id)): Path<(String, String)>) -> Result<Json<Value>, ApiError> {
