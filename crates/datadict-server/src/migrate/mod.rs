@@ -156,8 +156,14 @@ pub async fn run(state: &AppState, job: &mut MigrationJob, range: DateRange, sec
     let loader = Loader::new(state, job.project_id).await?;
     let max_events = Loader::max_events(state);
     let max_bytes = limits.max_request_bytes;
-    for name in &names {
-        let (member, _) = transform_member(archive.clone(), name.clone(), None, limits.clone()).await?;
+    // The next member is read and transformed while the current one loads, so that the two
+    // halves of the work overlap on separate threads.
+    let start = |i: usize| names.get(i).map(|n| tokio::spawn(transform_member(archive.clone(), n.clone(), None, limits.clone())));
+    let mut next = start(0);
+    for (i, name) in names.iter().enumerate() {
+        let Some(current) = next.take() else { break };
+        let (member, _) = current.await??;
+        next = start(i + 1);
         let member = match member {
             Ok(m) => m,
             Err(e) => {
