@@ -64,3 +64,22 @@ fn every_operation_and_the_latest_value_wins() {
     let r = server.send("POST", "/engage", None, &[], Some(serde_json::to_vec(&too_many).unwrap()));
     assert_eq!(r.status, 413);
 }
+
+#[test]
+fn engage_answers_403_to_readers_and_429_over_the_rate_limit() {
+    let server = Server::start_with(datadict_server::Config { ingest_rate_limit: Some(200), ..Default::default() });
+    let project = server.project("p");
+    let reader = server.account("reader", project.id, Some(Role::Consumer));
+    let body = serde_json::to_vec(&json!([{"$distinct_id": "u1", "$set": {"plan": "pro"}}])).unwrap();
+    let path = format!("/engage?strict=1&project_id={}", project.id);
+    let r = server.send("POST", &path, Some((&reader.username, &reader.secret)), &[], Some(body.clone()));
+    assert_eq!((r.status, r.json()["code"].clone()), (403, json!(403)));
+    let mut statuses = Vec::new();
+    for _ in 0..6 {
+        statuses.push(server.send("POST", "/engage", Some((&project.token, "")), &[], Some(body.clone())));
+    }
+    assert_eq!(statuses[0].status, 200);
+    let limited = statuses.iter().find(|r| r.status == 429).expect("no 429 within 6 requests of ~50 bytes against 200 bytes a minute");
+    assert_eq!(limited.json()["error"], "Project exceeded rate limits. Please retry the request with exponential backoff.");
+    assert!(limited.header("retry-after").is_some());
+}

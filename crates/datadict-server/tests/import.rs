@@ -180,8 +180,8 @@ fn duplicates_keep_the_latest_copy() {
     let t = now_ms();
     let first = event("Purchase", t, "u1", "dup-1", json!({"price": 1}));
     let second = event("Purchase", t, "u1", "dup-1", json!({"price": 2}));
-    assert_eq!(f.import_json("&strict=1", &[first.clone()]).status, 200);
-    let r = f.import_json("&strict=1", &[second.clone()]);
+    assert_eq!(f.import_json("&strict=1", std::slice::from_ref(&first)).status, 200);
+    let r = f.import_json("&strict=1", std::slice::from_ref(&second));
     assert_eq!(r.json()["num_records_imported"], 1);
     assert_eq!(f.events("")["results"], json!([second]));
     // Within one batch, the later copy wins too; another insert id is another event.
@@ -269,4 +269,27 @@ fn the_ingest_rate_limit_answers_429() {
         json!({"code": 429, "error": "Project exceeded rate limits. Please retry the request with exponential backoff.", "status": "Too Many Requests"})
     );
     assert!(r.header("retry-after").unwrap().parse::<u64>().unwrap() >= 1);
+}
+
+#[test]
+fn event_counts_leave_out_events_older_than_30_days() {
+    let f = fixture();
+    let day = 86_400_000;
+    let now = now_ms();
+    let r = f.import_json("&strict=1", &[
+        event("Recent", now - day, "u1", "r-1", json!({})),
+        event("Recent", now - 29 * day, "u1", "r-2", json!({})),
+        event("Old", now - 31 * day, "u1", "o-1", json!({})),
+        event("Recent", now - 45 * day, "u1", "r-3", json!({})),
+    ]);
+    assert_eq!(r.json()["num_records_imported"], 4);
+    let counts = f.server.get(&format!("/api/app/projects/{}/event-counts", f.p), &f.owner).json();
+    assert_eq!(counts["results"].as_array().unwrap().len(), 1, "{counts}");
+    assert_eq!(counts["results"][0]["event"], "Recent");
+    assert_eq!(counts["results"][0]["count"], 2);
+    assert_eq!(counts["results"][0]["last_seen_ms"], now - day);
+    let week = f.server.get(&format!("/api/app/projects/{}/event-counts?days=7", f.p), &f.owner).json();
+    assert_eq!(week["results"][0]["count"], 1);
+    // The old events are still stored and can be read back by time range.
+    assert_eq!(f.events(&format!("to={}", now - 30 * day))["results"].as_array().unwrap().len(), 2);
 }
