@@ -2,6 +2,16 @@
 //!
 //! [`app`] builds the whole router from an [`AppState`]; `main.rs` only reads configuration and
 //! serves it, and the tests drive the same router over real HTTP.
+//!
+//! Routes (the full list, generated from the code, is served at `/openapi.json`):
+//! - `/api/app/projects/{id}/schemas[/{entityType}[/{name}]]`: the schemas API (`routes::schemas`);
+//! - `POST /import`, `POST /engage`: events and profile updates (`routes::import`, `routes::engage`);
+//! - `GET /api/app/projects/{id}/events`, `.../profiles/{distinct_id}`, `.../event-counts`: the
+//!   read API for checking what arrived (`routes::data`);
+//! - `GET /api/app/limits`, `GET /openapi.json` (`routes::meta`); the web app at `/`.
+//!
+//! Storage is behind `store` (SQLite in WAL mode, `synchronous=FULL`, one writer connection, a
+//! pool of readers, checkpoints on a background thread).
 
 pub mod admin;
 pub mod auth;
