@@ -112,15 +112,17 @@ fn generate(path: &str, events: u64) {
     out.flush().unwrap();
 }
 
-/// CPU time used by all of the process's threads so far, in seconds (Linux `schedstat`). On a
-/// machine shared with other work, wall time also counts waiting for a core; CPU time does not.
+/// CPU time used by the process so far, all threads included (also those that have exited), in
+/// seconds: Linux `/proc/self/stat` user + system time, in clock ticks of 10 ms. On a machine
+/// shared with other work, wall time also counts waiting for a core; CPU time does not.
 fn cpu_secs() -> f64 {
-    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else { return 0.0 };
-    tasks
-        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("schedstat")).ok())
-        .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
-        .sum::<u64>() as f64
-        / 1e9
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else { return 0.0 };
+    // Fields after the command name (which is in parentheses and may hold spaces).
+    let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else { return 0.0 };
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // utime and stime are fields 14 and 15 of the line: indexes 11 and 12 counting from the state.
+    let ticks: u64 = [11, 12].iter().filter_map(|&i| fields.get(i)?.parse::<u64>().ok()).sum();
+    ticks as f64 / 100.0
 }
 
 /// The process's peak resident set (Linux `VmHWM`), in KiB; 0 where unknown.

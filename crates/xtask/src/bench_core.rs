@@ -22,14 +22,29 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
     let mut events = EVENTS;
     let mut node = true;
     let mut write = true;
+    let mut from = None;
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         match arg.as_str() {
             "--events" => events = it.next().context("--events needs a number")?.parse().context("--events needs a number")?,
             "--no-node" => node = false,
             "--no-write" => write = false,
-            other => bail!("unknown option `{other}` of `bench core`: use --events N, --no-node, --no-write"),
+            "--from" => from = Some(it.next().context("--from needs a file of output lines")?.clone()),
+            other => bail!("unknown option `{other}` of `bench core`: use --events N, --no-node, --no-write, --from FILE"),
         }
+    }
+    if let Some(file) = from {
+        // Re-renders saved output lines (one JSON line per case, as the measuring programs print
+        // them) without measuring again, e.g. when the cases were run one by one.
+        let text = std::fs::read_to_string(&file).with_context(|| format!("cannot read {file}"))?;
+        let rows = text.lines().filter(|l| l.starts_with('{')).map(|l| Row::parse(&label_of(l), l)).collect::<anyhow::Result<Vec<_>>>()?;
+        let size = rows.first().map_or(0.0, |r| r.bytes) as u64;
+        let table = render(&rows, events, size);
+        println!("{table}");
+        if write {
+            write_section(&table)?;
+        }
+        return Ok(());
     }
     step("building the bench_core example (release)");
     run(cargo().args(["build", "--release", "-p", "datadict-core", "--example", "bench_core"]))?;
@@ -89,6 +104,20 @@ fn node_case(file: &str, level: &str) -> anyhow::Result<String> {
     output(Command::new(node).args([NODE_SCRIPT, file, level, &pkg.canonicalize()?.to_string_lossy()]))
 }
 
+/// The label of a saved output line, from its `mode` and `workers`.
+fn label_of(line: &str) -> String {
+    let workers = field(line, "workers").unwrap_or(0.0);
+    let mode = line.split("\"mode\":\"").nth(1).and_then(|r| r.split('"').next()).unwrap_or("");
+    match (mode, workers > 0.0) {
+        ("raw", _) => "raw flate2 gzip".to_owned(),
+        ("pipeline", false) => "pipeline, one core".to_owned(),
+        ("pipeline", true) => format!("pipeline, both cores ({workers} gzip threads)"),
+        ("node", _) => "npm package in Node (wasm), one core".to_owned(),
+        ("check", _) => "split + check only".to_owned(),
+        (other, _) => other.to_owned(),
+    }
+}
+
 struct Row {
     label: String,
     level: String,
@@ -130,19 +159,24 @@ fn render(rows: &[Row], events: u64, size: u64) -> String {
         size as f64 / 1e6,
         size / events.max(1)
     );
-    let _ = writeln!(t, "| case | gzip level | MB/s (wall) | events/s (wall) | CPU s | peak RSS |");
-    let _ = writeln!(t, "|---|---|---|---|---|---|");
+    let _ = writeln!(t, "| case | gzip level | MB/s (wall) | events/s (wall) | CPU s | MB per CPU s | peak RSS |");
+    let _ = writeln!(t, "|---|---|---|---|---|---|---|");
     for r in rows {
         let events = if r.events > 0.0 { format!("{:.0}", r.events / r.secs) } else { "–".to_owned() };
-        let cpu = if r.cpu_secs > 0.0 { format!("{:.2}", r.cpu_secs) } else { "–".to_owned() };
+        let (cpu, per_cpu) = if r.cpu_secs > 0.0 {
+            (format!("{:.2}", r.cpu_secs), format!("{:.0}", r.bytes / 1e6 / r.cpu_secs))
+        } else {
+            ("–".to_owned(), "–".to_owned())
+        };
         let _ = writeln!(
             t,
-            "| {} | {} | {:.0} | {} | {} | {:.1} MiB |",
+            "| {} | {} | {:.0} | {} | {} | {} | {:.1} MiB |",
             r.label,
             r.level,
             r.bytes / 1e6 / r.secs,
             events,
             cpu,
+            per_cpu,
             r.rss_kib / 1024.0
         );
     }
@@ -160,8 +194,9 @@ fn write_section(table: &str) -> anyhow::Result<()> {
          crates/datadict-core/examples/bench_core.rs, the Node case crates/datadict-wasm/bench/core.mjs\n\
          against the package built by `cargo xtask npm`). Machine: {machine}. Wall-clock rates count\n\
          time spent waiting for a core on this shared machine; \"CPU s\" is the CPU time of all the\n\
-         process's threads. \"Raw flate2 gzip\" compresses the same file in the same run, the floor the\n\
-         pipeline is measured against.\n\n{table}"
+         process's threads, and \"MB per CPU s\" the rate per second of CPU, which is what a single-core\n\
+         case would reach on an idle core. \"Raw flate2 gzip\" compresses the same file in the same run,\n\
+         the floor the pipeline is measured against.\n\n{table}"
     );
     let new = match text.find(&format!("{SECTION}\n")) {
         Some(start) => {
