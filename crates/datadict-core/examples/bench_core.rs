@@ -247,7 +247,8 @@ fn pipeline(path: &str, level: u32, workers: usize) {
         }
         batcher.finish().unwrap();
         send(&mut batcher);
-        drop(send);
+        // The closure's borrow of the senders has ended; dropping them closes the channels, which
+        // ends the compressing threads.
         drop(senders);
         for h in handles {
             h.join().unwrap();

@@ -269,7 +269,9 @@ pub fn dictionary_from_csv(text: &str, namespace: &str) -> Result<Vec<SchemaEntr
     if !issues.is_empty() {
         return Err(issues);
     }
-    let mut entries: Vec<(EntityType, String, Map<String, Value>, BTreeMap<String, Value>)> = Vec::new();
+    // Per entity, in file order: its key, its schema fields, and its properties by name.
+    type Rows = (EntityType, String, Map<String, Value>, BTreeMap<String, Value>);
+    let mut entries: Vec<Rows> = Vec::new();
     for (line, row) in body {
         if row.iter().all(|c| c.is_empty()) {
             continue;

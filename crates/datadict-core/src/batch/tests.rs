@@ -19,7 +19,10 @@ fn options(max_events: usize, max_bytes: usize) -> BatchOptions {
 
 /// Runs the batcher over `input` in chunks of `chunk` bytes and returns each batch decoded, as
 /// `(insert ids, input indexes)`, plus the rejected positions.
-fn run(input: &[u8], options: BatchOptions, chunk: usize) -> (Vec<(Vec<String>, Vec<u64>)>, Vec<u64>, Batcher) {
+/// Each batch as (insert ids, input indexes).
+type Decoded = Vec<(Vec<String>, Vec<u64>)>;
+
+fn run(input: &[u8], options: BatchOptions, chunk: usize) -> (Decoded, Vec<u64>, Batcher) {
     let mut batcher = Batcher::new(options);
     let mut batches = Vec::new();
     let pull = |b: &mut Batcher, out: &mut Vec<Batch>| {

@@ -4,6 +4,9 @@ use IssueCode::*;
 /// 2026-01-01T00:00:00Z, the receiver's clock in these tests.
 const NOW: i64 = 1_767_225_600_000;
 
+/// An expected list of `(path, code)` pairs.
+type Expected<'a> = &'a [(&'a str, IssueCode)];
+
 /// Checks `record` with the default limits and compares the `(path, code)` pairs of its issues.
 fn check<'a>(record: &'a str, expected: &[(&str, IssueCode)]) -> EventCheck<'a> {
     check_with(record, &Limits::default(), expected)
@@ -57,7 +60,7 @@ fn a_valid_event_yields_its_fields() {
 
 #[test]
 fn time_in_seconds_or_milliseconds() {
-    let cases: [(&str, Option<i64>, &[(&str, IssueCode)]); 9] = [
+    let cases: [(&str, Option<i64>, Expected); 9] = [
         ("1767225600", Some(NOW), &[]),
         ("1767225600000", Some(NOW), &[]),
         ("1767225600.5", Some(NOW + 500), &[]),
@@ -111,7 +114,7 @@ fn invalid_json_is_one_issue() {
 
 #[test]
 fn ids_follow_the_import_rules() {
-    let cases: [(&str, &str, &[(&str, IssueCode)]); 10] = [
+    let cases: [(&str, &str, Expected); 10] = [
         ("", "a", &[]),
         ("u", "A-z-0", &[]),
         ("null", "a", &[("properties.distinct_id", ForbiddenId)]),
