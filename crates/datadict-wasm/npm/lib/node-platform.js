@@ -4,7 +4,7 @@
 const fs = require("node:fs");
 const zlib = require("node:zlib");
 
-const READ_CHUNK_BYTES = 1 << 20;
+const READ_CHUNK_BYTES = 256 * 1024;
 const CHECKPOINT_VERSION = 1;
 
 function openFile(path) {
