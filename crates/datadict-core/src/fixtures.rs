@@ -26,7 +26,8 @@ include!(concat!(env!("OUT_DIR"), "/fixtures.rs"));
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Fixture {
-    /// `event`, `schema_entry`, `profile_update`, `migration_request` or `batch_body`.
+    /// `event`, `event_dictionary` (an event checked against `options.dictionary`),
+    /// `schema_entry`, `profile_update`, `migration_request` or `batch_body`.
     pub kind: String,
     pub description: String,
     #[serde(default)]
@@ -52,6 +53,8 @@ pub struct FixtureOptions {
     pub limits: Option<Limits>,
     pub namespace: Option<String>,
     pub token_optional: Option<bool>,
+    /// The project's schemas, for `event_dictionary` fixtures.
+    pub dictionary: Option<Vec<crate::SchemaEntry>>,
 }
 
 impl Fixture {
@@ -78,6 +81,12 @@ pub fn run_native(f: &Fixture) -> Result<Vec<String>, String> {
     let input = || f.input.clone().ok_or_else(|| format!("a `{}` fixture needs `input`", f.kind));
     let issues = match f.kind.as_str() {
         "event" => crate::check_event(f.text().as_bytes(), &limits, o.now_ms.ok_or("an event fixture needs options.nowMs")?).issues,
+        "event_dictionary" => {
+            let dictionary = crate::Dictionary::new(o.dictionary.as_deref().ok_or("an event_dictionary fixture needs options.dictionary")?, &rules.namespace);
+            let text = f.text();
+            let checked = crate::check_event(text.as_bytes(), &limits, i64::MAX / 2);
+            crate::check_against_dictionary(&checked, &dictionary).issues
+        }
         "schema_entry" => crate::validate_schema_entry(&input()?, &rules),
         "profile_update" => {
             let token = if o.token_optional == Some(true) { TokenRule::Optional } else { TokenRule::Required };

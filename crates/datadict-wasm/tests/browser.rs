@@ -166,6 +166,11 @@ fn run_through_binding(f: &datadict_core::fixtures::Fixture) -> Result<Vec<Strin
             let checked = datadict_wasm::check_event(&f.text(), obj(&options.to_string())).map_err(|_| "checkEvent threw")?;
             get(&checked, "issues")
         }
+        "event_dictionary" => {
+            let entries = serde_wasm_bindgen::to_value(&o.dictionary).map_err(|e| e.to_string())?;
+            let findings = datadict_wasm::check_against_dictionary(&f.text(), entries, namespace).map_err(|_| "checkAgainstDictionary threw")?;
+            get(&findings, "issues")
+        }
         "schema_entry" => datadict_wasm::validate_schema_entry_json(&f.text(), namespace).map_err(|_| "validateSchemaEntryJson threw")?,
         "profile_update" => {
             let options = serde_json::json!({"limits": o.limits, "tokenOptional": o.token_optional.unwrap_or(false)});
