@@ -17,7 +17,8 @@ const USAGE: &str = "usage: cargo xtask <task> [options]
 
 tasks:
   setup [run|test|all]   install what is missing (wasm32 target, wasm-bindgen CLI, trunk,
-                         chromium + chromedriver, firefox-esr + geckodriver); default: all
+                         chromium + chromedriver, firefox-esr + geckodriver,
+                         postgresql); default: all
   run [--listen ADDR] [--data-dir DIR]
                          build the web app and start the server with a demo project
   test [SUITE...]        install what tests need, then run every suite (or the named ones)

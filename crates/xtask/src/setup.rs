@@ -37,6 +37,8 @@ pub fn ensure(need: Need) -> anyhow::Result<()> {
             ("/usr/bin/chromium", "chromium"),
             ("/usr/bin/chromedriver", "chromium-driver"),
             ("/usr/bin/firefox-esr", "firefox-esr"),
+            // The warehouse tests start their own PostgreSQL server on 127.0.0.1.
+            ("/usr/lib/postgresql", "postgresql"),
         ])?;
         ensure_cargo_tool("geckodriver", &["--version"], "geckodriver 0.", "geckodriver", "0.37")?;
         ensure_node()?;
