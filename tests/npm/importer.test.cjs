@@ -170,3 +170,16 @@ test("profiles: updates are applied, invalid ones reported by line", async () =>
   assert.equal(JSON.stringify(props).includes('"seats":5'), true, JSON.stringify(profile));
   assert.equal(JSON.stringify(props).includes('"plan":"pro"'), true, JSON.stringify(profile));
 });
+
+test("a checkpoint is refused for another or a changed input file", async () => {
+  const file = path.join(tmp, "checkpointed.ndjson");
+  const checkpoint = path.join(tmp, "checkpointed.checkpoint");
+  fs.writeFileSync(file, ndjson(Array.from({ length: 10 }, (_, i) => named("checkpointed", i))));
+  let r = await datadict.importEvents(file, { ...conn(), checkpoint });
+  assert.deepEqual([r.counts.sent, r.counts.skipped], [10, 0]);
+  r = await datadict.importEvents(file, { ...conn(), checkpoint });
+  assert.deepEqual([r.counts.sent, r.counts.skipped], [0, 10]);
+  fs.appendFileSync(file, ndjson([named("checkpointed", 10)]));
+  await assert.rejects(datadict.importEvents(file, { ...conn(), checkpoint }), /belongs to another import/);
+  assert.equal((await allEvents(server, "event=checkpointed")).length, 10);
+});

@@ -341,7 +341,11 @@ export function makeImporter(wasm, platform = {}) {
     if (options.format) batcherOptions.format = options.format;
     const batcher = kind === "events" ? new wasm.Batcher(batcherOptions) : new ProfileBatcher(wasm, batcherOptions);
 
-    const checkpoint = options.checkpoint && !dryRun ? await platform.openCheckpoint(options.checkpoint, { kind, projectId, url, limits, dictionary: Boolean(dictionary) }) : null;
+    const checkpoint = options.checkpoint && !dryRun ? await platform.openCheckpoint(options.checkpoint, {
+      kind, projectId, url, limits, dictionary: Boolean(dictionary),
+      // A changed input file cuts other batches: its size and time of change are part of the identity.
+      input: typeof source === "string" && platform.describeFile ? platform.describeFile(source) : null,
+    }) : null;
 
     const counts = { read: 0, valid: 0, sent: 0, imported: 0, failed: 0, retried: 0, dropped: 0, skipped: 0, batches: 0, requests: 0, bytesRead: 0, bytesSent: 0 };
     const failures = [];

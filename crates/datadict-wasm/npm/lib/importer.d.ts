@@ -111,7 +111,9 @@ export interface ImportResult {
   dryRun: boolean;
 }
 
-export declare class ImportError extends Error {
+/** What an import rejects with (`err.name === "ImportError"`); the class itself is exported by the
+ * ES-module entries. */
+export interface ImportError extends Error {
   /** The HTTP status, 0 for a network failure. */
   status: number;
   code: string;
@@ -122,4 +124,3 @@ export declare class ImportError extends Error {
 export declare function importEvents(source: ImportSource, options: ImportOptions): Promise<ImportResult>;
 export declare function importProfiles(source: ImportSource, options: ImportOptions): Promise<ImportResult>;
 export declare function fetchDictionary(options: ImportOptions): Promise<unknown[]>;
-export declare function explainStatus(status: number, detail?: string, context?: { url?: string; projectId?: number | string }): string;

@@ -15,6 +15,11 @@ function openFile(path) {
   return { chunks: fs.createReadStream(path, { highWaterMark: READ_CHUNK_BYTES }), totalBytes };
 }
 
+function describeFile(path) {
+  const st = fs.statSync(path);
+  return { size: st.size, mtimeMs: Math.trunc(st.mtimeMs) };
+}
+
 function gzip(bytes, level) {
   return new Promise((resolve, reject) =>
     zlib.gzip(bytes, { level, chunkSize: GZIP_CHUNK_BYTES }, (err, out) => (err ? reject(err) : resolve(new Uint8Array(out.buffer, out.byteOffset, out.length)))));
@@ -34,7 +39,7 @@ async function openCheckpoint(path, identity) {
     exists = true;
     const lines = text.split("\n");
     if (lines[0] !== header) {
-      throw new Error(`the checkpoint ${path} belongs to another import (other kind, project, server or batch limits); delete it or pass another --checkpoint`);
+      throw new Error(`the checkpoint ${path} belongs to another import (another input file or a changed one, kind, project, server or batch limits); delete it or pass another --checkpoint`);
     }
     for (const line of lines.slice(1)) {
       if (!line.trim()) continue;
@@ -71,4 +76,4 @@ async function openCheckpoint(path, identity) {
   };
 }
 
-module.exports = { openFile, gzip, openCheckpoint };
+module.exports = { openFile, describeFile, gzip, openCheckpoint };
