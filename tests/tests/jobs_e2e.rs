@@ -2,7 +2,9 @@
 //! and Firefox: field checks before creating an import, creating one from an NDJSON file, "Sync
 //! now" followed to the run's end with a bad row explained, the history, the events in the read
 //! API; the migration form's default range, billing warning, the core's checks shown before
-//! sending, and the server's 400 shown in words. Screenshots go to `tests/artifacts/`.
+//! sending, the server's 400 shown in words, and an export file migrated in the browser (transformed
+//! by the core in wasm, imported through `/import` and `/engage`). Screenshots go to
+//! `tests/artifacts/`.
 
 use datadict_tests::server::TestServer;
 use datadict_tests::webdriver::{Browser, Session};
@@ -116,6 +118,44 @@ fn warehouse_and_migrate(browser: Browser) {
     let error = js_text(&session, "#mig-error");
     assert!(error.contains("400") && error.contains("TARGET_TOKEN"), "{error}");
     shot("migrate-refused");
+
+    // Migrate a file in the browser: an export archive of 6 events (one of them not
+    // transformable) for two users, transformed by the core in wasm and imported as usual.
+    let day = datadict_core::Date::from_ms(now).add_days(-1);
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let options = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    let mut ndjson = String::new();
+    for i in 0..6 {
+        let e = json!({"event_type": "File Event", "event_time": format!("{day} 10:0{i}:00.000000"), "user_id": format!("file-user-{}", i % 2),
+                       "device_id": "d", "$insert_id": format!("f:{i}"), "user_properties": {"plan": "pro"}});
+        ndjson.push_str(&e.to_string());
+        ndjson.push('\n');
+    }
+    ndjson.push_str("{\"event_type\":\"\"}\n");
+    zip.start_file(format!("187/187_{day}_10#0.json.gz"), options).unwrap();
+    std::io::Write::write_all(&mut zip, &datadict_core::gzip(ndjson.as_bytes(), 6)).unwrap();
+    let archive = zip.finish().unwrap().into_inner();
+    use base64::Engine;
+    let b64 = base64::engine::general_purpose::STANDARD.encode(&archive);
+    let script = format!(
+        "const b = atob({b64}); const a = new Uint8Array(b.length); for (let i = 0; i < b.length; i++) a[i] = b.charCodeAt(i);
+         const dt = new DataTransfer(); dt.items.add(new File([a], 'export.zip', {{type: 'application/zip'}}));
+         const input = document.querySelector('#mig-file-input'); input.files = dt.files;
+         input.dispatchEvent(new Event('change', {{bubbles: true}})); return true;",
+        b64 = Value::from(b64)
+    );
+    assert_eq!(session.script(&script).unwrap(), json!(true));
+    session.wait_for("document.querySelector('#mig-file-done') || document.querySelector('#mig-file-error')", "the file migration to end", WAIT).unwrap();
+    let text = js_text(&session, "#mig-file-progress");
+    assert!(text.contains("6 events transformed, 1 lines not transformable"), "{text}");
+    assert!(text.contains("6 events imported, 0 rejected by the checks, 0 refused by the server"), "{text}");
+    assert!(text.contains("2 profiles set"), "{text}");
+    shot("migrate-file");
+    let (code, body) = server.call("GET", &format!("/api/app/projects/{pid}/events?event=File%20Event"), Some(&server.demo_auth()), None);
+    assert_eq!(code, 200);
+    assert_eq!(body["results"].as_array().unwrap().len(), 6, "{body}");
+    let (code, body) = server.call("GET", &format!("/api/app/projects/{pid}/profiles/file-user-1"), Some(&server.demo_auth()), None);
+    assert_eq!(code, 200, "{body}");
 }
 
 #[test]

@@ -1,7 +1,10 @@
 //! The Migrate screen (spec §4.3): the form of a migration request (source tool, key, secret,
 //! target token, date range with the 30-day default shown, dry run, region), checked with the
 //! core's own rules before it is sent, the billing warning of §4.3, then the job's progress
-//! (phase, events and profiles counted / loaded / rejected) until its final counts.
+//! (phase, events and profiles counted / loaded / rejected) until its final counts. Also the
+//! migration of an export file in the browser: the archive is read and transformed here with the
+//! core, checked against the dictionary by the core's batcher, and sent through the normal import
+//! (and `/engage` for profiles), so the source tool's credentials are never needed at all.
 
 use crate::app::use_app_state;
 use crate::components::log::push;
@@ -212,6 +215,7 @@ pub fn MigratePage() -> Html {
                     <ul id="mig-issues" class="error" role="alert">{ for issues.iter().map(|i| html! { <li>{ i.clone() }</li> }) }</ul>
                 }
             </form>
+            <FileMigration />
             { match &*job {
                 Job::Idle => html! {},
                 Job::Starting => html! { <p id="mig-phase">{ "starting…" }</p> },
@@ -231,5 +235,141 @@ pub fn MigratePage() -> Html {
                 Job::Failed(m) => html! { <p id="mig-error" class="error" role="alert">{ m.clone() }</p> },
             } }
         </section>
+    }
+}
+
+/// What a migration of a file in the browser has done so far.
+#[derive(Clone, PartialEq, Default)]
+struct FileProgress {
+    members: usize,
+    transformed: u64,
+    transform_errors: u64,
+    rejected_by_checks: u64,
+    imported: u64,
+    failed_on_server: u64,
+    profiles: u64,
+    done: bool,
+    error: Option<String>,
+    notes: Vec<String>,
+}
+
+async fn migrate_file(state: crate::app::StateHandle, conn: crate::api::Connection, file: web_sys::File, progress: UseStateHandle<Option<FileProgress>>) {
+    use datadict_core::amplitude::{transform_ndjson, ExportArchive, ProfileAccumulator};
+    use datadict_core::{BatchOptions, Batcher, Dictionary, InputFormat, Limits, DEFAULT_NAMESPACE};
+    let log = crate::components::log::log_request(&state);
+    let mut p = FileProgress::default();
+    let fail = |mut p: FileProgress, m: String| {
+        p.error = Some(m);
+        p.done = true;
+        progress.set(Some(p));
+    };
+    let bytes = match wasm_bindgen_futures::JsFuture::from(file.array_buffer()).await {
+        Ok(buf) => js_sys::Uint8Array::new(&buf).to_vec(),
+        Err(_) => return fail(p, "the file cannot be read; pick it again".into()),
+    };
+    let mut archive = match ExportArchive::new(&bytes) {
+        Ok(a) => a,
+        Err(e) => return fail(p, e.to_string()),
+    };
+    let names = match archive.member_names() {
+        Ok(n) => n,
+        Err(e) => return fail(p, e.to_string()),
+    };
+    let limits = Limits::default();
+    let dictionary = match &state.dictionary {
+        crate::state::Load::Loaded(d) => Some(Dictionary::new(&d.entries, DEFAULT_NAMESPACE)),
+        _ => None,
+    };
+    let options = BatchOptions { now_ms: js_sys::Date::now() as i64, format: InputFormat::Ndjson, dictionary, ..BatchOptions::default() };
+    let mut batcher = Batcher::new(options);
+    let mut profiles = ProfileAccumulator::default();
+    for name in &names {
+        let data = match archive.read_member(name, 1 << 30) {
+            Ok(d) => d,
+            Err(e) => return fail(p, e.to_string()),
+        };
+        let t = transform_ndjson(&data, &limits, &mut profiles);
+        p.members += 1;
+        p.transformed += t.events;
+        p.transform_errors += t.errors.len() as u64;
+        for (line, e) in t.errors.iter().take(3) {
+            if p.notes.len() < 20 {
+                p.notes.push(format!("{name}, line {line}: {e}"));
+            }
+        }
+        if let Err(e) = batcher.push(&t.ndjson) {
+            return fail(p, e.to_string());
+        }
+        if send_ready(&conn, &mut batcher, &mut p, &log).await.is_err() {
+            return fail(p, "the import failed; see the log".into());
+        }
+        progress.set(Some(p.clone()));
+    }
+    if let Err(e) = batcher.finish() {
+        return fail(p, e.to_string());
+    }
+    if send_ready(&conn, &mut batcher, &mut p, &log).await.is_err() {
+        return fail(p, "the import failed; see the log".into());
+    }
+    let updates = profiles.updates();
+    for chunk in updates.chunks(limits.max_profile_updates_per_request.max(1)) {
+        let path = format!("/engage?project_id={}", conn.project_id);
+        let body = serde_json::to_value(chunk).unwrap_or_default();
+        match crate::api::request::<Value>(&conn, gloo_net::http::Method::POST, &path, Some(&body), &log).await {
+            Ok(_) => p.profiles += chunk.len() as u64,
+            Err(e) => return fail(p, e.to_string()),
+        }
+    }
+    p.done = true;
+    progress.set(Some(p));
+}
+
+/// Sends every batch the batcher has ready through the normal import; counts what happened.
+async fn send_ready(conn: &crate::api::Connection, batcher: &mut datadict_core::Batcher, p: &mut FileProgress, log: &dyn Fn(crate::api::RequestRecord)) -> Result<(), ()> {
+    p.rejected_by_checks += batcher.take_rejected().len() as u64;
+    while let Some(batch) = batcher.next_batch() {
+        match crate::api::import_batch(conn, &batch, log).await {
+            Ok(answer) => {
+                p.imported += answer.num_records_imported.unwrap_or_default();
+                p.failed_on_server += answer.failed_records.map_or(0, |f| f.len() as u64);
+            }
+            Err(_) => return Err(()),
+        }
+    }
+    Ok(())
+}
+
+/// "Migrate a file": an export archive downloaded from the source tool, migrated from the browser.
+#[component]
+fn FileMigration() -> Html {
+    let state = use_app_state();
+    let progress = use_state(|| None::<FileProgress>);
+    let Some(conn) = state.connection.clone() else { return html! {} };
+    let onchange = {
+        let (state, progress) = (state.clone(), progress.clone());
+        Callback::from(move |e: Event| {
+            let input = e.target_unchecked_into::<HtmlInputElement>();
+            let Some(file) = input.files().and_then(|f| f.get(0)) else { return };
+            progress.set(Some(FileProgress::default()));
+            let (state, conn, progress) = (state.clone(), conn.clone(), progress.clone());
+            wasm_bindgen_futures::spawn_local(migrate_file(state, conn, file, progress));
+        })
+    };
+    html! {
+        <div id="mig-file" class="card">
+            <h3>{ "Migrate an export file in the browser" }</h3>
+            <p class="hint">{ "Pick the zip the source tool's export gave you: it is transformed and checked here, then imported like any file. No key or secret of the source tool is needed." }</p>
+            <input id="mig-file-input" type="file" accept=".zip,application/zip" {onchange} />
+            if let Some(p) = &*progress {
+                <ul id="mig-file-progress" role="status">
+                    <li>{ format!("{} archive members read, {} events transformed, {} lines not transformable", p.members, p.transformed, p.transform_errors) }</li>
+                    <li>{ format!("{} events imported, {} rejected by the checks, {} refused by the server", p.imported, p.rejected_by_checks, p.failed_on_server) }</li>
+                    <li>{ format!("{} profiles set", p.profiles) }</li>
+                    if p.done && p.error.is_none() { <li id="mig-file-done">{ "done" }</li> }
+                    if let Some(e) = &p.error { <li id="mig-file-error" class="error">{ e.clone() }</li> }
+                    { for p.notes.iter().map(|n| html! { <li class="note">{ n.clone() }</li> }) }
+                </ul>
+            }
+        </div>
     }
 }
