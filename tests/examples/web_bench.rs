@@ -62,6 +62,13 @@ fn main() {
         &session,
         "const l = performance.getEntriesByName('dd:dictionary-loaded').pop(); const r = performance.getEntriesByName('dd:dictionary-rendered').pop(); return r.startTime - l.startTime;",
     );
+    // Where the first render's time goes: rows built from entries, filtered and sorted, drawn.
+    let at = |name: &str| number(&session, &format!("return performance.getEntriesByName('{name}').pop().startTime;"));
+    let (built, filtered, drawn) = (
+        at("dd:rows-built") - at("dd:rows-start"),
+        at("dd:rows-filtered") - at("dd:rows-built"),
+        at("dd:dictionary-rendered") - at("dd:rows-filtered"),
+    );
     let shown = session.script("return document.querySelector('#row-count').innerText;").unwrap();
 
     // Keystrokes: type "number 12" one character at a time; each waits for its own render mark.
@@ -125,6 +132,7 @@ fn main() {
     println!("| measure | value |");
     println!("|---|---|");
     println!("| first render of {ENTITIES} entities (data in → rows in the DOM) | {render_ms:.1} ms |");
+    println!("| … of which: build rows / filter+sort / draw | {built:.1} / {filtered:.1} / {drawn:.1} ms |");
     println!("| connect click → rows visible (incl. 2 requests) | {} ms |", to_rows.as_millis());
     println!("| rows drawn at first | {} |", shown.as_str().unwrap_or_default());
     println!("| filter keystroke, median of {} (first: {first_key:.1} ms) | {median:.1} ms |", keystrokes.len());

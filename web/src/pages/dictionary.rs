@@ -17,7 +17,7 @@ use yew::prelude::*;
 
 /// How many rows are drawn at first, and added per "show more": drawing all of a 5,000-entity
 /// dictionary at once would cost far more than a frame, and nobody reads 5,000 rows unfiltered.
-pub const PAGE_ROWS: usize = 200;
+pub const PAGE_ROWS: usize = 100;
 
 /// Reads the whole dictionary and the 30-day volumes into the shared state.
 pub fn load_dictionary(state: &StateHandle) {
@@ -77,14 +77,23 @@ pub fn DictionaryPage() -> Html {
     let version = state.dictionary_version;
     let rows = {
         let dictionary = dictionary.clone();
-        use_memo(version, move |_| match &dictionary {
-            Some(d) => build_rows(&d.entries, d.volumes.as_deref(), DEFAULT_NAMESPACE),
-            None => Vec::new(),
+        use_memo(version, move |_| {
+            crate::mark("dd:rows-start");
+            let rows = match &dictionary {
+                Some(d) => build_rows(&d.entries, d.volumes.as_deref(), DEFAULT_NAMESPACE),
+                None => Vec::new(),
+            };
+            crate::mark("dd:rows-built");
+            rows
         })
     };
     let visible = {
         let rows = rows.clone();
-        use_memo((version, (*filter).clone()), move |(_, f)| filter_rows(&rows, f))
+        use_memo((version, (*filter).clone()), move |(_, f)| {
+            let out = filter_rows(&rows, f);
+            crate::mark("dd:rows-filtered");
+            out
+        })
     };
     // Marks for the benchmark: effects run once the DOM holds the new rows.
     use_effect_with((version, rows.len()), |(_, n)| {
