@@ -7,47 +7,41 @@ use crate::app::use_app_state;
 use crate::components::log::{log_request, push};
 use crate::pages::dictionary::load_dictionary;
 use crate::state::Level;
-use datadict_core::{validate_schema_entry, BatchUploadRequest, SchemaEntry, SchemaRules};
+use datadict_core::{dictionary_from_csv, diff_dictionaries, validate_schema_entry, BatchUploadRequest, SchemaEntry, SchemaRules, DEFAULT_NAMESPACE};
 use serde_json::Value;
-use std::collections::HashMap;
 use std::rc::Rc;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::HtmlInputElement;
 use yew::prelude::*;
 
-/// What the file holds, compared with the dictionary.
+/// What the file holds, compared with the dictionary by the core's `diff_dictionaries`.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Preview {
     pub entries: Vec<SchemaEntry>,
     pub added: Vec<String>,
+    /// One line per changed entity, naming the fields that change.
     pub changed: Vec<String>,
     /// In the dictionary, not in the file: deleted only when truncating.
     pub absent: Vec<String>,
     pub unchanged: usize,
 }
 
-fn label(e: &SchemaEntry) -> String {
-    format!("{} {}", e.entity_type, e.name)
-}
-
-/// Compares the file's entries with the current ones by (entity type, name).
-///
-/// This comparison belongs in the core's dictionary diff, which has not landed yet; it is kept to
-/// key lookups and equality so that replacing it is a one-line change.
+/// Compares the file's entries with the current dictionary.
 pub fn preview(file: Vec<SchemaEntry>, current: &[SchemaEntry]) -> Preview {
-    let now: HashMap<(datadict_core::EntityType, &str), &SchemaEntry> = current.iter().map(|e| ((e.entity_type, e.name.as_str()), e)).collect();
-    let mut p = Preview::default();
-    for e in &file {
-        match now.get(&(e.entity_type, e.name.as_str())) {
-            None => p.added.push(label(e)),
-            Some(old) if *old != e => p.changed.push(label(e)),
-            Some(_) => p.unchanged += 1,
-        }
-    }
-    let incoming: std::collections::HashSet<(datadict_core::EntityType, &str)> = file.iter().map(|e| (e.entity_type, e.name.as_str())).collect();
-    p.absent = current.iter().filter(|e| !incoming.contains(&(e.entity_type, e.name.as_str()))).map(label).collect();
-    p.entries = file;
-    p
+    let diff = diff_dictionaries(current, &file);
+    let added = diff.added.iter().map(|e| format!("{} {}", e.entity_type, e.name)).collect::<Vec<_>>();
+    let changed = diff
+        .changed
+        .iter()
+        .map(|c| {
+            let fields: Vec<&str> = c.changes.iter().map(|f| f.path.as_str()).take(8).collect();
+            let more = if c.changes.len() > 8 { format!(" and {} more", c.changes.len() - 8) } else { String::new() };
+            format!("{} {}: {}{more}", c.entity.entity_type, c.entity.name, fields.join(", "))
+        })
+        .collect::<Vec<_>>();
+    let absent = diff.removed.iter().map(|k| format!("{} {}", k.entity_type, k.name)).collect();
+    let unchanged = file.len() - added.len() - changed.len();
+    Preview { entries: file, added, changed, absent, unchanged }
 }
 
 /// Reads a dictionary file's JSON: an array of entries, `{"entries":[...]}` (the upload body) or
@@ -105,12 +99,7 @@ pub fn BulkUpload(props: &BulkUploadProps) -> Html {
         Callback::from(move |e: Event| {
             let input: HtmlInputElement = e.target_unchecked_into();
             let Some(file) = input.files().and_then(|f| f.get(0)) else { return };
-            if file.name().to_lowercase().ends_with(".csv") {
-                step.set(Step::Rejected(vec![
-                    "CSV dictionaries are not readable here yet: the core's CSV reader has not landed. Upload the JSON export instead".into(),
-                ]));
-                return;
-            }
+            let csv = file.name().to_lowercase().ends_with(".csv");
             step.set(Step::Reading);
             let (step, current) = (step.clone(), current.clone());
             wasm_bindgen_futures::spawn_local(async move {
@@ -122,7 +111,12 @@ pub fn BulkUpload(props: &BulkUploadProps) -> Html {
                         return;
                     }
                 };
-                match parse_dictionary(&text) {
+                let parsed = if csv {
+                    dictionary_from_csv(&text, DEFAULT_NAMESPACE).map_err(|issues| issues.iter().map(ToString::to_string).collect())
+                } else {
+                    parse_dictionary(&text)
+                };
+                match parsed {
                     Ok(entries) => step.set(Step::Ready(Rc::new(preview(entries, &current)))),
                     Err(problems) => step.set(Step::Rejected(problems)),
                 }
@@ -207,7 +201,7 @@ pub fn BulkUpload(props: &BulkUploadProps) -> Html {
     html! {
         <aside class="card detail" id="bulk" aria-label="Bulk upload">
             <h2>{ "Bulk upload a dictionary" }</h2>
-            <p class="hint">{ "A JSON file: an array of schema entries, an upload body {\"entries\": [...]}, or an export of this app. Nothing is sent before you confirm." }</p>
+            <p class="hint">{ "A JSON file (an array of schema entries, an upload body {\"entries\": [...]}, or this app's JSON export) or this app's CSV export. Nothing is sent before you confirm." }</p>
             <label for="bulk-file">{ "Dictionary file" }</label>
             <input id="bulk-file" type="file" accept=".json,application/json,.csv,text/csv" onchange={onfile} />
             { body }
@@ -229,7 +223,7 @@ mod tests {
     #[wasm_bindgen_test]
     fn the_preview_sorts_entries_into_added_changed_and_absent() {
         let p = preview(vec![entry("A", "same"), entry("B", "new text"), entry("C", "c")], &[entry("A", "same"), entry("B", "old"), entry("D", "d")]);
-        assert_eq!((p.added, p.changed, p.absent, p.unchanged), (vec!["event C".to_owned()], vec!["event B".to_owned()], vec!["event D".to_owned()], 1));
+        assert_eq!((p.added, p.changed, p.absent, p.unchanged), (vec!["event C".to_owned()], vec!["event B: description".to_owned()], vec!["event D".to_owned()], 1));
     }
 
     #[wasm_bindgen_test]

@@ -158,6 +158,17 @@ pub fn DictionaryPage() -> Html {
             }
         })
     };
+    let onexportcsv = {
+        let (state, dictionary) = (state.clone(), dictionary.clone());
+        Callback::from(move |_| {
+            let Some(d) = &dictionary else { return };
+            let text = datadict_core::dictionary_to_csv(&d.entries, DEFAULT_NAMESPACE);
+            match download("dictionary.csv", "text/csv", &text) {
+                Ok(()) => push(&state, Level::Info, format!("exported {} entities as dictionary.csv", d.entries.len())),
+                Err(err) => push(&state, Level::Error, format!("the export could not be saved: {err}")),
+            }
+        })
+    };
     let onsaved = {
         let panel = panel.clone();
         Callback::from(move |e: SchemaEntry| panel.set(Panel::Detail(format!("{}:{}", e.entity_type, e.name))))
@@ -274,6 +285,7 @@ pub fn DictionaryPage() -> Html {
                 </button>
                 <button id="bulk-upload" onclick={open(Panel::Bulk)} disabled={dictionary.is_none()}>{ "Bulk upload…" }</button>
                 <button id="export-json" onclick={onexport} disabled={dictionary.is_none()}>{ "Export JSON" }</button>
+                <button id="export-csv" onclick={onexportcsv} disabled={dictionary.is_none()}>{ "Export CSV" }</button>
                 <button id="reload" onclick={onreload}>{ "Reload" }</button>
             </div>
             { body }
@@ -322,7 +334,8 @@ fn detail(entry: &SchemaEntry, panel: &UseStateHandle<Panel>) -> Html {
             </tr>
         }
     });
-    let json = serde_json::to_string_pretty(&entry.schema_json).unwrap_or_default();
+    let json_schema = serde_json::to_string_pretty(&datadict_core::entity_json_schema(entry, DEFAULT_NAMESPACE)).unwrap_or_default();
+    let stored = serde_json::to_string_pretty(&entry.schema_json).unwrap_or_default();
     let edit = {
         let (panel, entry) = (panel.clone(), entry.clone());
         Callback::from(move |_| panel.set(Panel::Edit(Some(entry.clone()))))
@@ -355,8 +368,12 @@ fn detail(entry: &SchemaEntry, panel: &UseStateHandle<Panel>) -> Html {
                 <tbody>{ for props }</tbody>
             </table>
             </div>
-            <h3>{ "Schema (schemaJson, as stored)" }</h3>
-            <pre id="schema-json" class="json">{ json }</pre>
+            <h3>{ "JSON Schema (draft-07)" }</h3>
+            <pre id="schema-json" class="json">{ json_schema }</pre>
+            <details>
+                <summary>{ "schemaJson as stored" }</summary>
+                <pre id="schema-stored" class="json">{ stored }</pre>
+            </details>
         </aside>
     }
 }
