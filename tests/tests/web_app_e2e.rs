@@ -210,3 +210,63 @@ fn chromium_walks_through_the_web_app() {
 fn firefox_walks_through_the_web_app() {
     walk_through_the_app(Browser::Firefox);
 }
+
+/// Cancel after the first acknowledged batch, then resume: the batches already acknowledged are
+/// not sent again, and every event arrives once.
+fn cancel_and_resume(browser: Browser) {
+    let server = TestServer::start(Some(dist_dir()));
+    let pid = server.demo.project_id;
+    let session = Session::start(browser).unwrap_or_else(|e| panic!("cannot start {}: {e:#}", browser.name()));
+    session.goto(&server.url("/")).unwrap();
+    session.type_into("#project-id", &pid.to_string()).unwrap();
+    session.type_into("#username", &server.demo.username).unwrap();
+    session.type_into("#secret", &server.demo.secret).unwrap();
+    session.click("#connect").unwrap();
+    session.wait_for("document.querySelectorAll('#schema-list .schema-row').length === 4", "the dictionary", WAIT).unwrap();
+
+    // 6,000 events: three batches of 2,000 (FACTS.md's per-request limit).
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64;
+    let ndjson: String = (0..6000)
+        .map(|i| json!({"event": "Resume Test", "properties": {"time": now - i, "distinct_id": format!("u{i}"), "$insert_id": format!("resume-{i}")}}).to_string() + "\n")
+        .collect();
+    click_js(&session, "#nav-import");
+    pick_file(&session, "#import-file", "resume.ndjson", &ndjson);
+    set_value(&session, "#concurrency", "1");
+    click_js(&session, "#import-check");
+    session.wait_for("document.querySelector('#import-phase').innerText.startsWith('Checked')", "the check", WAIT).unwrap();
+    // Cancel as soon as the first batch is acknowledged (an observer reacts at once; polling over
+    // WebDriver could miss the moment).
+    session
+        .script(
+            "const stat = document.querySelector('#stat-events');
+             const obs = new MutationObserver(() => { if (!stat.innerText.startsWith('0 /')) { obs.disconnect(); document.querySelector('#import-cancel').click(); } });
+             obs.observe(stat, {childList: true, subtree: true, characterData: true}); document.querySelector('#import-upload').click(); return 1;",
+        )
+        .unwrap();
+    session.wait_for("document.querySelector('#import-phase').innerText.startsWith('Cancelled')", "the cancel", WAIT).unwrap();
+    let after_cancel = js_text(&session, "#stat-events");
+    assert!(!after_cancel.starts_with("6000 /"), "the run stopped before the end: {after_cancel}");
+    let posts = |s: &Session| js_text(s, "#log-lines").matches("POST /import?").count();
+    let sent_before = posts(&session);
+    assert!((1..3).contains(&sent_before), "{sent_before} batches were sent before the cancel");
+    assert_eq!(js_text(&session, "#import-upload"), "Resume upload");
+    session.screenshot(&artifacts_dir().join(format!("web-{}-import-cancelled.png", browser.name()))).unwrap();
+    click_js(&session, "#import-upload");
+    session.wait_for("document.querySelector('#import-phase').innerText.startsWith('Finished')", "the resumed upload", WAIT).unwrap();
+    assert_eq!(posts(&session), 3, "each of the three batches was sent exactly once");
+    assert!(js_text(&session, "#stat-events").starts_with("6000 / "), "{}", js_text(&session, "#stat-events"));
+    let (status, body) = server.call("GET", &format!("/api/app/projects/{pid}/event-counts?days=30"), Some(&server.demo_auth()), None);
+    assert_eq!(status, 200);
+    let count = body["results"].as_array().unwrap().iter().find(|r| r["event"] == "Resume Test").map(|r| r["count"].clone());
+    assert_eq!(count, Some(json!(6000)), "every event arrived once: {body}");
+}
+
+#[test]
+fn chromium_cancels_and_resumes_an_import() {
+    cancel_and_resume(Browser::Chromium);
+}
+
+#[test]
+fn firefox_cancels_and_resumes_an_import() {
+    cancel_and_resume(Browser::Firefox);
+}
