@@ -171,6 +171,7 @@ fn strict_mode_reports_every_bad_record_and_keeps_the_good_ones() {
     let events = vec![event("Good", t, "u3", "g-3", json!({})), json!({"event": "x"})];
     let r = f.import_json("&strict=0", &events);
     assert_eq!((r.status, r.json()), (200, json!({"code": 200, "num_records_imported": 1, "status": "OK"})));
+    assert_eq!(r.header("x-datadict-records-skipped"), Some("1"));
     assert_eq!(f.events("")["results"].as_array().unwrap().len(), 3);
 }
 
