@@ -1,9 +1,9 @@
 //! `cargo xtask <task>`: the project's repetitive tasks (setup, run, test, npm, dist, bench),
 //! in Rust so they behave the same on every machine and never drift like shell scripts.
 
+mod bench_core;
 mod bench_npm;
 mod bench_server;
-mod bench_core;
 mod dist;
 mod npm;
 mod run;
@@ -24,8 +24,15 @@ tasks:
   test [SUITE...]        install what tests need, then run every suite (or the named ones)
   npm                    build the npm package `datadict` into target/npm/
   dist                   build the static web app into dist/
+  bench core [--events N] [--no-node] [--no-write] [--from FILE]
+                         the core pipeline (read, validate, batch, gzip) on a deterministic
+                         1M-event file, beside raw gzip of the same file
+  bench server [--events N] [--clients 1,4,16]
+                         1, 4 and 16 concurrent import clients over loopback, beside a bare
+                         SQLite insert of the same rows
   bench npm [--events N] [--levels 1,6] [--concurrency N]
                          `datadict import` of a deterministic file to a loopback sink
+  (figures and how to read them: BENCHMARKS.md)
 ";
 
 fn main() -> anyhow::Result<()> {
@@ -47,6 +54,10 @@ fn main() -> anyhow::Result<()> {
         "bench" if rest.first().is_some_and(|t| t == "core") => bench_core::main(&rest[1..]),
         "bench" if rest.first().is_some_and(|t| t == "server") => bench_server::main(&rest[1..]),
         "bench" if rest.first().is_some_and(|t| t == "npm") => bench_npm::main(&rest[1..]),
+        "bench" => {
+            eprint!("{USAGE}");
+            bail!("`bench` needs one of: core, server, npm")
+        }
         "help" | "--help" | "-h" => {
             print!("{USAGE}");
             Ok(())
