@@ -244,6 +244,7 @@ fn cancel_and_resume(browser: Browser) {
         )
         .unwrap();
     session.wait_for("document.querySelector('#import-phase').innerText.startsWith('Cancelled')", "the cancel", WAIT).unwrap();
+    assert!(js_text(&session, "#check-counts").contains("3 batches"), "step 1's summary stays: {}", js_text(&session, "#check-counts"));
     let after_cancel = js_text(&session, "#stat-events");
     assert!(!after_cancel.starts_with("6000 /"), "the run stopped before the end: {after_cancel}");
     let posts = |s: &Session| js_text(s, "#log-lines").matches("POST /import?").count();

@@ -51,7 +51,10 @@ pub struct Progress {
     pub total_bytes: f64,
     pub read_bytes: f64,
     pub summary: Option<Rc<IssueSummary>>,
+    /// The batcher's totals of the current run (step 1 or step 2).
     pub stats: BatchStats,
+    /// Step 1's totals, kept for its summary while step 2 runs.
+    pub checked: BatchStats,
     pub events_sent: u64,
     pub events_imported: u64,
     pub events_failed: u64,
@@ -72,6 +75,7 @@ impl Default for Progress {
             read_bytes: 0.0,
             summary: None,
             stats: BatchStats::default(),
+            checked: BatchStats::default(),
             events_sent: 0,
             events_imported: 0,
             events_failed: 0,
@@ -194,6 +198,7 @@ async fn check(run: Rc<Run>, blob: Blob) {
         run.update(|p| {
             p.read_bytes = read;
             p.stats = stats;
+            p.checked = stats;
             p.summary = Some(Rc::new(summary));
             p.report = report;
             if done {
@@ -549,7 +554,7 @@ pub fn ImportPage() -> Html {
                 <h3>{ "Step 1 result" }</h3>
                 <p id="check-counts">{ format!(
                     "{} records; {} with problems or notes; {} would be left out (invalid); {} dropped by the dictionary; {} batches.",
-                    s.records, s.records_with_issues, p.stats.rejected, p.stats.dropped, p.stats.batches) }</p>
+                    s.records, s.records_with_issues, p.checked.rejected, p.checked.dropped, p.checked.batches) }</p>
                 { tally_table("by-problem", "By problem", "Problem", s.by_code.iter().map(|(c, t)| (c.to_string(), t)).collect()) }
                 { tally_table("by-event", "By event", "Event", s.by_event.iter().map(|(e, t)| (if e.is_empty() { "(no event name)".to_owned() } else { e.clone() }, t)).collect()) }
                 { tally_table("by-property", "By property", "Property", s.by_property.iter().map(|(e, t)| (e.clone(), t)).collect()) }
