@@ -26,7 +26,9 @@ pub struct JobsConfig {
     /// Base URL of the source tool's export API for `REGION: "EU"`.
     pub amplitude_eu_url: String,
     /// When set, file sources of warehouse imports must lie inside this folder; otherwise any
-    /// project admin could read any file the server can (a local tool's default: unset).
+    /// project admin could read any file the server can. The library default is unset (tests
+    /// and embedders choose); the `datadict-server` binary always sets it, by default to
+    /// `<data-dir>/warehouse-files`.
     pub warehouse_file_root: Option<std::path::PathBuf>,
 }
 

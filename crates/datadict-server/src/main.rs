@@ -155,6 +155,14 @@ fn serve(store: Store, data_dir: &std::path::Path, args: ServeArgs) -> anyhow::R
     if let Some(max) = args.max_request_bytes {
         config.limits.max_request_bytes = max;
     }
+    // The served binary never lets a project admin read arbitrary files of the machine: file
+    // sources of warehouse imports must lie in one folder, by default inside the data folder.
+    if config.jobs.warehouse_file_root.is_none() {
+        let root = data_dir.join("warehouse-files");
+        std::fs::create_dir_all(&root).with_context(|| format!("cannot create {}", root.display()))?;
+        config.jobs.warehouse_file_root = Some(root.canonicalize()?);
+    }
+    let file_root = config.jobs.warehouse_file_root.clone().unwrap_or_default();
     let state = AppState { store, config: Arc::new(config) };
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async move {
@@ -171,6 +179,7 @@ fn serve(store: Store, data_dir: &std::path::Path, args: ServeArgs) -> anyhow::R
             ),
         }
         println!("  data:        {}", data_dir.join("datadict.sqlite3").display());
+        println!("  warehouse file sources must be in: {} (DATADICT_WAREHOUSE_FILE_ROOT)", file_root.display());
         if let Some(c) = demo {
             println!("  demo project id:        {}", c.project_id);
             println!("  service account user:   {}", c.username);
