@@ -6,7 +6,7 @@ use crate::api::{self, Connection};
 use crate::app::use_app_state;
 use crate::components::log::{log_request, push};
 use crate::state::{Action, Level};
-use datadict_core::EntityType;
+use datadict_core::{EntityType, Region};
 use serde::{Deserialize, Serialize};
 use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;
@@ -23,39 +23,12 @@ fn input_value(e: &InputEvent) -> String {
     e.target_unchecked_into::<HtmlInputElement>().value()
 }
 
-/// Spec: the API exists in a default region, an EU and an India data-residency region, at the
-/// same paths on different hosts. The hosts of a deployment are not known to the app, so only the
-/// default region has a prefilled URL (this page's origin); the others are typed once.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Region {
-    Default,
-    Eu,
-    India,
-}
-
-impl Region {
-    pub const ALL: [Region; 3] = [Region::Default, Region::Eu, Region::India];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Default => "default",
-            Self::Eu => "eu",
-            Self::India => "in",
-        }
-    }
-
-    pub fn label(self) -> &'static str {
-        match self {
-            Self::Default => "Default",
-            Self::Eu => "EU data residency",
-            Self::India => "India data residency",
-        }
-    }
-
-    fn parse(s: &str) -> Self {
-        Self::ALL.into_iter().find(|r| r.as_str() == s).unwrap_or(Self::Default)
-    }
-}
+/// Spec §4.1: the API exists in a default region and in EU and India data-residency regions, at
+/// the same paths on different hosts (the core's `Region`). The hosts of a deployment are not known
+/// to the app, so only the default region has a prefilled URL (this page's origin); the others are
+/// typed once.
+const REGIONS: [(Region, &str, &str); 3] =
+    [(Region::Default, "default", "Default"), (Region::Eu, "eu", "EU data residency"), (Region::India, "in", "India data residency")];
 
 /// What "remember on this device" stores.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -118,7 +91,7 @@ pub fn SettingsPage() -> Html {
     let onregion = {
         let (region, base_url, import_url) = (region.clone(), base_url.clone(), import_url.clone());
         Callback::from(move |e: Event| {
-            let r = Region::parse(&e.target_unchecked_into::<HtmlSelectElement>().value());
+            let r = e.target_unchecked_into::<HtmlSelectElement>().value().parse().unwrap_or_default();
             region.set(r);
             // Only the default region's host is known (this page); the others must be typed.
             let url = if r == Region::Default { page_origin() } else { String::new() };
@@ -235,7 +208,7 @@ pub fn SettingsPage() -> Html {
             <form {onsubmit}>
                 <label for="region">{ "Region" }</label>
                 <select id="region" onchange={onregion}>
-                    { for Region::ALL.iter().map(|r| html! { <option value={r.as_str()} selected={*region == *r}>{ r.label() }</option> }) }
+                    { for REGIONS.iter().map(|(r, value, label)| html! { <option value={*value} selected={*region == *r}>{ *label }</option> }) }
                 </select>
                 <label for="base-url">{ "API base URL (schemas, read API)" }</label>
                 <input id="base-url" type="url" required=true placeholder="https://your-region-host" value={(*base_url).clone()} oninput={bind(&base_url)} />
