@@ -250,9 +250,11 @@ pub fn DictionaryPage() -> Html {
     html! {
         <div class="dictionary">
         <section class="card">
-            <div class="tabs" role="tablist" aria-label="Entity type">
+            // Plain toggle buttons rather than ARIA tabs: tabs promise arrow-key navigation, while
+            // buttons are reached with Tab and say which one is on through `aria-pressed`.
+            <div class="tabs" role="group" aria-label="Entity type">
                 { for EntityType::ALL.iter().map(|&t| html! {
-                    <button role="tab" id={format!("tab-{t}")} aria-selected={(t == entity_type).to_string()}
+                    <button id={format!("tab-{t}")} aria-pressed={(t == entity_type).to_string()}
                             class={classes!("tab", (t == entity_type).then_some("active"))} onclick={tab(t)}>
                         { if t == EntityType::Event { "Events" } else { "User profiles" } }
                     </button>
