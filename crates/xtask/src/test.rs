@@ -9,7 +9,7 @@ use std::process::Command;
 
 /// The suites in the order they run; names are what `cargo xtask test NAME` accepts.
 const SUITES: &[(&str, &str)] = &[
-    ("native", "unit and integration tests of every crate, server over real HTTP, browser end-to-end"),
+    ("native", "unit and integration tests of every crate, server over real HTTP, browser end-to-end (app and npm browser build)"),
     ("wasm-chromium", "core and web app compiled to wasm, in headless Chromium"),
     ("wasm-firefox", "core and web app compiled to wasm, in headless Firefox"),
     ("npm", "the packed npm tarball installed into a scratch project, under Node's test runner"),
@@ -27,11 +27,15 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
 
     let (ready, setup_secs) = timed(|| setup::ensure(Need::Test));
     ready?;
-    // The end-to-end tests serve the built app, so it is built before the suites run.
+    // The end-to-end tests serve the built app and load the npm package's browser builds, so both
+    // are built before the suites run.
     if selected.contains(&"native") {
         let (built, secs) = timed(crate::dist::build);
         built.context("building the web app for the end-to-end tests failed")?;
         println!("    web app built in {}", human_secs(secs));
+        let (built, secs) = timed(crate::npm::build);
+        built.context("building the npm package for the browser tests failed")?;
+        println!("    npm package built in {}", human_secs(secs));
     }
 
     let mut results = Vec::new();
