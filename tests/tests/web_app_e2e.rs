@@ -95,6 +95,12 @@ fn walk_through_the_app(browser: Browser) {
     set_value(&session, "#status-filter", "");
     session.wait_for("document.querySelectorAll('#schema-list .schema-row').length === 4", "all four again", WAIT).unwrap();
 
+    // The user-profile tab lists the `$user` schema, and back.
+    click_js(&session, "#tab-profile");
+    session.wait_for("document.querySelector(\"tr[data-name='$user']\") && document.querySelectorAll('#schema-list .schema-row').length === 1", "the profile schema", WAIT).unwrap();
+    click_js(&session, "#tab-event");
+    session.wait_for("document.querySelectorAll('#schema-list .schema-row').length === 4", "the events again", WAIT).unwrap();
+
     // Create an entity whose name looks like HTML; a bad contact is shown at its field first.
     let evil = "<img src=x onerror=\"window.__xss=1\">Checkout";
     click_js(&session, "#new-entity");
