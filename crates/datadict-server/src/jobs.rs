@@ -1,9 +1,8 @@
-//! What warehouse imports and migrations share: their settings, their routers and the start-up
-//! step that creates their tables and closes runs a previous process left unfinished.
+//! What warehouse imports and migrations share: their settings and the start-up step that creates
+//! their tables and closes runs a previous process left unfinished.
 
 use crate::store_jobs;
 use crate::AppState;
-use axum::Router;
 
 /// FACTS.md: API-triggered syncs are limited to 5 per hour per import.
 pub const DEFAULT_MANUAL_SYNCS_PER_HOUR: u32 = 5;
@@ -70,15 +69,15 @@ impl JobsConfig {
     }
 }
 
-/// The routes of warehouse imports and of the migration service. They are plain axum routes
-/// (not in `/openapi.json` yet). Creating the router also creates the tables of both and marks
-/// runs that were queued or running when a previous process stopped as failed, so that none stays
-/// "running" forever.
-pub fn router(state: &AppState) -> Router<AppState> {
+/// The start-up step of warehouse imports and the migration service: creates the tables of both
+/// and marks runs that were queued or running when a previous process stopped as failed, so that
+/// none stays "running" forever. [`crate::app`] calls it once; the routes themselves are
+/// registered with their OpenAPI operations in `routes::meta::api`. A failure is logged rather
+/// than fatal, so that the rest of the API is still served.
+pub fn init(state: &AppState) {
     if let Err(e) = state.store.call_sync(|conn| store_jobs::init(conn, crate::routes::import::now_ms())) {
         tracing::error!("cannot prepare the tables of warehouse imports and migrations: {e:#}");
     }
-    Router::new().merge(crate::routes::warehouse::router()).merge(crate::routes::migrate::router())
 }
 
 /// A new random identifier: 32 lowercase hex digits.

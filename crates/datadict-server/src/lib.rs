@@ -4,11 +4,14 @@
 //! serves it, and the tests drive the same router over real HTTP.
 //!
 //! Routes (their OpenAPI document, generated from the same registrations, is served at
-//! `/openapi.json`; the warehouse and migration routes of `jobs` are not in it yet):
+//! `/openapi.json`):
 //! - `/api/app/projects/{id}/schemas[/{entityType}[/{name}]]`: the schemas API (`routes::schemas`);
 //! - `POST /import`, `POST /engage`: events and profile updates (`routes::import`, `routes::engage`);
 //! - `GET /api/app/projects/{id}/events`, `.../profiles/{distinct_id}`, `.../event-counts`: the
 //!   read API for checking what arrived (`routes::data`);
+//! - `/api/app/projects/{id}/warehouse-sources/imports[/...]`: warehouse imports and their runs
+//!   (`routes::warehouse`); `POST /migrate/{source_tool}`, `GET /migrate/jobs/{job_id}`: the
+//!   migration service (`routes::migrate`); their tables are prepared by `jobs::init`;
 //! - `GET /api/app/limits`, `GET /openapi.json` (`routes::meta`); the web app at `/`.
 //!
 //! Storage is behind `store` (SQLite in WAL mode, `synchronous=FULL`, one writer connection, a
@@ -89,9 +92,9 @@ pub const SCHEMA_BODY_LIMIT: usize = 16 * 1024 * 1024;
 
 /// The whole HTTP surface: the application API under `/api/app`, and the web app at `/`.
 pub fn app(state: AppState) -> Router {
+    jobs::init(&state);
     let (api, doc) = routes::meta::api();
     let mut router = api.merge(routes::meta::openapi_route(doc)).method_not_allowed_fallback(routes::meta::method_not_allowed);
-    router = router.merge(jobs::router(&state));
     let web_dir = state.config.web_dir.clone().filter(|d| d.join("index.html").is_file());
     if let Some(dir) = &web_dir {
         // Unknown paths fall back to index.html so that a reload on an app route still works.

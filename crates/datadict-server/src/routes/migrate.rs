@@ -2,6 +2,7 @@
 //! no authorization header (the project is the one whose token is `TARGET_TOKEN`), answered 202
 //! at once with the job id and its status URL; `GET /migrate/jobs/{job_id}` reports the job.
 //! Every problem of the body is answered 400, all listed in one error.
+//! Both are registered with their OpenAPI operations (tag "Migration") at the root of the API.
 
 use crate::auth::hash_secret;
 use crate::error::{ApiError, JsonBody};
@@ -13,13 +14,13 @@ use crate::store_jobs::{self, Counts, MigrationJob, MigrationPhase};
 use crate::AppState;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use axum::routing::{get, post};
-use axum::{Json, Router};
+use axum::Json;
 use datadict_core::{validate_migration_request, validate_source_tool, Date, Issue, IssueCode, MigrationRequest};
 use serde_json::{json, Value};
+use utoipa_axum::{router::OpenApiRouter, routes};
 
-pub fn router() -> Router<AppState> {
-    Router::new().route("/migrate/{source_tool}", post(start)).route("/migrate/jobs/{job_id}", get(status))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(start)).routes(routes!(status))
 }
 
 /// The status URL of a job.
@@ -27,6 +28,15 @@ pub fn status_url(job_id: &str) -> String {
     format!("/migrate/jobs/{job_id}")
 }
 
+#[utoipa::path(post, path = "/migrate/{source_tool}", tag = "Migration",
+    params(("source_tool" = String, Path, description = "the tool migrated from: `amplitude`")),
+    request_body(content = Object, description = "spec §4.3: `{\"SOURCE_API_KEY\",\"SOURCE_API_SECRET\",\"TARGET_TOKEN\" (the receiving project's token),\"START_DATE\",\"END_DATE\" (`YYYY-MM-DD`),\"REGION\" (optional, `EU` for the EU host),\"DRY_RUN\" (optional: count only, load nothing)}`; no Authorization header, the project is the one of `TARGET_TOKEN`"),
+    responses(
+        (status = 202, description = "the job was queued and runs in the background: `{\"status\":\"ok\",\"results\":{\"job_id\",\"status_url\":\"/migrate/jobs/{job_id}\",\"job\":MigrationJob}}`; the job never holds the credentials", body = Object),
+        (status = 400, description = "an unknown source tool, an unreadable body, or an invalid request (missing fields, a bad date range, a `TARGET_TOKEN` of no project); `error` lists every problem", body = Object),
+        (status = 413, description = "the body is larger than the server reads", body = Object)
+    )
+)]
 async fn start(State(state): State<AppState>, Path(tool): Path<String>, body: Result<JsonBody, ApiError>) -> Result<(StatusCode, Json<Value>), ApiError> {
     let JsonBody(body) = body?;
     let today = Date::from_ms(now_ms());
@@ -76,6 +86,13 @@ async fn start(State(state): State<AppState>, Path(tool): Path<String>, body: Re
     Ok((StatusCode::ACCEPTED, Json(answer)))
 }
 
+#[utoipa::path(get, path = "/migrate/jobs/{job_id}", tag = "Migration",
+    params(("job_id" = String, Path, description = "the `job_id` the migration request answered")),
+    responses(
+        (status = 200, description = "`{\"status\":\"ok\",\"results\":MigrationJob}`; a MigrationJob is `{job_id, source_tool, project_id, phase: queued|exporting|counting|loading|succeeded|failed, dry_run, region, start_date, end_date, events: {counted, loaded, rejected}, profiles: {counted, loaded, rejected}, errors: [string] (the first 100), created_at, finished_at}`", body = Object),
+        (status = 404, description = "there is no job with this id; the API's error body says so", body = Object)
+    )
+)]
 async fn status(State(state): State<AppState>, Path(job_id): Path<String>) -> Result<Json<Value>, ApiError> {
     let id = job_id.clone();
     let job = state

@@ -8,7 +8,8 @@
 //! - `GET /{import_id}/runs` (history, newest first) and `GET /{import_id}/runs/{run_id}`.
 //!
 //! Reads need a role in the project, writes and syncs an owner or admin role (401/403 as
-//! elsewhere); an import of another project is a 404.
+//! elsewhere); an import of another project is a 404. The routes are registered with their OpenAPI
+//! operations (tag "Warehouse Imports"), nested under `/api/app` by `routes::meta::api`.
 
 use crate::auth::{authorize, Access};
 use crate::error::{ApiError, JsonBody};
@@ -17,25 +18,24 @@ use crate::routes::import::now_ms;
 use crate::routes::parse_project_id;
 use crate::store_jobs::{self, ImportRow, Queued, Run};
 use crate::warehouse::sync::{self, SyncJob};
-use crate::warehouse::{self, Mapping, Source};
+use crate::warehouse::{self, Mapping, NewImport, Source};
 use crate::AppState;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, put};
-use axum::{Json, Router};
+use axum::Json;
 use datadict_core::{ErrorBody, ManualSyncResponse};
 use serde_json::{json, Value};
+use utoipa_axum::{router::OpenApiRouter, routes};
 
-const BASE: &str = "/api/app/projects/{project_id}/warehouse-sources/imports";
-
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route(BASE, get(list).post(create))
-        .route(&format!("{BASE}/{{import_id}}"), get(get_one).delete(delete))
-        .route(&format!("{BASE}/{{import_id}}/manual-sync"), put(manual_sync))
-        .route(&format!("{BASE}/{{import_id}}/runs"), get(runs))
-        .route(&format!("{BASE}/{{import_id}}/runs/{{run_id}}"), get(run_one))
+/// The routes, relative to `/api/app` (where `routes::meta::api` nests them).
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list, create))
+        .routes(routes!(get_one, delete))
+        .routes(routes!(manual_sync))
+        .routes(routes!(runs))
+        .routes(routes!(run_one))
 }
 
 /// How many runs the history shows.
@@ -76,6 +76,18 @@ async fn load_import(state: &AppState, project_id: i64, import_id: i64) -> Resul
         .ok_or_else(|| not_found(project_id, import_id))
 }
 
+#[utoipa::path(post, path = "/projects/{project_id}/warehouse-sources/imports", tag = "Warehouse Imports",
+    params(("project_id" = i64, Path, description = "the project id")),
+    request_body(content = NewImport, description = "the import: `name`, `kind` (`event_sync` or `people`), `source` (a file on the server or a PostgreSQL table; a password only by the name of a server environment variable) and the column `mapping`; no other keys"),
+    responses(
+        (status = 201, description = "the import was created: `{\"status\":\"ok\",\"results\":Import}`, an Import as GET shows it (source redacted, `last_run` null)", body = Object),
+        (status = 400, description = "bad project id, unreadable body, or an invalid import; `error` lists every problem (unknown fields, a missing file, a column the source lacks)", body = Object),
+        (status = 401, description = "missing or invalid credentials", body = Object),
+        (status = 403, description = "valid credentials without an owner or admin role in the project", body = Object),
+        (status = 413, description = "the body is larger than the server reads", body = Object)
+    ),
+    security(("ServiceAccount" = []))
+)]
 async fn create(State(state): State<AppState>, headers: HeaderMap, Path(project_id): Path<String>, body: Result<JsonBody, ApiError>) -> Result<(StatusCode, Json<Value>), ApiError> {
     let project_id = parse_project_id(&project_id)?;
     authorize(&state, &headers, project_id, Access::Write).await?;
@@ -98,6 +110,16 @@ async fn create(State(state): State<AppState>, headers: HeaderMap, Path(project_
     Ok((StatusCode::CREATED, Json(json!({"status": "ok", "results": view(&row, None)?}))))
 }
 
+#[utoipa::path(get, path = "/projects/{project_id}/warehouse-sources/imports", tag = "Warehouse Imports",
+    params(("project_id" = i64, Path, description = "the project id")),
+    responses(
+        (status = 200, description = "the project's imports, each with its last run: `{\"status\":\"ok\",\"results\":[Import]}`; an Import is `{id, project_id, name, kind, source (redacted: the file name without its folders; for PostgreSQL, `password` is `referenced` or `none`), mapping, sync_frequency: \"api\", created_at, last_run: Run|null}`", body = Object),
+        (status = 400, description = "the project id is not a positive integer", body = Object),
+        (status = 401, description = "missing or invalid credentials", body = Object),
+        (status = 403, description = "valid credentials without access to the project", body = Object)
+    ),
+    security(("ServiceAccount" = []))
+)]
 async fn list(State(state): State<AppState>, headers: HeaderMap, Path(project_id): Path<String>) -> Result<Json<Value>, ApiError> {
     let project_id = parse_project_id(&project_id)?;
     authorize(&state, &headers, project_id, Access::Read).await?;
@@ -117,6 +139,17 @@ async fn list(State(state): State<AppState>, headers: HeaderMap, Path(project_id
     Ok(Json(json!({"status": "ok", "results": results})))
 }
 
+#[utoipa::path(get, path = "/projects/{project_id}/warehouse-sources/imports/{import_id}", tag = "Warehouse Imports",
+    params(("project_id" = i64, Path, description = "the project id"), ("import_id" = i64, Path, description = "the import id")),
+    responses(
+        (status = 200, description = "`{\"status\":\"ok\",\"results\":Import}`, with its last run", body = Object),
+        (status = 400, description = "the project id is not a positive integer", body = Object),
+        (status = 401, description = "missing or invalid credentials", body = Object),
+        (status = 403, description = "valid credentials without access to the project", body = Object),
+        (status = 404, description = "the project has no such import (or the id is not an import id)", body = Object)
+    ),
+    security(("ServiceAccount" = []))
+)]
 async fn get_one(State(state): State<AppState>, headers: HeaderMap, Path((project_id, import_id)): Path<(String, String)>) -> Result<Json<Value>, ApiError> {
     let project_id = parse_project_id(&project_id)?;
     authorize(&state, &headers, project_id, Access::Read).await?;
@@ -126,6 +159,17 @@ async fn get_one(State(state): State<AppState>, headers: HeaderMap, Path((projec
     Ok(Json(json!({"status": "ok", "results": view(&row, last.first())?})))
 }
 
+#[utoipa::path(delete, path = "/projects/{project_id}/warehouse-sources/imports/{import_id}", tag = "Warehouse Imports",
+    params(("project_id" = i64, Path, description = "the project id"), ("import_id" = i64, Path, description = "the import id")),
+    responses(
+        (status = 200, description = "the import and its run history were deleted: `{\"status\":\"ok\",\"results\":{\"delete_count\":1}}`", body = Object),
+        (status = 400, description = "the project id is not a positive integer", body = Object),
+        (status = 401, description = "missing or invalid credentials", body = Object),
+        (status = 403, description = "valid credentials without an owner or admin role in the project", body = Object),
+        (status = 404, description = "the project has no such import (or the id is not an import id)", body = Object)
+    ),
+    security(("ServiceAccount" = []))
+)]
 async fn delete(State(state): State<AppState>, headers: HeaderMap, Path((project_id, import_id)): Path<(String, String)>) -> Result<Json<Value>, ApiError> {
     let project_id = parse_project_id(&project_id)?;
     authorize(&state, &headers, project_id, Access::Write).await?;
@@ -137,6 +181,21 @@ async fn delete(State(state): State<AppState>, headers: HeaderMap, Path((project
     Ok(Json(json!({"status": "ok", "results": {"delete_count": 1}})))
 }
 
+#[utoipa::path(put, path = "/projects/{project_id}/warehouse-sources/imports/{import_id}/manual-sync", tag = "Warehouse Imports",
+    params(("project_id" = i64, Path, description = "the project id"), ("import_id" = i64, Path, description = "the import id")),
+    request_body(content = Object, description = "`{}` (an absent body is accepted too)"),
+    responses(
+        (status = 200, description = "the run was queued and runs in the background: `{\"status\":\"ok\",\"results\":{\"run_id\":\"...\"}}`; follow it in the run history", body = Object),
+        (status = 400, description = "the project id is not a positive integer, or the body is not `{}`", body = Object),
+        (status = 401, description = "missing or invalid credentials", body = Object),
+        (status = 403, description = "valid credentials without an owner or admin role in the project", body = Object),
+        (status = 404, description = "the project has no such import (or the id is not an import id)", body = Object),
+        (status = 409, description = "a run of this import has not ended yet; the API's error body names it", body = Object),
+        (status = 413, description = "the body is larger than the server reads", body = Object),
+        (status = 429, description = "the import was synced manually as often as allowed in the last hour; see `Retry-After`", body = Object)
+    ),
+    security(("ServiceAccount" = []))
+)]
 async fn manual_sync(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -184,6 +243,17 @@ async fn manual_sync(
     Ok(Json(ManualSyncResponse::ok(run_id)).into_response())
 }
 
+#[utoipa::path(get, path = "/projects/{project_id}/warehouse-sources/imports/{import_id}/runs", tag = "Warehouse Imports",
+    params(("project_id" = i64, Path, description = "the project id"), ("import_id" = i64, Path, description = "the import id")),
+    responses(
+        (status = 200, description = "the run history, newest first (at most 50): `{\"status\":\"ok\",\"results\":[Run]}`; a Run is `{run_id, import_id, trigger: \"manual\", status: queued|running|succeeded|failed, rows_read, events_loaded, rows_rejected, rejections: [{row, reason}] (the first 100), error, created_at, started_at, finished_at}`", body = Object),
+        (status = 400, description = "the project id is not a positive integer", body = Object),
+        (status = 401, description = "missing or invalid credentials", body = Object),
+        (status = 403, description = "valid credentials without access to the project", body = Object),
+        (status = 404, description = "the project has no such import (or the id is not an import id)", body = Object)
+    ),
+    security(("ServiceAccount" = []))
+)]
 async fn runs(State(state): State<AppState>, headers: HeaderMap, Path((project_id, import_id)): Path<(String, String)>) -> Result<Json<Value>, ApiError> {
     let project_id = parse_project_id(&project_id)?;
     authorize(&state, &headers, project_id, Access::Read).await?;
@@ -193,6 +263,17 @@ async fn runs(State(state): State<AppState>, headers: HeaderMap, Path((project_i
     Ok(Json(json!({"status": "ok", "results": runs})))
 }
 
+#[utoipa::path(get, path = "/projects/{project_id}/warehouse-sources/imports/{import_id}/runs/{run_id}", tag = "Warehouse Imports",
+    params(("project_id" = i64, Path, description = "the project id"), ("import_id" = i64, Path, description = "the import id"), ("run_id" = String, Path, description = "the `run_id` a manual sync answered")),
+    responses(
+        (status = 200, description = "`{\"status\":\"ok\",\"results\":Run}`", body = Object),
+        (status = 400, description = "the project id is not a positive integer", body = Object),
+        (status = 401, description = "missing or invalid credentials", body = Object),
+        (status = 403, description = "valid credentials without access to the project", body = Object),
+        (status = 404, description = "the project has no such import, or the import no such run", body = Object)
+    ),
+    security(("ServiceAccount" = []))
+)]
 async fn run_one(State(state): State<AppState>, headers: HeaderMap, Path((project_id, import_id, run_id)): Path<(String, String, String)>) -> Result<Json<Value>, ApiError> {
     let project_id = parse_project_id(&project_id)?;
     authorize(&state, &headers, project_id, Access::Read).await?;

@@ -18,7 +18,7 @@ pub const KINDS: [&str; 2] = ["event_sync", "people"];
 /// SQLite database file, or an NDJSON or CSV file with a header line, all on the server), and a
 /// PostgreSQL table. A PostgreSQL password is never part of the import: `password_env` names the
 /// server's environment variable that holds it (a reference, so the API stores no secret).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
 pub enum Source {
     Sqlite { path: String, table: String },
@@ -72,7 +72,7 @@ impl Source {
 
 /// Which columns become what. Names follow the vendor's interface where it has them
 /// (`event_column_name`, `time_column_name`, `user_column_name`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Mapping {
     /// A constant event name for every row (`event_sync`; or `event_column_name`).
@@ -98,7 +98,7 @@ pub struct Mapping {
 }
 
 /// The body of `POST .../warehouse-sources/imports`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewImport {
     pub name: String,
