@@ -205,6 +205,11 @@ fn walk_through_the_app(browser: Browser) {
     session.wait_for("(document.querySelector(\"tr[data-name='Web Import'] .volume\")||{}).innerText === '8'", "the undocumented event with volume 8", WAIT).unwrap();
     assert_eq!(js_text(&session, "tr[data-name='Web Import'] .status"), "undocumented");
     shot("dictionary-undocumented");
+
+    // Copying the log either works or falls back to selectable text; nothing panicked on the way.
+    click_js(&session, "#copy-log");
+    session.wait_for("document.querySelector('#copy-log').innerText === 'Copied' || document.querySelector('#log-text')", "the log copied", WAIT).unwrap();
+    assert_eq!(session.script("return document.querySelector('#fatal').hidden;").unwrap(), json!(true), "{}", js_text(&session, "#fatal"));
 }
 
 #[test]

@@ -14,7 +14,13 @@ pub mod state;
 /// Mounts the app on `<body>` after installing the panic hook.
 pub fn start() {
     install_panic_hook();
-    yew::Renderer::<app::App>::new().render();
+    // The app gets its own element: mounted on `<body>` itself, Yew replaced the body's content,
+    // `#fatal` included, and a panic then had nowhere to be shown.
+    let document = web_sys::window().and_then(|w| w.document()).expect("the app runs in a page");
+    let root = document.create_element("div").expect("a div can be created");
+    root.set_id("app");
+    document.body().expect("the page has a body").append_child(&root).expect("the app root can be added");
+    yew::Renderer::<app::App>::with_root(root).render();
 }
 
 /// Writes a Rust panic into the `#fatal` box of `index.html`, which lives outside Yew's tree so it
