@@ -95,8 +95,14 @@ CREATE TABLE IF NOT EXISTS schemas (
 );
 CREATE INDEX IF NOT EXISTS projects_by_token ON projects (token_hash);
 -- One row per distinct (event, time, distinct_id, $insert_id): `dedup` is a 128-bit digest of
--- that key (see `dedup_key`), so the unique index stays small and fast to insert into; a second
--- copy of an event replaces the first (FACTS.md: the latest ingested copy wins).
+-- that key (see `dedup_key`); a second copy of an event replaces the first (FACTS.md: the latest
+-- ingested copy wins). The unique key leads with `time_ms` although the digest already covers it:
+-- events arrive roughly in time order, so a batch's inserts land on a few neighbouring pages of
+-- that index instead of on every page of it (a key led by the digest alone is random, and each
+-- commit then wrote nearly the whole index to the WAL again). The same index serves the read
+-- API's time ordering and ranges, so there is no separate time index. Databases created before
+-- keep their older key `(project_id, dedup)` and index `events_by_time`; `insert_events` works
+-- with either shape.
 CREATE TABLE IF NOT EXISTS events (
     project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
     dedup BLOB NOT NULL,
@@ -106,9 +112,8 @@ CREATE TABLE IF NOT EXISTS events (
     insert_id TEXT NOT NULL,
     record TEXT NOT NULL,
     ingested_at INTEGER NOT NULL,
-    PRIMARY KEY (project_id, dedup)
+    UNIQUE (project_id, time_ms, dedup)
 );
-CREATE INDEX IF NOT EXISTS events_by_time ON events (project_id, time_ms);
 CREATE INDEX IF NOT EXISTS events_by_name ON events (project_id, event, time_ms);
 CREATE TABLE IF NOT EXISTS profiles (
     project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
@@ -407,7 +412,9 @@ pub fn project_by_token_hash(conn: &Connection, token_hash: &str) -> anyhow::Res
         .optional()?)
 }
 
-/// One event ready to be stored: the fields of the dedup key and the record's JSON text.
+/// One event ready to be stored: the fields of the dedup key, its digest and the record's JSON
+/// text. Build it with [`EventRow::new`], which computes the digest, so that hashing happens where
+/// the rows are prepared (in parallel, on the blocking pool) and not while the writer is held.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EventRow {
     pub event: String,
@@ -416,6 +423,15 @@ pub struct EventRow {
     pub insert_id: String,
     /// The whole record (`{"event":...,"properties":{...}}`) as it will be served back.
     pub record: String,
+    /// `dedup_key` of the four key fields.
+    pub dedup: [u8; 16],
+}
+
+impl EventRow {
+    pub fn new(event: String, time_ms: i64, distinct_id: String, insert_id: String, record: String) -> Self {
+        let dedup = dedup_key(&event, time_ms, &distinct_id, &insert_id);
+        Self { event, time_ms, distinct_id, insert_id, record, dedup }
+    }
 }
 
 /// The digest that identifies an event for de-duplication (FACTS.md: the key is
@@ -439,16 +455,18 @@ pub fn dedup_key(event: &str, time_ms: i64, distinct_id: &str, insert_id: &str) 
 pub fn insert_events(conn: &mut Connection, project_id: i64, rows: &[EventRow], now_s: i64) -> anyhow::Result<usize> {
     let tx = conn.transaction()?;
     {
+        // The conflict target is left out (SQLite 3.35+: any uniqueness constraint): the events
+        // table has exactly one, the dedup key, whose columns differ between databases created
+        // before and after the key gained `time_ms` (see `MIGRATION`).
         let mut stmt = tx.prepare_cached(
             "INSERT INTO events (project_id, dedup, event, time_ms, distinct_id, insert_id, record, ingested_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
-             ON CONFLICT (project_id, dedup) DO UPDATE SET record = excluded.record, ingested_at = excluded.ingested_at",
+             ON CONFLICT DO UPDATE SET record = excluded.record, ingested_at = excluded.ingested_at",
         )?;
         for row in rows {
-            let key = dedup_key(&row.event, row.time_ms, &row.distinct_id, &row.insert_id);
             stmt.execute(params![
                 project_id,
-                &key[..],
+                &row.dedup[..],
                 row.event,
                 row.time_ms,
                 row.distinct_id,
@@ -608,4 +626,62 @@ pub fn put_profile(
 /// Deletes a profile; returns whether it existed.
 pub fn delete_profile(conn: &Connection, project_id: i64, distinct_id: &str) -> anyhow::Result<bool> {
     Ok(conn.execute("DELETE FROM profiles WHERE project_id = ?1 AND distinct_id = ?2", params![project_id, distinct_id])? > 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(time_ms: i64, insert_id: &str, record: &str) -> EventRow {
+        EventRow::new("Signed Up".into(), time_ms, "u1".into(), insert_id.into(), record.into())
+    }
+
+    fn stored(conn: &Connection) -> Vec<(i64, String)> {
+        let mut stmt = conn.prepare("SELECT time_ms, record FROM events ORDER BY time_ms, record").unwrap();
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().collect::<Result<_, _>>().unwrap()
+    }
+
+    /// The latest copy wins, within one batch and across batches, and a different time or insert
+    /// id is a different event.
+    fn check_dedup(conn: &mut Connection) {
+        conn.execute("INSERT INTO projects (id, name, token_hash) VALUES (1, 'p', 'h')", []).unwrap();
+        insert_events(conn, 1, &[row(1_000, "a", "first"), row(1_000, "a", "second"), row(2_000, "a", "other time")], 0)
+            .unwrap();
+        insert_events(conn, 1, &[row(1_000, "a", "third"), row(1_000, "b", "other id")], 0).unwrap();
+        assert_eq!(
+            stored(conn),
+            [(1_000, "other id".into()), (1_000, "third".into()), (2_000, "other time".into())]
+        );
+    }
+
+    #[test]
+    fn dedup_on_the_current_table_shape() {
+        let store = Store::open_in_memory().unwrap();
+        store
+            .call_sync(|conn| {
+                check_dedup(conn);
+                Ok(())
+            })
+            .unwrap();
+    }
+
+    /// A database created before the dedup key gained `time_ms` keeps its old key, and the insert
+    /// still de-duplicates against it.
+    #[test]
+    fn dedup_on_the_older_table_shape() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(
+            "CREATE TABLE projects (id INTEGER PRIMARY KEY, name TEXT NOT NULL, token_hash TEXT NOT NULL UNIQUE,
+                 created_at INTEGER NOT NULL DEFAULT (unixepoch()));
+             CREATE TABLE events (
+                 project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                 dedup BLOB NOT NULL, event TEXT NOT NULL, time_ms INTEGER NOT NULL, distinct_id TEXT NOT NULL,
+                 insert_id TEXT NOT NULL, record TEXT NOT NULL, ingested_at INTEGER NOT NULL,
+                 PRIMARY KEY (project_id, dedup));
+             CREATE INDEX events_by_time ON events (project_id, time_ms);",
+        )
+        .unwrap();
+        let mut conn = Store::init_writer(conn).unwrap();
+        check_dedup(&mut conn);
+    }
 }

@@ -137,13 +137,7 @@ pub fn check_batch(
             // The record is valid JSON, hence UTF-8.
             String::from_utf8(bytes.into_owned()).map_err(|e| ApiError::Internal(e.into()))?
         };
-        out.rows.push(EventRow {
-            event: event.into_owned(),
-            time_ms,
-            distinct_id: distinct_id.into_owned(),
-            insert_id: insert_id.into_owned(),
-            record,
-        });
+        out.rows.push(EventRow::new(event.into_owned(), time_ms, distinct_id.into_owned(), insert_id.into_owned(), record));
     }
     Ok(out)
 }
