@@ -4,6 +4,5 @@ pub mod bulk;
 pub mod dictionary;
 pub mod import;
 pub mod migrate;
-pub mod planned;
 pub mod settings;
 pub mod warehouse;
