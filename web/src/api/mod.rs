@@ -64,6 +64,8 @@ pub enum ApiError {
     Forbidden(String),
     /// Any other non-success status, with the server's own message.
     Status { status: u16, message: String },
+    /// 429: the project's rate limit; `retry_after_ms` is the server's `Retry-After`, when sent.
+    RateLimited { message: String, retry_after_ms: Option<u64> },
     /// The answer was not what the API promises.
     Decode(String),
 }
@@ -77,6 +79,7 @@ impl ApiError {
         match status {
             401 => Self::Unauthorized(message),
             403 => Self::Forbidden(message),
+            429 => Self::RateLimited { message, retry_after_ms: None },
             _ => Self::Status { status, message },
         }
     }
@@ -89,6 +92,8 @@ impl fmt::Display for ApiError {
             Self::Unauthorized(m) => write!(f, "wrong credentials (401): the service account user name or secret is not accepted. Server said: {m}"),
             Self::Forbidden(m) => write!(f, "no access (403): the credentials are valid, but this account may not do this in this project. Server said: {m}"),
             Self::Status { status, message } => write!(f, "the server answered {status}: {message}"),
+            Self::RateLimited { message, retry_after_ms: Some(ms) } => write!(f, "the project's rate limit is reached (429); the server asks to wait {:.0} s. Server said: {message}", *ms as f64 / 1000.0),
+            Self::RateLimited { message, retry_after_ms: None } => write!(f, "the project's rate limit is reached (429). Server said: {message}"),
             Self::Decode(m) => write!(f, "the server's answer could not be read: {m}"),
         }
     }
@@ -138,7 +143,7 @@ pub async fn request<T: DeserializeOwned>(
 ) -> Result<T, ApiError> {
     let body = body.map_or(Body::None, Body::Json);
     let url = conn.url(path);
-    let (status, text) = exchange(conn, method, &url, path, body, log).await?;
+    let (status, text, _) = exchange(conn, method, &url, path, body, log).await?;
     if !(200..300).contains(&status) {
         return Err(ApiError::from_status(status, &text));
     }
@@ -159,13 +164,13 @@ async fn exchange(
     log_path: &str,
     body: Body<'_>,
     log: &dyn Fn(RequestRecord),
-) -> Result<(u16, String), ApiError> {
+) -> Result<(u16, String, Option<String>), ApiError> {
     let start = now_ms();
     let mut record = RequestRecord { method: method.to_string(), path: log_path.to_owned(), status: None, duration_ms: 0.0, error: None };
     let result = send(conn, method, url, body).await;
     record.duration_ms = now_ms() - start;
     match &result {
-        Ok((status, text)) => {
+        Ok((status, text, _)) => {
             record.status = Some(*status);
             if !(200..300).contains(status) {
                 record.error = Some(ApiError::from_status(*status, text).to_string());
@@ -177,7 +182,8 @@ async fn exchange(
     result
 }
 
-async fn send(conn: &Connection, method: Method, url: &str, body: Body<'_>) -> Result<(u16, String), ApiError> {
+/// Sends one request; returns the status, the body text and the `Retry-After` header, if any.
+async fn send(conn: &Connection, method: Method, url: &str, body: Body<'_>) -> Result<(u16, String, Option<String>), ApiError> {
     let builder = RequestBuilder::new(url)
         .method(method)
         .header("Authorization", &conn.authorization())
@@ -193,8 +199,9 @@ async fn send(conn: &Connection, method: Method, url: &str, body: Body<'_>) -> R
     };
     let response = request.send().await.map_err(|e| ApiError::Network(e.to_string()))?;
     let status = response.status();
+    let retry_after = response.headers().get("retry-after");
     let text = response.text().await.map_err(|e| ApiError::Network(e.to_string()))?;
-    Ok((status, text))
+    Ok((status, text, retry_after))
 }
 
 fn encode(segment: &str) -> String {
@@ -283,7 +290,7 @@ pub async fn event_counts(conn: &Connection, log: &dyn Fn(RequestRecord)) -> Res
 pub async fn import_batch(conn: &Connection, batch: &datadict_core::Batch, log: &dyn Fn(RequestRecord)) -> Result<ImportResponse, ApiError> {
     let path = format!("/import?strict=1&project_id={}", conn.project_id);
     let url = format!("{}{path}", conn.import_url.trim_end_matches('/'));
-    let (status, text) = exchange(conn, Method::POST, &url, &path, Body::Events { body: &batch.body, gzipped: batch.gzipped }, log).await?;
+    let (status, text, retry_after) = exchange(conn, Method::POST, &url, &path, Body::Events { body: &batch.body, gzipped: batch.gzipped }, log).await?;
     if status == 200 {
         return decode(&text);
     }
@@ -294,7 +301,19 @@ pub async fn import_batch(conn: &Connection, batch: &datadict_core::Batch, log: 
             }
         }
     }
-    Err(ApiError::from_status(status, &text))
+    Err(with_retry_after(ApiError::from_status(status, &text), retry_after.as_deref(), js_sys::Date::now() as i64))
+}
+
+/// Attaches a 429's `Retry-After` (seconds or an HTTP date, parsed by the core) to the error, so
+/// the retry policy can honour it.
+fn with_retry_after(err: ApiError, retry_after: Option<&str>, now_ms: i64) -> ApiError {
+    match err {
+        ApiError::RateLimited { message, .. } => ApiError::RateLimited {
+            message,
+            retry_after_ms: retry_after.and_then(|v| datadict_core::parse_retry_after(v, now_ms)),
+        },
+        other => other,
+    }
 }
 
 #[cfg(test)]
@@ -313,6 +332,17 @@ mod tests {
             ApiError::from_status(500, "boom"),
             ApiError::Status { status: 500, message: "boom".into() }
         );
+    }
+
+    #[wasm_bindgen_test]
+    fn a_429_carries_its_retry_after() {
+        let err = with_retry_after(ApiError::from_status(429, r#"{"error":"slow down","status":"error"}"#), Some("7"), 0);
+        assert_eq!(err, ApiError::RateLimited { message: "slow down".into(), retry_after_ms: Some(7000) });
+        assert!(err.to_string().contains("wait 7 s"), "{err}");
+        let other = with_retry_after(ApiError::from_status(503, "down"), Some("7"), 0);
+        assert_eq!(other, ApiError::Status { status: 503, message: "down".into() });
+        let unreadable = with_retry_after(ApiError::from_status(429, "x"), Some("soon"), 0);
+        assert_eq!(unreadable, ApiError::RateLimited { message: "x".into(), retry_after_ms: None });
     }
 
     #[wasm_bindgen_test]

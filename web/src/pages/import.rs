@@ -324,15 +324,16 @@ async fn send(run: Rc<Run>, batch: Batch) {
             }
             Err(err) => {
                 attempt += 1;
-                let outcome = match &err {
-                    ApiError::Network(_) => Attempt::NetworkError,
-                    ApiError::Unauthorized(_) => Attempt::Status(401),
-                    ApiError::Forbidden(_) => Attempt::Status(403),
-                    ApiError::Status { status, .. } => Attempt::Status(*status),
+                let (outcome, retry_after_ms) = match &err {
+                    ApiError::Network(_) => (Attempt::NetworkError, None),
+                    ApiError::Unauthorized(_) => (Attempt::Status(401), None),
+                    ApiError::Forbidden(_) => (Attempt::Status(403), None),
+                    ApiError::Status { status, .. } => (Attempt::Status(*status), None),
+                    ApiError::RateLimited { retry_after_ms, .. } => (Attempt::Status(429), *retry_after_ms),
                     // An answer that cannot be read will not read better the second time.
-                    ApiError::Decode(_) => Attempt::Status(0),
+                    ApiError::Decode(_) => (Attempt::Status(0), None),
                 };
-                if let Decision::RetryAfterMs(wait) = run.retry.decide(attempt, outcome, None, js_sys::Math::random()) {
+                if let Decision::RetryAfterMs(wait) = run.retry.decide(attempt, outcome, retry_after_ms, js_sys::Math::random()) {
                     if !run.cancel.get() {
                         push(&run.state, Level::Error, format!("batch {} will be sent again in {:.0} s: {err}", batch.sequence + 1, wait as f64 / 1000.0));
                         run.update(|p| p.retries += 1);
