@@ -1,6 +1,8 @@
 //! The streaming batcher: chunks of NDJSON or a JSON array in, ready import request bodies out
 //! (gzipped JSON arrays of at most 2,000 events and 10 MB uncompressed, FACTS.md), each event
 //! keeping its input position so that a 400's `failed_records[i].index` maps back to a line.
+//! The same machinery batches profile updates for `/engage` ([`RecordKind::ProfileUpdates`]:
+//! at most 2,000 updates per request and 1 MB per update, FACTS.md).
 //!
 //! The fast path of the design notes: records are found without parsing values, checked by a
 //! borrowing pass, and their original bytes are copied into the open batch while the gzip encoder
@@ -12,12 +14,52 @@ use crate::dictionary::{check_against_dictionary, remove_properties, Dictionary}
 use crate::event::check_event;
 use crate::issue::{Issue, IssueCode};
 use crate::limits::Limits;
+use crate::profile::{check_profile_update, TokenRule};
 use crate::split::{InputFormat, RawRecord, RecordPos, RecordSplitter, SplitError};
 use crate::summary::IssueSummary;
 use flate2::write::GzEncoder;
 use flate2::Compression;
 use std::collections::VecDeque;
 use std::io::Write;
+
+/// What the records of the input are; the kind chooses the per-record check and the request
+/// limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RecordKind {
+    /// Events for `/import`: checked by `check_event` (and the dictionary, when given), at most
+    /// `max_events_per_request` per body, each under `event_bytes_below`.
+    #[default]
+    Events,
+    /// Profile updates for `/engage`: checked by `check_profile_update` with this token rule, at
+    /// most `max_profile_updates_per_request` per body, each at most `max_profile_update_bytes`.
+    /// The dictionary does not apply to them.
+    ProfileUpdates(TokenRule),
+}
+
+impl RecordKind {
+    /// The most records one request body may hold.
+    pub fn max_records(self, limits: &Limits) -> usize {
+        match self {
+            Self::Events => limits.max_events_per_request,
+            Self::ProfileUpdates(_) => limits.max_profile_updates_per_request,
+        }
+    }
+
+    /// The longest record, in bytes, that is checked at all; a longer one is rejected unbuffered.
+    pub fn max_record_bytes(self, limits: &Limits) -> usize {
+        match self {
+            Self::Events => limits.event_bytes_below.saturating_sub(1),
+            Self::ProfileUpdates(_) => limits.max_profile_update_bytes,
+        }
+    }
+
+    fn noun(self) -> &'static str {
+        match self {
+            Self::Events => "event",
+            Self::ProfileUpdates(_) => "update",
+        }
+    }
+}
 
 /// How the batcher works; `Default` gives the documented limits, gzip level 6 and format sniffing.
 #[derive(Debug, Clone)]
@@ -29,6 +71,8 @@ pub struct BatchOptions {
     /// compresses on another thread or worker (see [`Batch::gzip`]).
     pub gzip_level: Option<u32>,
     pub format: InputFormat,
+    /// Events or profile updates.
+    pub kind: RecordKind,
     /// The clock for the `time` rule, in milliseconds since the epoch.
     pub now_ms: i64,
     /// When set, events are checked against it: dropped events are left out and dropped
@@ -40,14 +84,14 @@ pub struct BatchOptions {
 
 impl Default for BatchOptions {
     fn default() -> Self {
-        Self { limits: Limits::default(), gzip_level: Some(6), format: InputFormat::Auto, now_ms: 0, dictionary: None, summary_examples: 5 }
+        Self { limits: Limits::default(), gzip_level: Some(6), format: InputFormat::Auto, kind: RecordKind::Events, now_ms: 0, dictionary: None, summary_examples: 5 }
     }
 }
 
 /// One ready request body.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Batch {
-    /// A JSON array of events, gzipped unless the options say otherwise.
+    /// A JSON array of events (or profile updates), gzipped unless the options say otherwise.
     pub body: Vec<u8>,
     /// Whether `body` is gzipped (send `Content-Encoding: gzip`).
     pub gzipped: bool,
@@ -60,7 +104,7 @@ pub struct Batch {
 }
 
 impl Batch {
-    /// The number of events in the batch.
+    /// The number of records (events or profile updates) in the batch.
     pub fn events(&self) -> usize {
         self.positions.len()
     }
@@ -197,6 +241,9 @@ impl Work<'_> {
     fn record(&mut self, raw: RawRecord<'_>) {
         self.stats.records += 1;
         let limits = &self.options.limits;
+        if let RecordKind::ProfileUpdates(token) = self.options.kind {
+            return self.profile_update(raw, token);
+        }
         if let Some(len) = raw.oversized {
             let issue = Issue::new(
                 "",
@@ -241,6 +288,26 @@ impl Work<'_> {
         }
     }
 
+    fn profile_update(&mut self, raw: RawRecord<'_>, token: TokenRule) {
+        let limits = &self.options.limits;
+        if let Some(len) = raw.oversized {
+            let issue = Issue::new(
+                "",
+                IssueCode::TooLarge,
+                format!("the update is {len} bytes of JSON; it must be at most {} bytes: split it into several updates", limits.max_profile_update_bytes),
+            );
+            self.reject(raw.pos, None, vec![issue]);
+            return;
+        }
+        let check = check_profile_update(raw.bytes, limits, token);
+        if !check.is_valid() {
+            self.reject(raw.pos, check.operation, check.issues);
+            return;
+        }
+        self.summary.add(raw.pos, check.operation, &[]);
+        self.append(raw.pos, raw.bytes);
+    }
+
     fn reject(&mut self, pos: RecordPos, event: Option<&str>, issues: Vec<Issue>) {
         self.summary.add(pos, event, &issues);
         self.stats.rejected += 1;
@@ -249,12 +316,14 @@ impl Work<'_> {
 
     fn append(&mut self, pos: RecordPos, bytes: &[u8]) {
         let limits = &self.options.limits;
-        // The array costs its brackets and one comma per event after the first.
+        let (kind, max_records) = (self.options.kind, self.options.kind.max_records(limits));
+        // The array costs its brackets and one comma per record after the first.
         if bytes.len() + 2 > limits.max_request_bytes {
+            let noun = kind.noun();
             let issue = Issue::new(
                 "",
                 IssueCode::TooLarge,
-                format!("the event is {} bytes; a request may hold at most {} bytes: raise the request limit or shrink the event", bytes.len(), limits.max_request_bytes),
+                format!("the {noun} is {} bytes; a request may hold at most {} bytes: raise the request limit or shrink the {noun}", bytes.len(), limits.max_request_bytes),
             );
             self.stats.rejected += 1;
             self.summary.add(pos, None, std::slice::from_ref(&issue));
@@ -262,7 +331,7 @@ impl Work<'_> {
             return;
         }
         if let Some(open) = self.open.as_ref() {
-            if open.positions.len() >= limits.max_events_per_request || open.bytes + 1 + bytes.len() > limits.max_request_bytes {
+            if open.positions.len() >= max_records || open.bytes + 1 + bytes.len() > limits.max_request_bytes {
                 self.close();
             }
         }
@@ -270,7 +339,7 @@ impl Work<'_> {
         let open = self.open.get_or_insert_with(|| {
             let mut sink = Sink::new(level, limits.max_request_bytes.min(4 * 1024 * 1024));
             sink.write(b"[");
-            OpenBatch { sink, positions: Vec::with_capacity(limits.max_events_per_request.min(4096)), bytes: 2 }
+            OpenBatch { sink, positions: Vec::with_capacity(max_records.min(4096)), bytes: 2 }
         });
         if !open.positions.is_empty() {
             open.sink.write(b",");
@@ -294,8 +363,8 @@ impl Work<'_> {
 
 impl Batcher {
     pub fn new(options: BatchOptions) -> Self {
-        // A record at or over the event limit is skipped unbuffered by the splitter.
-        let splitter = RecordSplitter::new(options.format, options.limits.event_bytes_below.saturating_sub(1));
+        // A record over the kind's size limit is skipped unbuffered by the splitter.
+        let splitter = RecordSplitter::new(options.format, options.kind.max_record_bytes(&options.limits));
         let summary = IssueSummary::new(options.summary_examples);
         Self { options, splitter, open: None, ready: VecDeque::new(), rejected: Vec::new(), summary, stats: BatchStats::default() }
     }

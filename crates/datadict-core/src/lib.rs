@@ -25,7 +25,9 @@
 //! - Whole import bodies: [`check_import_body`] (request limits, framing, every record, the
 //!   strict-mode [`ImportResponse`]); [`failed_records`] builds `failed_records` entries.
 //! - Profile updates (spec §2.9, FACTS.md `/engage`): [`validate_profile_update`],
-//!   [`validate_profile_update_json`], model [`ProfileUpdate`].
+//!   [`validate_profile_update_json`], [`check_profile_update`] (the batcher's one-parse check),
+//!   model [`ProfileUpdate`]; the [`Batcher`] batches them for `/engage` with
+//!   [`RecordKind::ProfileUpdates`].
 //! - Response bodies: [`ImportResponse`] (200/400/401/413/429), [`ManualSyncResponse`],
 //!   [`BatchUploadRequest`], [`BatchUploadResponse`], [`DeleteResponse`], [`StatusResponse`]
 //!   (module [`api`], with the warehouse default properties of spec §2.10 in [`api::warehouse`]).
@@ -82,13 +84,13 @@ pub use api::{
     failed_records, BatchUploadRequest, BatchUploadResponse, DeleteResponse, FailedRecord, ImportResponse,
     ManualSyncResponse, StatusResponse,
 };
-pub use profile::{validate_profile_update, validate_profile_update_json, ProfileOperation, ProfileUpdate, TokenRule};
+pub use profile::{check_profile_update, validate_profile_update, validate_profile_update_json, ProfileCheck, ProfileOperation, ProfileUpdate, TokenRule};
 pub use split::{split_body, InputFormat, RawRecord, RecordPos, RecordSplitter, SplitError};
 pub use gzip::{gunzip, gzip, is_gzip, GzipError};
 pub use import::{check_import_body, CheckedRecord, ImportBodyCheck, ImportBodyError};
 pub use dictionary::{check_against_dictionary, remove_properties, Dictionary, DictionaryFindings};
 pub use summary::{IssueSummary, Tally};
-pub use batch::{Batch, BatchOptions, BatchStats, Batcher, Rejected};
+pub use batch::{Batch, BatchOptions, BatchStats, Batcher, RecordKind, Rejected};
 pub use request::{
     import_headers, import_request, manual_sync_request, map_failed_positions, map_failed_records, parse_api_response, parse_import_response, ApiError, Credentials,
     Endpoints, HttpRequest, Method, Region, RegionUrls,

@@ -92,7 +92,8 @@ impl Serialize for ProfileUpdate {
 
 /// Whether a profile update must carry `$token` (FACTS.md shows it in every update; a server that
 /// authenticates with a service account may not need it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub enum TokenRule {
     #[default]
     Required,
@@ -101,19 +102,49 @@ pub enum TokenRule {
 
 /// Validates the text of one profile update, including its size (FACTS.md: 1 MB per update).
 pub fn validate_profile_update_json(text: &str, limits: &Limits, token: TokenRule) -> Vec<Issue> {
-    let mut out = Vec::new();
-    if text.len() > limits.max_profile_update_bytes {
-        out.push(Issue::new(
+    check_profile_update(text.as_bytes(), limits, token).issues
+}
+
+/// What [`check_profile_update`] found in the bytes of one update.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProfileCheck {
+    /// Every issue; the update may be sent when there is none.
+    pub issues: Vec<Issue>,
+    /// The update's operation (`$set`, ...) when it has exactly one, to group issues by.
+    pub operation: Option<&'static str>,
+}
+
+impl ProfileCheck {
+    pub fn is_valid(&self) -> bool {
+        self.issues.is_empty()
+    }
+}
+
+/// Checks the bytes of one profile update, as the batcher meets them: its size, its JSON and
+/// every rule of [`validate_profile_update`], parsing the update once.
+pub fn check_profile_update(bytes: &[u8], limits: &Limits, token: TokenRule) -> ProfileCheck {
+    let mut issues = Vec::new();
+    if bytes.len() > limits.max_profile_update_bytes {
+        issues.push(Issue::new(
             "",
             IssueCode::TooLarge,
-            format!("the update is {} bytes; it must be at most {} bytes: split it into several updates", text.len(), limits.max_profile_update_bytes),
+            format!("the update is {} bytes; it must be at most {} bytes: split it into several updates", bytes.len(), limits.max_profile_update_bytes),
         ));
     }
-    match serde_json::from_str::<Value>(text) {
-        Ok(value) => out.extend(validate_profile_update(&value, limits, token)),
-        Err(err) => out.push(Issue::new("", IssueCode::InvalidJson, format!("the update is not valid JSON ({err}); send one JSON object per update"))),
-    }
-    out
+    let value = match serde_json::from_slice::<Value>(bytes) {
+        Ok(value) => value,
+        Err(err) => {
+            issues.push(Issue::new("", IssueCode::InvalidJson, format!("the update is not valid JSON ({err}); send one JSON object per update")));
+            return ProfileCheck { issues, operation: None };
+        }
+    };
+    issues.extend(validate_profile_update(&value, limits, token));
+    let mut ops = PROFILE_OPERATIONS.iter().filter(|op| value.get(**op).is_some());
+    let operation = match (ops.next(), ops.next()) {
+        (Some(op), None) => Some(*op),
+        _ => None,
+    };
+    ProfileCheck { issues, operation }
 }
 
 /// Validates one profile update (FACTS.md `/engage`) and returns every issue found.

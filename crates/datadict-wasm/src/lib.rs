@@ -290,6 +290,17 @@ struct BatcherOptions {
     dictionary: Option<Vec<SchemaEntry>>,
     namespace: Option<String>,
     summary_examples: Option<usize>,
+    kind: KindDto,
+    /// For profile updates: whether each must carry `$token` (default `required`).
+    profile_token: core::TokenRule,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+enum KindDto {
+    #[default]
+    Events,
+    ProfileUpdates,
 }
 
 /// Tells a field given as `null` (`Some(None)`) from a missing one (`None`, via `default`).
@@ -328,6 +339,10 @@ impl Batcher {
             now_ms: o.now_ms.unwrap_or_else(js_sys::Date::now) as i64,
             dictionary: o.dictionary.map(|d| core::Dictionary::new(&d, &namespace)),
             summary_examples: o.summary_examples.unwrap_or(defaults.summary_examples),
+            kind: match o.kind {
+                KindDto::Events => core::RecordKind::Events,
+                KindDto::ProfileUpdates => core::RecordKind::ProfileUpdates(o.profile_token),
+            },
         };
         Ok(Batcher { inner: core::Batcher::new(options) })
     }
@@ -741,6 +756,10 @@ export interface BatcherOptions extends EventOptions {
   dictionary?: SchemaEntry[];
   namespace?: string;
   summaryExamples?: number;
+  /** `profileUpdates` batches `/engage` updates (at most 2,000 per body, 1 MB each); default `events`. */
+  kind?: "events" | "profileUpdates";
+  /** For profile updates: whether each must carry `$token`; default `required`. */
+  profileToken?: "required" | "optional";
 }
 
 /** Where a record was in the input: its ordinal and the 1-based line it starts on. */

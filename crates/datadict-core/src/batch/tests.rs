@@ -153,3 +153,94 @@ fn empty_input_gives_no_batch() {
     let (batches, _, _) = run(b"[]", options(10, 1000), 1);
     assert!(batches.is_empty());
 }
+
+/// Runs profile updates (NDJSON lines) through a `ProfileUpdates` batcher with at most `per`
+/// updates per body, and compares each body's `$distinct_id`s and input indexes, and the rejected
+/// records as (index, line, issue codes).
+fn check_profiles(lines: &[&str], per: usize, token: TokenRule, batches: &[(&[&str], &[u64])], rejected: &[(u64, u64, &[IssueCode])]) {
+    let input = lines.join("\n");
+    let options = BatchOptions {
+        limits: Limits { max_profile_updates_per_request: per, max_profile_update_bytes: 200, ..Limits::default() },
+        kind: RecordKind::ProfileUpdates(token),
+        ..BatchOptions::default()
+    };
+    // Chunks of 7 bytes so that updates are split across pushes.
+    let mut batcher = Batcher::new(options);
+    let mut out = Vec::new();
+    for part in input.as_bytes().chunks(7) {
+        batcher.push(part).unwrap();
+        out.extend(std::iter::from_fn(|| batcher.next_batch()));
+    }
+    batcher.finish().unwrap();
+    out.extend(std::iter::from_fn(|| batcher.next_batch()));
+    let got: Vec<(Vec<String>, Vec<u64>)> = out
+        .iter()
+        .map(|b| {
+            assert!(b.gzipped);
+            let body: Vec<Value> = serde_json::from_slice(&gunzip(&b.body, usize::MAX).unwrap()).unwrap();
+            let ids = body.iter().map(|u| u["$distinct_id"].as_str().unwrap().to_owned()).collect();
+            (ids, b.positions.iter().map(|p| p.index).collect())
+        })
+        .collect();
+    let want: Vec<(Vec<String>, Vec<u64>)> =
+        batches.iter().map(|(ids, idx)| (ids.iter().map(|s| (*s).to_owned()).collect(), idx.to_vec())).collect();
+    assert_eq!(got, want);
+    let got: Vec<(u64, u64, Vec<IssueCode>)> =
+        batcher.take_rejected().iter().map(|r| (r.pos.index, r.pos.line, r.issues.iter().map(|i| i.code).collect())).collect();
+    let want: Vec<(u64, u64, Vec<IssueCode>)> = rejected.iter().map(|(i, l, c)| (*i, *l, c.to_vec())).collect();
+    assert_eq!(got, want);
+    let stats = batcher.stats();
+    assert_eq!(stats.rejected as usize, rejected.len());
+    assert_eq!(stats.batched as usize, batches.iter().map(|b| b.0.len()).sum::<usize>());
+}
+
+#[test]
+fn profile_updates_are_batched_for_engage() {
+    use IssueCode::*;
+    let set = |id: &str| format!(r#"{{"$token":"t","$distinct_id":"{id}","$set":{{"plan":"pro"}}}}"#);
+    let (a, b, c, d) = (set("a"), set("b"), set("c"), set("d"));
+    let ops = [
+        r#"{"$distinct_id":"o1","$set_once":{"x":1}}"#,
+        r#"{"$distinct_id":"o2","$add":{"n":2}}"#,
+        r#"{"$distinct_id":"o3","$union":{"l":[1]}}"#,
+        r#"{"$distinct_id":"o4","$append":{"l":1}}"#,
+        r#"{"$distinct_id":"o5","$remove":{"l":1}}"#,
+        r#"{"$distinct_id":"o6","$unset":["x"]}"#,
+        r#"{"$distinct_id":"o7","$delete":""}"#,
+    ];
+    let big = format!(r#"{{"$distinct_id":"big","$set":{{"s":"{}"}}}}"#, "x".repeat(300));
+    let req = TokenRule::Required;
+    let opt = TokenRule::Optional;
+    // Cut by count, positions kept.
+    check_profiles(&[&a, &b, &c, &d], 3, req, &[(&["a", "b", "c"], &[0, 1, 2]), (&["d"], &[3])], &[]);
+    // Every operation of FACTS.md passes when the token is optional.
+    check_profiles(&ops, 10, opt, &[(&["o1", "o2", "o3", "o4", "o5", "o6", "o7"], &[0, 1, 2, 3, 4, 5, 6])], &[]);
+    // ...and each lacks `$token` when it is required.
+    check_profiles(&ops[..1], 10, req, &[], &[(0, 1, &[MissingField])]);
+    // Invalid updates are rejected with every issue and their line; the rest keep their indexes.
+    check_profiles(
+        &[&a, "{", r#"{"$token":"t","$distinct_id":"null","$add":{"n":"x"}}"#, &b],
+        10,
+        req,
+        &[(&["a", "b"], &[0, 3])],
+        &[(1, 2, &[InvalidJson]), (2, 3, &[ForbiddenId, WrongType])],
+    );
+    // Over the per-update limit (200 bytes here): rejected without being buffered.
+    check_profiles(&[&a, &big, &b], 10, req, &[(&["a", "b"], &[0, 2])], &[(1, 2, &[TooLarge])]);
+    // Events are not profile updates.
+    check_profiles(&[&event(0)], 10, opt, &[], &[(0, 1, &[UnknownField, UnknownField, MissingField, MissingOperation])]);
+    check_profiles(&[], 10, req, &[], &[]);
+}
+
+#[test]
+fn profile_updates_are_grouped_by_operation_in_the_summary() {
+    let input = "{\"$distinct_id\":\"u\",\"$add\":{\"n\":\"x\"}}\n{\"$distinct_id\":\"v\",\"$set\":{}}\n";
+    let mut batcher = Batcher::new(BatchOptions { kind: RecordKind::ProfileUpdates(TokenRule::Optional), ..BatchOptions::default() });
+    batcher.push(input.as_bytes()).unwrap();
+    batcher.finish().unwrap();
+    let summary = batcher.summary();
+    assert_eq!((summary.records, summary.records_with_issues), (2, 1));
+    let add = &summary.by_event["$add"];
+    assert_eq!((add.count, add.examples[0].line), (1, 1));
+    assert_eq!(summary.by_code[&IssueCode::WrongType].count, 1);
+}
