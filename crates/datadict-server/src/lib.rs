@@ -58,6 +58,13 @@ pub struct Config {
     /// Requests per minute per project on the schemas API (FACTS.md: the service allows 5).
     /// `None`, the default, means unlimited: a local stand-in should not slow down its tests.
     pub schema_rate_limit: Option<u64>,
+    /// Events plus properties written per minute per project by schemas create/replace requests
+    /// (FACTS.md: the service allows 4,000, [`ratelimit::SERVICE_SCHEMA_UPDATES_PER_MINUTE`]).
+    /// `None`, the default, means unlimited, like `schema_rate_limit`.
+    pub schema_update_rate_limit: Option<u64>,
+    /// Schemas one request may delete or truncate (FACTS.md: 3,000,
+    /// [`ratelimit::DEFAULT_SCHEMA_DELETIONS_PER_REQUEST`], the default). `None` means no cap.
+    pub schema_deletion_limit: Option<u64>,
     /// Uncompressed bytes per minute per project on `/import` and `/engage` (FACTS.md: the
     /// service allows about 2 GB). `None`, the default, means unlimited.
     pub ingest_rate_limit: Option<u64>,
@@ -78,6 +85,8 @@ impl Default for Config {
             web_dir: None,
             namespace: datadict_core::DEFAULT_NAMESPACE.to_owned(),
             schema_rate_limit: None,
+            schema_update_rate_limit: None,
+            schema_deletion_limit: Some(ratelimit::DEFAULT_SCHEMA_DELETIONS_PER_REQUEST),
             ingest_rate_limit: None,
             cors_origins: Vec::new(),
             limits: datadict_core::Limits::default(),

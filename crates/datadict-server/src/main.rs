@@ -38,6 +38,15 @@ struct ServeArgs {
     /// Schemas API requests per minute per project (the service allows 5); unlimited when unset.
     #[arg(long, env = "DATADICT_SCHEMA_RATE_LIMIT")]
     schema_rate_limit: Option<u64>,
+    /// Events plus properties written per minute per project by schemas create/replace requests
+    /// (the service allows 4000); unlimited when unset, since a local stand-in should not slow
+    /// down the tests and scripts it serves.
+    #[arg(long, env = "DATADICT_SCHEMA_UPDATE_RATE_LIMIT")]
+    schema_update_rate_limit: Option<u64>,
+    /// Schemas one delete or `truncate` upload may remove (the service allows 3000); 0 removes
+    /// the cap. On by default, unlike the rate limits, because it protects data.
+    #[arg(long, env = "DATADICT_SCHEMA_DELETION_LIMIT", default_value_t = datadict_server::ratelimit::DEFAULT_SCHEMA_DELETIONS_PER_REQUEST)]
+    schema_deletion_limit: u64,
     /// Uncompressed bytes per minute per project on /import and /engage (the service allows about
     /// 2 GB); unlimited when unset.
     #[arg(long, env = "DATADICT_INGEST_RATE_LIMIT")]
@@ -147,6 +156,8 @@ fn serve(store: Store, data_dir: &std::path::Path, args: ServeArgs) -> anyhow::R
         web_dir: web_dir.clone(),
         namespace: args.namespace.clone(),
         schema_rate_limit: args.schema_rate_limit,
+        schema_update_rate_limit: args.schema_update_rate_limit,
+        schema_deletion_limit: (args.schema_deletion_limit > 0).then_some(args.schema_deletion_limit),
         ingest_rate_limit: args.ingest_rate_limit,
         cors_origins: args.cors_origins.iter().map(|o| o.trim().to_owned()).filter(|o| !o.is_empty()).collect(),
         jobs: datadict_server::jobs::JobsConfig::from_env(),

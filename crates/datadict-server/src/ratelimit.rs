@@ -1,5 +1,6 @@
 //! Per-project rate limits (FACTS.md): token buckets kept in memory, one per project and kind of
-//! request. A refused request learns how long to wait (`Retry-After`).
+//! request. A refused request learns how long to wait (`Retry-After`). The FACTS.md values of the
+//! schemas API's limits live here too, so that every default is stated once.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -12,6 +13,39 @@ pub enum Kind {
     Schemas,
     /// Uncompressed bytes sent to `/import` and `/engage`.
     IngestBytes,
+    /// Entities plus properties written by schemas create/replace requests.
+    SchemaUpdates,
+}
+
+/// FACTS.md: the service allows 4,000 events+properties updated a minute per project.
+pub const SERVICE_SCHEMA_UPDATES_PER_MINUTE: u64 = 4_000;
+/// FACTS.md: at most 3,000 truncations or deletions per schemas request. Unlike the two rates
+/// above, this cap is enforced by default, because it protects data rather than capacity.
+pub const DEFAULT_SCHEMA_DELETIONS_PER_REQUEST: u64 = 3_000;
+
+/// A clock that only moves when told to, for tests of refills that must not wait a minute.
+/// Cloning shares it.
+#[derive(Debug, Clone)]
+pub struct ManualClock {
+    start: Instant,
+    offset: Arc<Mutex<Duration>>,
+}
+
+impl Default for ManualClock {
+    fn default() -> Self {
+        Self { start: Instant::now(), offset: Arc::default() }
+    }
+}
+
+impl ManualClock {
+    /// Moves the clock forward by `by`.
+    pub fn advance(&self, by: Duration) {
+        *self.offset.lock().unwrap_or_else(std::sync::PoisonError::into_inner) += by;
+    }
+
+    fn now(&self) -> Instant {
+        self.start + *self.offset.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
 }
 
 /// A limit of `per_minute` units in any minute, refilled continuously.
@@ -24,6 +58,8 @@ pub struct Limit {
 #[derive(Debug, Clone, Default)]
 pub struct RateLimiter {
     buckets: Arc<Mutex<HashMap<(Kind, i64), Bucket>>>,
+    /// `None` reads the system clock.
+    clock: Option<ManualClock>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -33,11 +69,17 @@ struct Bucket {
 }
 
 impl RateLimiter {
+    /// A limiter whose buckets refill by `clock` rather than by the system clock.
+    pub fn with_clock(clock: ManualClock) -> Self {
+        Self { buckets: Arc::default(), clock: Some(clock) }
+    }
+
     /// Takes `cost` units from the bucket of `(kind, project_id)`, or says how long to wait before
     /// the same request would be accepted. A cost above the limit is charged as the whole limit,
     /// so that one large request is possible on a fresh bucket.
     pub fn check(&self, kind: Kind, project_id: i64, limit: Limit, cost: u64) -> Result<(), Duration> {
-        self.check_at(kind, project_id, limit, cost, Instant::now())
+        let now = self.clock.as_ref().map_or_else(Instant::now, ManualClock::now);
+        self.check_at(kind, project_id, limit, cost, now)
     }
 
     fn check_at(&self, kind: Kind, project_id: i64, limit: Limit, cost: u64, now: Instant) -> Result<(), Duration> {
@@ -76,5 +118,18 @@ mod tests {
         assert!(limiter.check_at(Kind::Schemas, 2, limit, 1, t0).is_ok());
         assert!(limiter.check_at(Kind::IngestBytes, 1, limit, 1, t0).is_ok());
         assert!(limiter.check_at(Kind::Schemas, 1, limit, 1, t0 + Duration::from_secs(12)).is_ok());
+    }
+
+    #[test]
+    fn a_manual_clock_drives_the_refill() {
+        let clock = ManualClock::default();
+        let limiter = RateLimiter::with_clock(clock.clone());
+        let limit = Limit { per_minute: 60 };
+        assert!(limiter.check(Kind::SchemaUpdates, 1, limit, 60).is_ok());
+        assert_eq!(limiter.check(Kind::SchemaUpdates, 1, limit, 2).unwrap_err().as_secs(), 2);
+        clock.advance(Duration::from_secs(1));
+        assert_eq!(limiter.check(Kind::SchemaUpdates, 1, limit, 2).unwrap_err().as_secs(), 1);
+        clock.advance(Duration::from_secs(1));
+        assert!(limiter.check(Kind::SchemaUpdates, 1, limit, 2).is_ok());
     }
 }

@@ -89,7 +89,10 @@ fn the_limits_route_reports_what_is_enforced() {
     let body = r.json();
     assert_eq!(body["results"]["maxEventsPerRequest"], 2000);
     assert_eq!(body["results"]["maxRequestBytes"], 2_097_152);
-    assert_eq!(body["rate_limits"], json!({"schema_requests_per_minute": 5, "ingest_bytes_per_minute": null}));
+    assert_eq!(
+        body["rate_limits"],
+        json!({"schema_requests_per_minute": 5, "schema_updates_per_minute": null, "schema_deletions_per_request": 3000, "ingest_bytes_per_minute": null})
+    );
     assert_eq!(body["namespace"], "com.vendor");
     let limits: datadict_core::Limits = serde_json::from_value(body["results"].clone()).unwrap();
     assert_eq!(limits.max_request_bytes, 2_097_152);

@@ -33,6 +33,10 @@ pub struct LimitsResponse {
 #[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct RateLimits {
     pub schema_requests_per_minute: Option<u64>,
+    /// Events plus properties that schemas create/replace requests may write per minute.
+    pub schema_updates_per_minute: Option<u64>,
+    /// Schemas one delete or `truncate` upload may remove (a per-request cap, not a rate).
+    pub schema_deletions_per_request: Option<u64>,
     pub ingest_bytes_per_minute: Option<u64>,
 }
 
@@ -43,7 +47,12 @@ async fn limits(State(state): State<AppState>) -> Json<LimitsResponse> {
     let c = &state.config;
     Json(LimitsResponse {
         results: c.limits.clone(),
-        rate_limits: RateLimits { schema_requests_per_minute: c.schema_rate_limit, ingest_bytes_per_minute: c.ingest_rate_limit },
+        rate_limits: RateLimits {
+            schema_requests_per_minute: c.schema_rate_limit,
+            schema_updates_per_minute: c.schema_update_rate_limit,
+            schema_deletions_per_request: c.schema_deletion_limit,
+            ingest_bytes_per_minute: c.ingest_rate_limit,
+        },
         namespace: c.namespace.clone(),
         status: "ok".into(),
     })

@@ -9,6 +9,16 @@
 //! - The rate limit (FACTS.md: 5 requests a minute per project) is off unless configured
 //!   (`--schema-rate-limit`), since a local stand-in serves tests that make many requests; it
 //!   counts every schemas request, after authentication.
+//! - The update budget (FACTS.md: 4,000 events+properties a minute per project) is off unless
+//!   configured (`--schema-update-rate-limit`), for the same reason. A create/replace costs one
+//!   per entity plus one per property it writes; it is charged inside the write's transaction,
+//!   after validation, so a refused or invalid request costs nothing and writes nothing. As with
+//!   every bucket of `ratelimit`, one request larger than the whole budget passes on a full bucket
+//!   (otherwise it could never pass at all).
+//! - The deletion cap (FACTS.md: 3,000 truncations or deletions per request) is on by default,
+//!   since it protects data. The delete runs in a transaction that is rolled back when it removed
+//!   more than the cap: the count then comes from the very statement that would delete, so it
+//!   cannot disagree with it, and a refused request removes nothing.
 
 use crate::auth::{authorize, Access, Principal};
 use crate::error::{ApiError, JsonBody};
@@ -28,6 +38,7 @@ use datadict_core::{
 };
 use serde::Deserialize;
 use serde_json::{Map, Value};
+use std::time::Duration;
 
 /// The schemas routes, with their OpenAPI operations (the document is built from these very
 /// registrations, so it cannot list a route that is not served or miss one that is).
@@ -61,6 +72,37 @@ async fn admit(state: &AppState, headers: &HeaderMap, project_id: i64, access: A
             })?;
     }
     Ok(principal)
+}
+
+/// What a schema write costs against the update budget: the entity plus its properties.
+fn update_cost(schema: &Schema) -> u64 {
+    1 + schema.properties.as_ref().map_or(0, |p| p.len() as u64)
+}
+
+/// Charges `cost` events+properties to the project's update budget, when one is configured.
+fn charge_updates(config: &crate::Config, project_id: i64, cost: u64) -> Result<(), ApiError> {
+    let Some(per_minute) = config.schema_update_rate_limit else { return Ok(()) };
+    config.rate_limiter.check(Kind::SchemaUpdates, project_id, Limit { per_minute }, cost).map_err(|wait: Duration| {
+        ApiError::rate_limited(
+            format!(
+                "project {project_id} may write {per_minute} events+properties per minute and this request writes {cost}; nothing was written; retry after the `Retry-After` seconds, or send fewer entries or properties per request"
+            ),
+            wait,
+        )
+    })
+}
+
+/// Refuses a request that would remove more schemas than one request may. The answer is 400, not
+/// 413: the body is not too large (a DELETE has none, and a `truncate` upload may send a single
+/// entry), the request's scope is, and only a narrower request succeeds, which is what a 400 tells
+/// a client; a 413 would invite it to send fewer bytes, which changes nothing.
+fn check_deletions(config: &crate::Config, count: usize, narrow: &str) -> Result<(), ApiError> {
+    match config.schema_deletion_limit {
+        Some(max) if count as u64 > max => Err(ApiError::BadRequest(format!(
+            "this request would remove {count} schemas, more than the {max} one request may remove; nothing was removed; {narrow}"
+        ))),
+        _ => Ok(()),
+    }
 }
 
 #[utoipa::path(get, path = "/projects/{project_id}/schemas", tag = "Retrieve Schemas",
@@ -149,7 +191,7 @@ async fn get_one(
         (status = 400, description = "bad path or body; `error` lists every problem", body = Object),
         (status = 401, description = "missing or invalid credentials", body = Object),
         (status = 403, description = "valid credentials without access to the project or without a write role", body = Object),
-        (status = 429, description = "the project's schemas rate limit is reached; see `Retry-After`", body = Object)
+        (status = 429, description = "the project's schemas rate limit or events+properties update budget is reached; nothing is written; see `Retry-After`", body = Object)
     ),
     security(("ServiceAccount" = []))
 )]
@@ -174,17 +216,21 @@ async fn upload_one(
     let schema: Schema = serde_json::from_value(body)
         .map_err(|e| ApiError::BadRequest(format!("the schema cannot be read ({e}); send a schema object")))?;
     let namespace = rules.namespace;
+    let config = state.config.clone();
     state
         .store
         .call(move |conn| {
+            if let Err(refused) = charge_updates(&config, project_id, update_cost(&schema)) {
+                return Ok(Err(refused));
+            }
             let tx = conn.transaction()?;
             let old = store::get_schema(&tx, project_id, entity_type, &name)?;
             let merged = merge_schema(old, schema, &namespace);
             store::put_schema(&tx, project_id, &SchemaEntry { entity_type, name, schema_json: merged })?;
             tx.commit()?;
-            Ok(())
+            Ok(Ok(()))
         })
-        .await?;
+        .await??;
     Ok(Json(StatusResponse::ok()))
 }
 
@@ -193,10 +239,10 @@ async fn upload_one(
     request_body(content = Object, description = "`{\"entries\":[SchemaEntry],\"truncate\":false}`, no other keys"),
     responses(
         (status = 200, description = "`{\"results\":{\"added\":N,\"deleted\":N},\"status\":\"ok\"}`", body = Object),
-        (status = 400, description = "bad path or body; `error` lists every problem", body = Object),
+        (status = 400, description = "bad path or body (`error` lists every problem), or a `truncate` that would remove more schemas than one request may", body = Object),
         (status = 401, description = "missing or invalid credentials", body = Object),
         (status = 403, description = "valid credentials without access to the project or without a write role", body = Object),
-        (status = 429, description = "the project's schemas rate limit is reached; see `Retry-After`", body = Object)
+        (status = 429, description = "the project's schemas rate limit or events+properties update budget is reached; nothing is written; see `Retry-After`", body = Object)
     ),
     security(("ServiceAccount" = []))
 )]
@@ -211,11 +257,18 @@ async fn upload_batch(
     let rules = SchemaRules { namespace: state.config.namespace.clone() };
     let (entries, truncate) = parse_batch(&body, &rules)?;
     let namespace = rules.namespace;
+    let config = state.config.clone();
     let (added, deleted) = state
         .store
         .call(move |conn| {
+            // Dropping `tx` without a commit rolls back the truncation of a refused request.
             let tx = conn.transaction()?;
             let deleted = if truncate { store::delete_schemas(&tx, project_id, None, None)? } else { 0 };
+            let checked = check_deletions(&config, deleted, "delete one entity type at a time (`DELETE .../schemas/event`) or by `entity_name` first, then upload without `truncate`")
+                .and_then(|()| charge_updates(&config, project_id, entries.iter().map(|e| update_cost(&e.schema_json)).sum()));
+            if let Err(refused) = checked {
+                return Ok(Err(refused));
+            }
             let added = entries.len();
             for entry in entries {
                 let old = store::get_schema(&tx, project_id, entry.entity_type, &entry.name)?;
@@ -223,9 +276,9 @@ async fn upload_batch(
                 store::put_schema(&tx, project_id, &SchemaEntry { schema_json: merged, ..entry })?;
             }
             tx.commit()?;
-            Ok((added as u64, deleted as u64))
+            Ok(Ok((added as u64, deleted as u64)))
         })
-        .await?;
+        .await??;
     Ok(Json(BatchUploadResponse::ok(added, deleted)))
 }
 
@@ -292,7 +345,7 @@ fn parse_batch(body: &Value, rules: &SchemaRules) -> Result<(Vec<SchemaEntry>, b
     params(("project_id" = i64, Path, description = "the project id")),
     responses(
         (status = 200, description = "`{\"results\":{\"delete_count\":N},\"status\":\"ok\"}`", body = Object),
-        (status = 400, description = "bad path or body; `error` lists every problem", body = Object),
+        (status = 400, description = "bad path, or more schemas to remove than one request may (3,000 by default); nothing is removed", body = Object),
         (status = 401, description = "missing or invalid credentials", body = Object),
         (status = 403, description = "valid credentials without access to the project or without a write role", body = Object),
         (status = 429, description = "the project's schemas rate limit is reached; see `Retry-After`", body = Object)
@@ -313,7 +366,7 @@ async fn delete_all(
     params(("project_id" = i64, Path, description = "the project id"), ("entity_type" = String, Path, description = "`event` or `profile`"), ("entity_name" = Option<String>, Query, description = "narrows to one entity name")),
     responses(
         (status = 200, description = "`{\"results\":{\"delete_count\":N},\"status\":\"ok\"}`", body = Object),
-        (status = 400, description = "bad path or body; `error` lists every problem", body = Object),
+        (status = 400, description = "bad path, or more schemas to remove than one request may (3,000 by default); nothing is removed", body = Object),
         (status = 401, description = "missing or invalid credentials", body = Object),
         (status = 403, description = "valid credentials without access to the project or without a write role", body = Object),
         (status = 429, description = "the project's schemas rate limit is reached; see `Retry-After`", body = Object)
@@ -336,7 +389,7 @@ async fn delete_by_type(
     params(("project_id" = i64, Path, description = "the project id"), ("entity_type" = String, Path, description = "`event` or `profile`"), ("name" = String, Path, description = "the entity name (for an event, the event name; the user profile is `$user`)")),
     responses(
         (status = 200, description = "`{\"results\":{\"delete_count\":N},\"status\":\"ok\"}`", body = Object),
-        (status = 400, description = "bad path or body; `error` lists every problem", body = Object),
+        (status = 400, description = "bad path, or more schemas to remove than one request may (3,000 by default); nothing is removed", body = Object),
         (status = 401, description = "missing or invalid credentials", body = Object),
         (status = 403, description = "valid credentials without access to the project or without a write role", body = Object),
         (status = 429, description = "the project's schemas rate limit is reached; see `Retry-After`", body = Object)
@@ -360,10 +413,26 @@ async fn delete(
     entity_type: Option<EntityType>,
     name: Option<String>,
 ) -> Result<Json<DeleteResponse>, ApiError> {
+    let narrow = match (entity_type, &name) {
+        (None, _) => "delete one entity type at a time (`DELETE .../schemas/event`), or narrow further with `?entity_name=`",
+        (Some(_), None) => "narrow the request to one name with `?entity_name=`",
+        // One type and one name match at most one schema, so this cannot be refused in practice.
+        (Some(_), Some(_)) => "delete fewer schemas at a time",
+    };
+    let config = state.config.clone();
     let count = state
         .store
-        .call(move |conn| store::delete_schemas(conn, project_id, entity_type, name.as_deref()))
-        .await?;
+        .call(move |conn| {
+            // Dropping `tx` without a commit rolls back the deletion of a refused request.
+            let tx = conn.transaction()?;
+            let count = store::delete_schemas(&tx, project_id, entity_type, name.as_deref())?;
+            if let Err(refused) = check_deletions(&config, count, narrow) {
+                return Ok(Err(refused));
+            }
+            tx.commit()?;
+            Ok(Ok(count))
+        })
+        .await??;
     Ok(Json(DeleteResponse::ok(count as u64)))
 }
 

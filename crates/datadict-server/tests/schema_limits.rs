@@ -1,0 +1,128 @@
+//! The schemas API's limits beyond the request rate (FACTS.md), over real HTTP: the budget of
+//! events+properties written per minute, and the cap on schemas removed by one request.
+
+mod common;
+
+use common::{Account, Server};
+use datadict_server::ratelimit::{ManualClock, RateLimiter};
+use datadict_server::store::Role;
+use datadict_server::Config;
+use serde_json::{json, Value};
+use std::time::Duration;
+
+fn event(name: &str, props: &[&str]) -> Value {
+    let properties: serde_json::Map<String, Value> =
+        props.iter().map(|p| ((*p).to_owned(), json!({"type": "string"}))).collect();
+    json!({"entityType": "event", "name": name, "schemaJson": {"properties": properties}})
+}
+
+fn names(server: &Server, base: &str, owner: &Account) -> Vec<String> {
+    let list = server.get(base, owner).json();
+    list["results"].as_array().unwrap().iter().map(|e| e["name"].as_str().unwrap().to_owned()).collect()
+}
+
+#[test]
+fn the_update_budget_refuses_with_429_writes_nothing_and_refills() {
+    let clock = ManualClock::default();
+    let config = Config {
+        schema_update_rate_limit: Some(5),
+        rate_limiter: RateLimiter::with_clock(clock.clone()),
+        ..Default::default()
+    };
+    let server = Server::start_with(config);
+    let p = server.project("p").id;
+    let owner = server.account("owner", p, Some(Role::Owner));
+    let base = format!("/api/app/projects/{p}/schemas");
+
+    // One entity and two properties cost 3 of the 5.
+    let r = server.post_json(&base, &owner, &json!({"entries": [event("E0", &["a", "b"])]}));
+    assert_eq!(r.status, 200, "{}", r.text);
+
+    // Two entities and one property cost 3, but 2 are left: refused, and nothing written.
+    let batch = json!({"entries": [event("E1", &["a"]), event("E2", &[])]});
+    let r = server.post_json(&base, &owner, &batch);
+    assert_eq!(r.status, 429, "{}", r.text);
+    // The missing 1 refills at 5 a minute, in 12 seconds.
+    assert_eq!(r.header("retry-after"), Some("12"));
+    assert_eq!(r.json()["status"], "error");
+    let error = r.json()["error"].as_str().unwrap().to_owned();
+    for needle in ["5 events+properties per minute", "writes 3", "nothing was written", "Retry-After"] {
+        assert!(error.contains(needle), "`{needle}` missing from: {error}");
+    }
+    assert_eq!(names(&server, &base, &owner), ["E0"]);
+
+    // A single create is charged the same way.
+    let r = server.post_json(&format!("{base}/event/E3"), &owner, &json!({"properties": {"x": {"type": "string"}, "y": {"type": "number"}}}));
+    assert_eq!(r.status, 429, "{}", r.text);
+    assert_eq!(server.get(&format!("{base}/event/E3"), &owner).status, 404);
+
+    // Once the budget has refilled, the same batch passes.
+    clock.advance(Duration::from_secs(11));
+    assert_eq!(server.post_json(&base, &owner, &batch).status, 429);
+    clock.advance(Duration::from_secs(1));
+    let r = server.post_json(&base, &owner, &batch);
+    assert_eq!((r.status, r.json()), (200, json!({"results": {"added": 2, "deleted": 0}, "status": "ok"})));
+    assert_eq!(names(&server, &base, &owner), ["E0", "E1", "E2"]);
+
+    // A refused `truncate` upload keeps the old dictionary: its truncation is rolled back.
+    let r = server.post_json(&base, &owner, &json!({"entries": [event("E9", &[])], "truncate": true}));
+    assert_eq!(r.status, 429, "{}", r.text);
+    assert_eq!(names(&server, &base, &owner), ["E0", "E1", "E2"]);
+}
+
+#[test]
+fn the_update_budget_is_off_by_default_and_reported_when_set() {
+    let server = Server::start();
+    let p = server.project("p").id;
+    let owner = server.account("owner", p, Some(Role::Owner));
+    let entries: Vec<_> = (0..50).map(|i| event(&format!("E{i}"), &["a", "b", "c"])).collect();
+    let base = format!("/api/app/projects/{p}/schemas");
+    for _ in 0..30 {
+        assert_eq!(server.post_json(&base, &owner, &json!({"entries": entries})).status, 200);
+    }
+    let limits = server.send("GET", "/api/app/limits", None, &[], None).json();
+    assert_eq!(limits["rate_limits"]["schema_updates_per_minute"], Value::Null);
+    assert_eq!(limits["rate_limits"]["schema_deletions_per_request"], 3000);
+}
+
+#[test]
+fn deletions_over_the_cap_are_refused_and_remove_nothing() {
+    let server = Server::start_with(Config { schema_deletion_limit: Some(3), ..Default::default() });
+    let p = server.project("p").id;
+    let owner = server.account("owner", p, Some(Role::Owner));
+    let base = format!("/api/app/projects/{p}/schemas");
+    let mut entries: Vec<_> = (0..4).map(|i| event(&format!("E{i}"), &[])).collect();
+    entries.push(json!({"entityType": "profile", "name": "$user", "schemaJson": {}}));
+    assert_eq!(server.post_json(&base, &owner, &json!({"entries": entries})).status, 200);
+    let all = ["$user", "E0", "E1", "E2", "E3"];
+    let sorted = |mut v: Vec<String>| {
+        v.sort();
+        v
+    };
+    assert_eq!(sorted(names(&server, &base, &owner)), all);
+
+    for (reply, count, hint) in [
+        (server.delete(&base, &owner), 5, "one entity type at a time"),
+        (server.delete(&format!("{base}/event"), &owner), 4, "?entity_name="),
+        (server.post_json(&base, &owner, &json!({"entries": [event("New", &[])], "truncate": true})), 5, "without `truncate`"),
+    ] {
+        assert_eq!(reply.status, 400, "{}", reply.text);
+        assert_eq!(reply.json()["status"], "error");
+        let error = reply.json()["error"].as_str().unwrap().to_owned();
+        for needle in [format!("would remove {count} schemas"), "more than the 3".into(), "nothing was removed".into(), hint.into()] {
+            assert!(error.contains(&needle), "`{needle}` missing from: {error}");
+        }
+        assert_eq!(sorted(names(&server, &base, &owner)), all);
+    }
+
+    // Under the cap, the same deletes pass.
+    let r = server.delete(&format!("{base}/event?entity_name=E0"), &owner);
+    assert_eq!(r.json(), json!({"results": {"delete_count": 1}, "status": "ok"}));
+    let r = server.delete(&format!("{base}/event"), &owner);
+    assert_eq!(r.json(), json!({"results": {"delete_count": 3}, "status": "ok"}));
+    let r = server.post_json(&base, &owner, &json!({"entries": [event("New", &[])], "truncate": true}));
+    assert_eq!(r.json(), json!({"results": {"added": 1, "deleted": 1}, "status": "ok"}));
+    let r = server.delete(&base, &owner);
+    assert_eq!(r.json(), json!({"results": {"delete_count": 1}, "status": "ok"}));
+    assert!(names(&server, &base, &owner).is_empty());
+}
