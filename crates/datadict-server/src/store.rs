@@ -450,31 +450,44 @@ pub fn dedup_key(event: &str, time_ms: i64, distinct_id: &str, insert_id: &str) 
     out
 }
 
+/// Rows per `INSERT` statement: fewer statement executions and bindings per batch (8 parameters
+/// a row stays far below SQLite's limit of 32,766).
+const ROWS_PER_INSERT: usize = 50;
+
+/// The upsert of `n` rows. The conflict target is left out (SQLite 3.35+: any uniqueness
+/// constraint): the events table has exactly one, the dedup key, whose columns differ between
+/// databases created before and after the key gained `time_ms` (see `MIGRATION`). SQLite applies
+/// the rows of one statement in order, so a later copy of an event in the same statement still
+/// replaces an earlier one.
+fn insert_sql(n: usize) -> String {
+    let mut sql = String::from(
+        "INSERT INTO events (project_id, dedup, event, time_ms, distinct_id, insert_id, record, ingested_at) VALUES ",
+    );
+    for i in 0..n {
+        sql.push_str(if i == 0 { "(?,?,?,?,?,?,?,?)" } else { ",(?,?,?,?,?,?,?,?)" });
+    }
+    sql.push_str(" ON CONFLICT DO UPDATE SET record = excluded.record, ingested_at = excluded.ingested_at");
+    sql
+}
+
 /// Stores a batch of events in one transaction (one fsync); a copy of an event already stored
 /// replaces it. Returns how many rows were written.
 pub fn insert_events(conn: &mut Connection, project_id: i64, rows: &[EventRow], now_s: i64) -> anyhow::Result<usize> {
     let tx = conn.transaction()?;
-    {
-        // The conflict target is left out (SQLite 3.35+: any uniqueness constraint): the events
-        // table has exactly one, the dedup key, whose columns differ between databases created
-        // before and after the key gained `time_ms` (see `MIGRATION`).
-        let mut stmt = tx.prepare_cached(
-            "INSERT INTO events (project_id, dedup, event, time_ms, distinct_id, insert_id, record, ingested_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
-             ON CONFLICT DO UPDATE SET record = excluded.record, ingested_at = excluded.ingested_at",
-        )?;
-        for row in rows {
-            stmt.execute(params![
-                project_id,
-                &row.dedup[..],
-                row.event,
-                row.time_ms,
-                row.distinct_id,
-                row.insert_id,
-                row.record,
-                now_s
-            ])?;
+    for chunk in rows.chunks(ROWS_PER_INSERT) {
+        let mut stmt = tx.prepare_cached(&insert_sql(chunk.len()))?;
+        for (i, row) in chunk.iter().enumerate() {
+            let at = i * 8;
+            stmt.raw_bind_parameter(at + 1, project_id)?;
+            stmt.raw_bind_parameter(at + 2, &row.dedup[..])?;
+            stmt.raw_bind_parameter(at + 3, row.event.as_str())?;
+            stmt.raw_bind_parameter(at + 4, row.time_ms)?;
+            stmt.raw_bind_parameter(at + 5, row.distinct_id.as_str())?;
+            stmt.raw_bind_parameter(at + 6, row.insert_id.as_str())?;
+            stmt.raw_bind_parameter(at + 7, row.record.as_str())?;
+            stmt.raw_bind_parameter(at + 8, now_s)?;
         }
+        stmt.raw_execute()?;
     }
     tx.commit()?;
     Ok(rows.len())
