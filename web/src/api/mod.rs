@@ -129,7 +129,8 @@ pub fn now_ms() -> f64 {
 enum Body<'a> {
     None,
     Json(&'a serde_json::Value),
-    /// A JSON array of events for `/import`, gzipped or not (the core's `Batch`).
+    /// A JSON array of events for `/import` or of profile updates for `/engage`, gzipped or not
+    /// (the core's `Batch`).
     Events { body: &'a [u8], gzipped: bool },
 }
 
@@ -288,7 +289,20 @@ pub async fn event_counts(conn: &Connection, log: &dyn Fn(RequestRecord)) -> Res
 /// A strict-mode 400 that lists `failed_records` is an answer, not an error: the valid records of
 /// the batch were imported.
 pub async fn import_batch(conn: &Connection, batch: &datadict_core::Batch, log: &dyn Fn(RequestRecord)) -> Result<ImportResponse, ApiError> {
-    let path = format!("/import?strict=1&project_id={}", conn.project_id);
+    ingest_batch(conn, "/import", batch, log).await
+}
+
+/// `POST {import_url}/engage?strict=1&project_id=N` with one batch of profile updates (the core's
+/// `Batcher` with `RecordKind::ProfileUpdates`; FACTS.md "Profiles"). The server answers with the
+/// import's bodies, so a strict-mode 400 with `failed_records` is an answer here too: the valid
+/// updates of the batch were applied.
+pub async fn engage_batch(conn: &Connection, batch: &datadict_core::Batch, log: &dyn Fn(RequestRecord)) -> Result<ImportResponse, ApiError> {
+    ingest_batch(conn, "/engage", batch, log).await
+}
+
+/// What `/import` and `/engage` share: the request and the reading of its answer.
+async fn ingest_batch(conn: &Connection, endpoint: &str, batch: &datadict_core::Batch, log: &dyn Fn(RequestRecord)) -> Result<ImportResponse, ApiError> {
+    let path = format!("{endpoint}?strict=1&project_id={}", conn.project_id);
     let url = format!("{}{path}", conn.import_url.trim_end_matches('/'));
     let (status, text, retry_after) = exchange(conn, Method::POST, &url, &path, Body::Events { body: &batch.body, gzipped: batch.gzipped }, log).await?;
     if status == 200 {

@@ -1,7 +1,8 @@
-//! The import screen: a file (read in chunks, never whole) or pasted text; step 1 checks every
-//! record with the core's `Batcher` (spec rules and the dictionary) and shows a summary; step 2
-//! uploads the batches with bounded concurrency, retries, cancel and resume, and ends with a
-//! report that maps each rejected record back to its input line.
+//! The import screen: events for `/import` or profile updates for `/engage`, from a file (read in
+//! chunks, never whole) or pasted text; step 1 checks every record with the core's `Batcher`
+//! (spec rules, and the dictionary for events) and shows a summary; step 2 uploads the batches
+//! with bounded concurrency, retries, cancel and resume, and ends with a report that maps each
+//! rejected record back to its input line.
 
 use crate::api::{self, now_ms, ApiError, Connection};
 use crate::app::{use_app_state, StateHandle};
@@ -9,13 +10,44 @@ use crate::components::download::download;
 use crate::components::log::{log_request, push};
 use crate::reader::{text_blob, ChunkReader, CHUNK_BYTES};
 use crate::state::{Level, Load};
-use datadict_core::{Attempt, Batch, BatchOptions, BatchStats, Batcher, Decision, Dictionary, IssueSummary, RetryPolicy, Tally, DEFAULT_NAMESPACE};
+use datadict_core::{
+    Attempt, Batch, BatchOptions, BatchStats, Batcher, Decision, Dictionary, IssueSummary, RecordKind, RetryPolicy, Tally, TokenRule,
+    DEFAULT_NAMESPACE,
+};
 use futures::StreamExt;
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, HashSet};
 use std::rc::Rc;
 use web_sys::{Blob, HtmlInputElement, HtmlTextAreaElement};
 use yew::prelude::*;
+
+/// What the input holds, and so where it goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Target {
+    /// Events for `POST /import`.
+    #[default]
+    Events,
+    /// Profile updates for `POST /engage`.
+    Profiles,
+}
+
+impl Target {
+    /// The core's record kind. `$token` is optional in profile updates because the app sends them
+    /// with the service account's Basic auth, and the server then accepts updates without it.
+    pub fn kind(self) -> RecordKind {
+        match self {
+            Self::Events => RecordKind::Events,
+            Self::Profiles => RecordKind::ProfileUpdates(TokenRule::Optional),
+        }
+    }
+
+    pub fn noun(self) -> &'static str {
+        match self {
+            Self::Events => "events",
+            Self::Profiles => "profile updates",
+        }
+    }
+}
 
 /// One line of the final report.
 #[derive(Debug, Clone, PartialEq)]
@@ -130,6 +162,7 @@ struct Run {
     view: UseStateHandle<Progress>,
     cancel: Rc<Cell<bool>>,
     retry: RetryPolicy,
+    target: Target,
 }
 
 impl Run {
@@ -144,11 +177,11 @@ impl Run {
 
     fn options(&self, gzip: bool) -> BatchOptions {
         let now = *self.memory.borrow_mut().now_ms.get_or_insert_with(wall_clock_ms);
-        let dictionary = match &self.state.dictionary {
-            Load::Loaded(d) => Some(Dictionary::new(&d.entries, DEFAULT_NAMESPACE)),
+        let dictionary = match (&self.state.dictionary, self.target) {
+            (Load::Loaded(d), Target::Events) => Some(Dictionary::new(&d.entries, DEFAULT_NAMESPACE)),
             _ => None,
         };
-        BatchOptions { now_ms: now, gzip_level: gzip.then_some(6), dictionary, ..BatchOptions::default() }
+        BatchOptions { now_ms: now, gzip_level: gzip.then_some(6), dictionary, kind: self.target.kind(), ..BatchOptions::default() }
     }
 
     fn note_rejected(&self, batcher: &mut Batcher) {
@@ -281,9 +314,10 @@ async fn upload(run: Rc<Run>, blob: Blob, concurrency: usize) {
         &run.state,
         if p.batches_failed > 0 || p.events_failed > 0 { Level::Error } else { Level::Info },
         format!(
-            "import {}: {} events imported, {} rejected by the server, {} left out by the check, {} batches not sent",
+            "import {}: {} {} imported, {} rejected by the server, {} left out by the check, {} batches not sent",
             if cancelled { "cancelled" } else { "finished" },
             p.events_imported,
+            run.target.noun(),
             p.events_failed,
             p.stats.rejected,
             p.batches_failed
@@ -298,7 +332,11 @@ async fn send(run: Rc<Run>, batch: Batch) {
     let events = batch.events() as u64;
     let mut attempt = 0;
     loop {
-        match api::import_batch(&run.conn, &batch, &log).await {
+        let answer = match run.target {
+            Target::Events => api::import_batch(&run.conn, &batch, &log).await,
+            Target::Profiles => api::engage_batch(&run.conn, &batch, &log).await,
+        };
+        match answer {
             Ok(answer) => {
                 let imported = answer.num_records_imported.unwrap_or(0);
                 let failed = answer.failed_records.unwrap_or_default();
@@ -356,7 +394,14 @@ fn batch_failed(run: &Run, batch: &Batch, err: &ApiError) {
         index: first.index,
         source: "batch",
         field: String::new(),
-        message: format!("batch {} (lines {}–{}, {} events) was not imported: {err}. Resume sends it again", batch.sequence + 1, first.line, last.line, batch.events()),
+        message: format!(
+            "batch {} (lines {}–{}, {} {}) was not imported: {err}. Resume sends it again",
+            batch.sequence + 1,
+            first.line,
+            last.line,
+            batch.events(),
+            run.target.noun()
+        ),
     });
     let report = report_of(&run.memory.borrow());
     run.update(|p| {
@@ -427,6 +472,7 @@ pub fn ImportPage() -> Html {
     let source_name = use_state(String::new);
     let pasted = use_state(String::new);
     let concurrency = use_state(|| 4usize);
+    let target = use_state(Target::default);
     let busy = matches!(progress.phase, Phase::Checking | Phase::Uploading | Phase::Cancelling);
 
     // A new input forgets everything about the previous run.
@@ -463,14 +509,30 @@ pub fn ImportPage() -> Html {
             Err(e) => source_name.set(format!("the text could not be used: {e}")),
         })
     };
+    let ontarget = |choice: Target| {
+        let (target, reset) = (target.clone(), reset.clone());
+        Callback::from(move |_: Event| {
+            target.set(choice);
+            // Batches and acknowledgements of one kind mean nothing for the other.
+            reset();
+        })
+    };
     let make_run = {
-        let (state, memory, progress, cancel) = (state.clone(), memory.clone(), progress.clone(), cancel.clone());
+        let (state, memory, progress, cancel, target) = (state.clone(), memory.clone(), progress.clone(), cancel.clone(), *target);
         move || -> Option<Rc<Run>> {
             let conn = state.connection.clone()?;
             let flag = Rc::new(Cell::new(false));
             *cancel.borrow_mut() = flag.clone();
             // The run shares the component's memory, so that resume sees what was acknowledged.
-            Some(Rc::new(Run { state: state.clone(), conn, memory: memory.clone(), view: progress.clone(), cancel: flag, retry: RetryPolicy::default() }))
+            Some(Rc::new(Run {
+                state: state.clone(),
+                conn,
+                memory: memory.clone(),
+                view: progress.clone(),
+                cancel: flag,
+                retry: RetryPolicy::default(),
+                target,
+            }))
         }
     };
     let oncheck = {
@@ -543,7 +605,11 @@ pub fn ImportPage() -> Html {
     } else {
         0.0
     };
+    let target = *target;
     let dictionary_note = match &state.dictionary {
+        _ if target == Target::Profiles => {
+            "Profile updates are checked by the /engage rules: one operation each, a $distinct_id, and at most 1 MB; $token may be left out because the service account signs the requests.".into()
+        }
         Load::Loaded(d) => format!("Events are checked against the dictionary ({} entities).", d.entries.len()),
         Load::Loading => "Loading the dictionary…".into(),
         Load::Failed(m) => format!("The dictionary could not be loaded ({m}); events are checked by the spec's rules only."),
@@ -553,11 +619,19 @@ pub fn ImportPage() -> Html {
         html! {
             <div id="check-summary">
                 <h3>{ "Step 1 result" }</h3>
-                <p id="check-counts">{ format!(
-                    "{} records; {} with problems or notes; {} would be left out (invalid); {} dropped by the dictionary; {} batches.",
-                    s.records, s.records_with_issues, p.checked.rejected, p.checked.dropped, p.checked.batches) }</p>
+                <p id="check-counts">{ match target {
+                    Target::Events => format!(
+                        "{} records; {} with problems or notes; {} would be left out (invalid); {} dropped by the dictionary; {} batches.",
+                        s.records, s.records_with_issues, p.checked.rejected, p.checked.dropped, p.checked.batches),
+                    Target::Profiles => format!(
+                        "{} records; {} with problems; {} would be left out (invalid); {} batches.",
+                        s.records, s.records_with_issues, p.checked.rejected, p.checked.batches),
+                } }</p>
                 { tally_table("by-problem", "By problem", "Problem", s.by_code.iter().map(|(c, t)| (c.to_string(), t)).collect()) }
-                { tally_table("by-event", "By event", "Event", s.by_event.iter().map(|(e, t)| (if e.is_empty() { "(no event name)".to_owned() } else { e.clone() }, t)).collect()) }
+                { match target {
+                    Target::Events => tally_table("by-event", "By event", "Event", s.by_event.iter().map(|(e, t)| (if e.is_empty() { "(no event name)".to_owned() } else { e.clone() }, t)).collect()),
+                    Target::Profiles => tally_table("by-operation", "By operation", "Operation", s.by_event.iter().map(|(e, t)| (if e.is_empty() { "(no single operation)".to_owned() } else { e.clone() }, t)).collect()),
+                } }
                 { tally_table("by-property", "By property", "Property", s.by_property.iter().map(|(e, t)| (e.clone(), t)).collect()) }
             </div>
         }
@@ -578,13 +652,23 @@ pub fn ImportPage() -> Html {
     let resume = matches!(p.phase, Phase::Cancelled) || (p.phase == Phase::Finished && p.batches_failed > 0);
     html! {
         <section class="card" id="import">
-            <h2>{ "Import events" }</h2>
-            <p class="hint">{ "NDJSON (one event per line) or a JSON array of events (spec §2.8). The file is read in 1 MB slices, so its size does not matter. " }{ dictionary_note }</p>
-            <label for="import-file">{ "Events file" }</label>
+            <h2>{ "Import" }</h2>
+            <fieldset class="choice" id="import-kind">
+                <legend>{ "Records" }</legend>
+                <input id="kind-events" type="radio" name="import-kind" checked={target == Target::Events} onchange={ontarget(Target::Events)} disabled={busy} />
+                <label for="kind-events">{ "Events (/import)" }</label>
+                <input id="kind-profiles" type="radio" name="import-kind" checked={target == Target::Profiles} onchange={ontarget(Target::Profiles)} disabled={busy} />
+                <label for="kind-profiles">{ "Profile updates (/engage)" }</label>
+            </fieldset>
+            <p class="hint">{ match target {
+                Target::Events => "NDJSON (one event per line) or a JSON array of events (spec §2.8). ",
+                Target::Profiles => "NDJSON (one update per line) or a JSON array of updates such as {\"$distinct_id\": \"u1\", \"$set\": {\"plan\": \"pro\"}}. ",
+            } }{ "The file is read in 1 MB slices, so its size does not matter. " }{ dictionary_note }</p>
+            <label for="import-file">{ if target == Target::Events { "Events file" } else { "Profile updates file" } }</label>
             <input id="import-file" type="file" accept=".json,.ndjson,.jsonl,.txt,application/json,application/x-ndjson" onchange={onfile} disabled={busy} />
             <details>
                 <summary>{ "…or paste text" }</summary>
-                <label for="import-text">{ "Events as text" }</label>
+                <label for="import-text">{ if target == Target::Events { "Events as text" } else { "Profile updates as text" } }</label>
                 <textarea id="import-text" rows="6" value={(*pasted).clone()} oninput={onpaste} disabled={busy} />
                 <button id="use-text" onclick={onusepaste} disabled={busy || pasted.is_empty()}>{ "Use this text" }</button>
             </details>
@@ -599,9 +683,9 @@ pub fn ImportPage() -> Html {
             <p id="import-phase" role="status">{ phase_text }</p>
             <progress id="import-progress" max="1" value={fraction.to_string()} aria-label="Progress"></progress>
             <div class="stats" id="import-stats">
-                <div><b id="stat-events">{ format!("{} / {}", p.events_imported, p.stats.batched) }</b>{ "events imported / batched" }</div>
+                <div><b id="stat-events">{ format!("{} / {}", p.events_imported, p.stats.batched) }</b>{ format!("{} imported / batched", target.noun()) }</div>
                 <div><b>{ format!("{} of {}", fmt_bytes(p.bytes_acked as f64), fmt_bytes(p.total_bytes)) }</b>{ "sent and acknowledged" }</div>
-                <div><b>{ format!("{:.0} ev/s · {}/s", p.events_sent as f64 / secs, fmt_bytes(byte_rate)) }</b>{ "rate" }</div>
+                <div><b>{ format!("{:.0} records/s · {}/s", p.events_sent as f64 / secs, fmt_bytes(byte_rate)) }</b>{ "rate" }</div>
                 <div><b>{ if left.is_finite() && p.phase == Phase::Uploading { format!("{left:.0} s") } else { "–".into() } }</b>{ "time left" }</div>
                 <div><b id="stat-failed">{ p.events_failed + p.stats.rejected }</b>{ "records rejected" }</div>
                 <div><b>{ p.retries }</b>{ "retries" }</div>
@@ -639,5 +723,25 @@ mod tests {
     fn the_report_csv_quotes_what_needs_quoting() {
         let rows = [ReportRow { line: 3, index: 2, source: "server", field: "properties.time".into(), message: "bad, \"very\"".into() }];
         assert_eq!(report_csv(&rows), "line,index,source,field,message\n3,2,server,properties.time,\"bad, \"\"very\"\"\"\n");
+    }
+
+    #[wasm_bindgen_test]
+    async fn profile_updates_from_a_blob_become_engage_bodies_with_their_lines() {
+        // No `$token`: the screen signs `/engage` with the service account, so it is optional.
+        let text = "{\"$distinct_id\":\"u1\",\"$set\":{\"plan\":\"pro\"}}\n\n{\"$distinct_id\":\"u2\"}\n{\"$distinct_id\":\"u3\",\"$unset\":[\"plan\"]}\n";
+        let mut reader = ChunkReader::new(text_blob(text).unwrap(), 5.0);
+        let options = BatchOptions { kind: Target::Profiles.kind(), gzip_level: None, ..BatchOptions::default() };
+        let mut batcher = Batcher::new(options);
+        while let Some(chunk) = reader.next_chunk().await.unwrap() {
+            batcher.push(&chunk).unwrap();
+        }
+        batcher.finish().unwrap();
+        let rejected = batcher.take_rejected();
+        assert_eq!(rejected.iter().map(|r| (r.pos.line, r.issues[0].code.as_str())).collect::<Vec<_>>(), [(3, "missing_operation")]);
+        let batch = batcher.next_batch().unwrap();
+        let body: Vec<serde_json::Value> = serde_json::from_slice(&batch.body).unwrap();
+        assert_eq!(body.iter().map(|u| u["$distinct_id"].as_str().unwrap()).collect::<Vec<_>>(), ["u1", "u3"]);
+        assert_eq!(batch.positions.iter().map(|p| p.line).collect::<Vec<_>>(), [1, 4]);
+        assert_eq!(Target::Events.kind(), RecordKind::Events);
     }
 }

@@ -1,0 +1,119 @@
+//! End-to-end of importing profile updates from the web app's Import screen against the real
+//! server, in headless Chromium and Firefox: pasted NDJSON with one update the check rejects and
+//! one the server rejects, both reported by input line, while the valid updates reach the stored
+//! profiles (read API). A screenshot goes to `tests/artifacts/`.
+
+use datadict_tests::server::TestServer;
+use datadict_tests::webdriver::{Browser, Session};
+use datadict_tests::{artifacts_dir, workspace_root};
+use serde_json::{json, Value};
+use std::time::Duration;
+
+const WAIT: Duration = Duration::from_secs(30);
+
+fn dist_dir() -> std::path::PathBuf {
+    let dist = workspace_root().join("dist");
+    assert!(dist.join("index.html").is_file(), "dist/index.html is missing: build the web app first with `cargo xtask dist`");
+    dist
+}
+
+/// Sets a control's value the way typing does, firing `input` and `change`.
+fn set_value(session: &Session, css: &str, value: &str) {
+    let script = format!(
+        "const e = document.querySelector({css}); e.value = {value};
+         e.dispatchEvent(new Event('input', {{bubbles: true}})); e.dispatchEvent(new Event('change', {{bubbles: true}})); return true;",
+        css = Value::from(css),
+        value = Value::from(value),
+    );
+    session.script(&script).unwrap();
+}
+
+fn js_text(session: &Session, css: &str) -> String {
+    let v = session.script(&format!("const e = document.querySelector({}); return e ? e.innerText : null;", Value::from(css))).unwrap();
+    v.as_str().unwrap_or_default().to_owned()
+}
+
+fn click_js(session: &Session, css: &str) {
+    let ok = session.script(&format!("const e = document.querySelector({}); if (!e) return false; e.click(); return true;", Value::from(css))).unwrap();
+    assert_eq!(ok, json!(true), "no element `{css}` to click");
+}
+
+fn import_profiles(browser: Browser) {
+    let server = TestServer::start(Some(dist_dir()));
+    let pid = server.demo.project_id;
+    let session = Session::start(browser).unwrap_or_else(|e| panic!("cannot start {}: {e:#}", browser.name()));
+    session.goto(&server.url("/")).unwrap();
+    session.type_into("#project-id", &pid.to_string()).unwrap();
+    session.type_into("#username", &server.demo.username).unwrap();
+    session.type_into("#secret", &server.demo.secret).unwrap();
+    session.click("#connect").unwrap();
+    session.wait_for("document.querySelectorAll('#schema-list .schema-row').length > 0", "the dictionary after signing in", WAIT).unwrap();
+
+    // Line 3 has two operations (the check leaves it out); line 6 carries another project's token
+    // (only the server can tell). The `$set` of line 1 and the `$add` of line 4 both reach `pw1`.
+    let ndjson = [
+        json!({"$distinct_id": "pw1", "$set": {"plan": "pro", "seats": 3}}),
+        json!({"$distinct_id": "pw2", "$set_once": {"first_seen": "2026-01-02"}}),
+        json!({"$distinct_id": "pw3", "$set": {"plan": "free"}, "$add": {"seats": 1}}),
+        json!({"$distinct_id": "pw1", "$add": {"seats": 2}}),
+        json!({"$distinct_id": "pw2", "$union": {"tags": ["a", "b"]}}),
+        json!({"$token": "not-this-projects-token", "$distinct_id": "pw6", "$set": {"plan": "pro"}}),
+    ]
+    .iter()
+    .map(Value::to_string)
+    .collect::<Vec<_>>()
+    .join("\n");
+
+    click_js(&session, "#nav-import");
+    session.wait_for("document.querySelector('#kind-profiles')", "the record kind choice", WAIT).unwrap();
+    click_js(&session, "#kind-profiles");
+    session.wait_for("document.querySelector('#kind-profiles').checked", "profile updates chosen", WAIT).unwrap();
+    set_value(&session, "#import-text", &ndjson);
+    session.wait_for("!document.querySelector('#use-text').disabled", "the use-text button", WAIT).unwrap();
+    click_js(&session, "#use-text");
+    session.wait_for("!document.querySelector('#import-check').disabled", "the check button", WAIT).unwrap();
+    click_js(&session, "#import-check");
+    session.wait_for("document.querySelector('#import-phase').innerText.startsWith('Checked')", "the check", WAIT).unwrap();
+    let counts = js_text(&session, "#check-counts");
+    assert!(counts.starts_with("6 records; 1 with problems"), "{counts}");
+    let by_problem = js_text(&session, "#by-problem");
+    assert!(by_problem.contains("multiple_operations") && by_problem.contains('3'), "the problem and its example line: {by_problem}");
+    assert!(js_text(&session, "#by-operation").contains("(no single operation)"), "{}", js_text(&session, "#by-operation"));
+    let log = js_text(&session, "#log-lines");
+    assert!(!log.contains("POST /engage"), "nothing is sent by the check: {log}");
+
+    click_js(&session, "#import-upload");
+    session.wait_for("document.querySelector('#import-phase').innerText.startsWith('Finished')", "the upload to finish", WAIT).unwrap();
+    let rows = session
+        .script("return [...document.querySelectorAll('#import-report .report-row')].map(r => [r.dataset.line, r.cells[1].innerText, r.cells[2].innerText]);")
+        .unwrap();
+    assert_eq!(rows, json!([["3", "check", ""], ["6", "server", "$token"]]), "the report names the input lines");
+    assert!(js_text(&session, "#stat-events").starts_with("4 / 5"), "{}", js_text(&session, "#stat-events"));
+    let log = js_text(&session, "#log-lines");
+    assert!(log.contains(&format!("POST /engage?strict=1&project_id={pid} → 400")), "the strict answer listing line 6: {log}");
+    assert!(!log.contains("POST /import"), "{log}");
+    session.script("document.querySelector('#import-report').scrollIntoView({block: 'center'}); return true;").unwrap();
+    session.screenshot(&artifacts_dir().join(format!("web-{}-profiles-imported.png", browser.name()))).unwrap();
+
+    let profile = |id: &str| server.call("GET", &format!("/api/app/projects/{pid}/profiles/{id}"), Some(&server.demo_auth()), None);
+    let (status, body) = profile("pw1");
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["results"]["$properties"], json!({"plan": "pro", "seats": 5}), "{body}");
+    let (status, body) = profile("pw2");
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["results"]["$properties"], json!({"first_seen": "2026-01-02", "tags": ["a", "b"]}), "{body}");
+    for rejected in ["pw3", "pw6"] {
+        let (status, body) = profile(rejected);
+        assert_eq!(status, 404, "the rejected update of `{rejected}` was not applied: {body}");
+    }
+}
+
+#[test]
+fn chromium_imports_profile_updates() {
+    import_profiles(Browser::Chromium);
+}
+
+#[test]
+fn firefox_imports_profile_updates() {
+    import_profiles(Browser::Firefox);
+}
