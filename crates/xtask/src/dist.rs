@@ -2,7 +2,7 @@
 //! so the folder can be hosted under any path prefix.
 
 use crate::setup::{self, wasm_command, Need};
-use crate::util::{run, step, which};
+use crate::util::{cargo, run, step, which};
 use anyhow::Context;
 use std::process::Command;
 
@@ -16,6 +16,10 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
 
 /// Builds `dist/` (release profile); assumes the toolchain is in place.
 pub fn build() -> anyhow::Result<()> {
+    // Trunk runs cargo with `--offline` (Trunk.toml), so that it can never download a tool; the
+    // crates themselves must therefore be in cargo's cache first, which a new machine lacks.
+    step("fetching the crates of the workspace (cargo fetch)");
+    run(cargo().args(["fetch", "--locked"]))?;
     step("building the web app into dist/ (trunk build --release)");
     let trunk = which("trunk").context("trunk is not installed: run `cargo xtask setup run`")?;
     let mut cmd = wasm_command(Command::new(trunk));
