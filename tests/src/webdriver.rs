@@ -40,16 +40,21 @@ fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
+/// geckodriver from `GECKODRIVER`, else from PATH, else from cargo's bin folder (where
+/// `cargo xtask setup` installs it, and which a fresh shell may not have on PATH).
 fn geckodriver_path() -> anyhow::Result<std::path::PathBuf> {
-    let home = std::env::var("CARGO_HOME")
+    let from_env = std::env::var_os("GECKODRIVER").map(std::path::PathBuf::from);
+    let on_path = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).map(|d| d.join("geckodriver")).collect::<Vec<_>>())
+        .unwrap_or_default();
+    let cargo_home = std::env::var_os("CARGO_HOME")
         .map(std::path::PathBuf::from)
-        .or_else(|_| std::env::var("HOME").map(|h| std::path::PathBuf::from(h).join(".cargo")))
-        .context("neither CARGO_HOME nor HOME is set")?;
-    let candidates = [std::env::var("GECKODRIVER").ok().map(Into::into), Some(home.join("bin/geckodriver"))];
-    candidates
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".cargo")));
+    from_env
         .into_iter()
-        .flatten()
-        .find(|p: &std::path::PathBuf| p.is_file())
+        .chain(on_path)
+        .chain(cargo_home.map(|h| h.join("bin/geckodriver")))
+        .find(|p| p.is_file())
         .context("geckodriver is not installed: run `cargo xtask setup`")
 }
 

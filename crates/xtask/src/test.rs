@@ -64,7 +64,15 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
 
 fn run_suite(name: &str) -> anyhow::Result<()> {
     match name {
-        "native" => run(cargo().args(["test", "--workspace", "--exclude", "datadict-web", "--no-fail-fast"])),
+        "native" => {
+            let mut cmd = cargo();
+            cmd.args(["test", "--workspace", "--exclude", "datadict-web", "--no-fail-fast"]);
+            // The browser tests drive Firefox through the geckodriver that setup found.
+            if let Some(gecko) = which("geckodriver") {
+                cmd.env("GECKODRIVER", gecko);
+            }
+            run(&mut cmd)
+        }
         "wasm-chromium" => wasm_tests("CHROMEDRIVER", Path::new("/usr/bin/chromedriver").to_path_buf()),
         "wasm-firefox" => {
             let gecko = which("geckodriver").context("geckodriver is not installed: run `cargo xtask setup`")?;
