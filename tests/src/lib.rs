@@ -11,6 +11,16 @@ pub fn workspace_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").canonicalize().expect("the workspace root exists")
 }
 
+/// The built web app (`cargo xtask dist`), which the browser tests serve.
+pub fn dist_dir() -> PathBuf {
+    let dist = workspace_root().join("dist");
+    assert!(
+        dist.join("index.html").is_file(),
+        "dist/index.html is missing: build the web app first with `cargo xtask dist` (`cargo xtask test` does it)"
+    );
+    dist
+}
+
 /// Where tests leave files for people to look at (screenshots); ignored by git.
 pub fn artifacts_dir() -> PathBuf {
     let dir = workspace_root().join("tests/artifacts");

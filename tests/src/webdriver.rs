@@ -200,6 +200,37 @@ impl Session {
         }
     }
 
+    /// Sets a control's value the way typing does, firing `input` and `change` (WebDriver's clear
+    /// fires neither in every browser, so an emptied field would not be noticed). Panics when no
+    /// element matches.
+    pub fn set_value(&self, css: &str, value: &str) {
+        let script = format!(
+            "const e = document.querySelector({css}); if (!e) return false; e.value = {value};
+             e.dispatchEvent(new Event('input', {{bubbles: true}})); e.dispatchEvent(new Event('change', {{bubbles: true}})); return true;",
+            css = Value::from(css),
+            value = Value::from(value),
+        );
+        assert_eq!(self.script(&script).unwrap(), json!(true), "no control `{css}`");
+    }
+
+    /// The rendered text of the first element matching `css`, or "" when none does (without
+    /// waiting, unlike [`Session::find`]).
+    pub fn text_of(&self, css: &str) -> String {
+        let v = self
+            .script(&format!("const e = document.querySelector({}); return e ? e.innerText : null;", Value::from(css)))
+            .unwrap();
+        v.as_str().unwrap_or_default().to_owned()
+    }
+
+    /// Clicks the first element matching `css` from script (reaches elements scrolled out of view
+    /// in every browser). Panics when no element matches.
+    pub fn click_js(&self, css: &str) {
+        let ok = self
+            .script(&format!("const e = document.querySelector({}); if (!e) return false; e.click(); return true;", Value::from(css)))
+            .unwrap();
+        assert_eq!(ok, json!(true), "no element `{css}` to click");
+    }
+
     pub fn screenshot(&self, path: &std::path::Path) -> anyhow::Result<()> {
         let data = self.get("/screenshot")?;
         let png = base64::engine::general_purpose::STANDARD.decode(data.as_str().unwrap_or_default())?;

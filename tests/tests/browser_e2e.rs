@@ -5,17 +5,8 @@
 
 use datadict_tests::server::TestServer;
 use datadict_tests::webdriver::{Browser, Session};
-use datadict_tests::{artifacts_dir, workspace_root};
+use datadict_tests::{artifacts_dir, dist_dir};
 use std::time::Duration;
-
-fn dist_dir() -> std::path::PathBuf {
-    let dist = workspace_root().join("dist");
-    assert!(
-        dist.join("index.html").is_file(),
-        "dist/index.html is missing: build the web app first with `cargo xtask dist` (`cargo xtask test` does it)"
-    );
-    dist
-}
 
 fn sign_in_and_see_the_demo_dictionary(browser: Browser) {
     let server = TestServer::start(Some(dist_dir()));

@@ -8,38 +8,11 @@
 
 use datadict_tests::server::TestServer;
 use datadict_tests::webdriver::{Browser, Session};
-use datadict_tests::{artifacts_dir, workspace_root};
+use datadict_tests::{artifacts_dir, dist_dir};
 use serde_json::{json, Value};
 use std::time::Duration;
 
 const WAIT: Duration = Duration::from_secs(30);
-
-fn dist_dir() -> std::path::PathBuf {
-    let dist = workspace_root().join("dist");
-    assert!(dist.join("index.html").is_file(), "dist/index.html is missing: build the web app first with `cargo xtask dist`");
-    dist
-}
-
-/// Sets a control's value the way typing does, firing `input` and `change`.
-fn set_value(session: &Session, css: &str, value: &str) {
-    let script = format!(
-        "const e = document.querySelector({css}); if (!e) return false; e.value = {value};
-         e.dispatchEvent(new Event('input', {{bubbles: true}})); e.dispatchEvent(new Event('change', {{bubbles: true}})); return true;",
-        css = Value::from(css),
-        value = Value::from(value),
-    );
-    assert_eq!(session.script(&script).unwrap(), json!(true), "no control `{css}`");
-}
-
-fn js_text(session: &Session, css: &str) -> String {
-    let v = session.script(&format!("const e = document.querySelector({}); return e ? e.innerText : null;", Value::from(css))).unwrap();
-    v.as_str().unwrap_or_default().to_owned()
-}
-
-fn click_js(session: &Session, css: &str) {
-    let ok = session.script(&format!("const e = document.querySelector({}); if (!e) return false; e.click(); return true;", Value::from(css))).unwrap();
-    assert_eq!(ok, json!(true), "no element `{css}` to click");
-}
 
 fn warehouse_and_migrate(browser: Browser) {
     let server = TestServer::start(Some(dist_dir()));
@@ -61,34 +34,34 @@ fn warehouse_and_migrate(browser: Browser) {
     session.wait_for("document.querySelectorAll('#schema-list .schema-row').length === 4", "the demo dictionary", WAIT).unwrap();
 
     // Warehouse: empty list, field checks, create.
-    click_js(&session, "#nav-warehouse");
+    session.click_js("#nav-warehouse");
     session.wait_for("document.querySelector('#wh-empty')", "the empty list", WAIT).unwrap();
-    click_js(&session, "#wh-create-button");
+    session.click_js("#wh-create-button");
     session.wait_for("document.querySelector('#wh-name-error') && document.querySelector('#wh-path-error')", "the field checks", WAIT).unwrap();
-    set_value(&session, "#wh-source-type", "ndjson");
-    set_value(&session, "#wh-name", "orders");
-    set_value(&session, "#wh-path", file.to_str().unwrap());
-    set_value(&session, "#wh-event", "kind");
-    set_value(&session, "#wh-time", "ts");
-    set_value(&session, "#wh-user", "user");
-    set_value(&session, "#wh-keys", "id");
+    session.set_value("#wh-source-type", "ndjson");
+    session.set_value("#wh-name", "orders");
+    session.set_value("#wh-path", file.to_str().unwrap());
+    session.set_value("#wh-event", "kind");
+    session.set_value("#wh-time", "ts");
+    session.set_value("#wh-user", "user");
+    session.set_value("#wh-keys", "id");
     session.wait_for("!document.querySelector('.field-error')", "the form to be complete", WAIT).unwrap();
     shot("warehouse-form");
-    click_js(&session, "#wh-create-button");
+    session.click_js("#wh-create-button");
     session.wait_for("document.querySelectorAll('#wh-imports tbody tr').length === 1", "the new import in the list", WAIT).unwrap();
-    let row = js_text(&session, "#wh-imports tbody tr");
+    let row = session.text_of("#wh-imports tbody tr");
     assert!(row.contains("never synced") && row.contains("orders.ndjson"), "{row}");
     assert!(!row.contains(server.data_dir.path().to_str().unwrap()), "the path is shown by file name only: {row}");
 
     // Sync now, followed to the end.
-    click_js(&session, "#wh-imports .sync-now");
+    session.click_js("#wh-imports .sync-now");
     session.wait_for("(document.querySelector('#wh-run-status')||{}).innerText?.startsWith('succeeded')", "the run to succeed", WAIT).unwrap();
-    assert_eq!(js_text(&session, "#wh-run-id").len(), 32);
-    let status = js_text(&session, "#wh-run-status");
+    assert_eq!(session.text_of("#wh-run-id").len(), 32);
+    let status = session.text_of("#wh-run-status");
     assert!(status.contains("4 rows read, 3 loaded, 1 rejected"), "{status}");
-    assert!(js_text(&session, "#wh-run").contains("row 2:"), "the bad row is explained");
+    assert!(session.text_of("#wh-run").contains("row 2:"), "the bad row is explained");
     session.wait_for("(document.querySelector('#wh-imports .last-run')||{}).innerText?.startsWith('succeeded')", "the last run in the list", WAIT).unwrap();
-    click_js(&session, "#wh-imports tbody tr button:nth-of-type(2)");
+    session.click_js("#wh-imports tbody tr button:nth-of-type(2)");
     session.wait_for("document.querySelectorAll('#wh-history tbody tr').length === 1", "the history", WAIT).unwrap();
     shot("warehouse-synced");
     let (code, body) = server.call("GET", &format!("/api/app/projects/{pid}/events?where=%24source%3Dwarehouse-import"), Some(&server.demo_auth()), None);
@@ -96,26 +69,26 @@ fn warehouse_and_migrate(browser: Browser) {
     assert_eq!(body["results"].as_array().unwrap().len(), 3, "{body}");
 
     // Migrate: the default range and the billing warning are shown; the core's checks run first.
-    click_js(&session, "#nav-migrate");
+    session.click_js("#nav-migrate");
     session.wait_for("document.querySelector('#mig-form')", "the migration form", WAIT).unwrap();
-    assert!(js_text(&session, "#mig-default-range").contains("30 days up to today"));
-    assert!(js_text(&session, "#mig-billing").contains("count toward the plan"));
+    assert!(session.text_of("#mig-default-range").contains("30 days up to today"));
+    assert!(session.text_of("#mig-billing").contains("count toward the plan"));
     // A date input only holds real dates: an end in the future is the date problem to show.
-    set_value(&session, "#mig-end", "2099-01-01");
-    click_js(&session, "#mig-start-button");
+    session.set_value("#mig-end", "2099-01-01");
+    session.click_js("#mig-start-button");
     session.wait_for("document.querySelector('#mig-issues')", "the form's issues", WAIT).unwrap();
-    let issues = js_text(&session, "#mig-issues");
+    let issues = session.text_of("#mig-issues");
     for field in ["SOURCE_API_KEY", "SOURCE_API_SECRET", "TARGET_TOKEN", "END_DATE"] {
         assert!(issues.contains(field), "{field} not in {issues}");
     }
     // A token of no project: the server's 400, in words.
-    set_value(&session, "#mig-end", "");
-    set_value(&session, "#mig-key", "k");
-    set_value(&session, "#mig-secret", "s");
-    set_value(&session, "#mig-token", "not-a-project-token");
-    click_js(&session, "#mig-start-button");
+    session.set_value("#mig-end", "");
+    session.set_value("#mig-key", "k");
+    session.set_value("#mig-secret", "s");
+    session.set_value("#mig-token", "not-a-project-token");
+    session.click_js("#mig-start-button");
     session.wait_for("document.querySelector('#mig-error')", "the server's answer", WAIT).unwrap();
-    let error = js_text(&session, "#mig-error");
+    let error = session.text_of("#mig-error");
     assert!(error.contains("400") && error.contains("TARGET_TOKEN"), "{error}");
     shot("migrate-refused");
 
@@ -146,7 +119,7 @@ fn warehouse_and_migrate(browser: Browser) {
     );
     assert_eq!(session.script(&script).unwrap(), json!(true));
     session.wait_for("document.querySelector('#mig-file-done') || document.querySelector('#mig-file-error')", "the file migration to end", WAIT).unwrap();
-    let text = js_text(&session, "#mig-file-progress");
+    let text = session.text_of("#mig-file-progress");
     assert!(text.contains("6 events transformed, 1 lines not transformable"), "{text}");
     assert!(text.contains("6 events imported, 0 rejected by the checks, 0 refused by the server"), "{text}");
     assert!(text.contains("2 profiles set"), "{text}");

@@ -7,17 +7,11 @@
 use datadict_server::admin;
 use datadict_tests::server::TestServer;
 use datadict_tests::webdriver::{Browser, Session};
-use datadict_tests::{artifacts_dir, workspace_root};
+use datadict_tests::{artifacts_dir, dist_dir};
 use serde_json::{json, Value};
 use std::time::Duration;
 
 const WAIT: Duration = Duration::from_secs(30);
-
-fn dist_dir() -> std::path::PathBuf {
-    let dist = workspace_root().join("dist");
-    assert!(dist.join("index.html").is_file(), "dist/index.html is missing: build the web app first with `cargo xtask dist`");
-    dist
-}
 
 /// Puts a file with `content` into the file input `css`, as a user picking it would, and fires
 /// `change`. (WebDriver's file upload needs a path on the browser's machine; a `DataTransfer` works
@@ -34,28 +28,6 @@ fn pick_file(session: &Session, css: &str, name: &str, content: &str) {
     session.script(&script).unwrap();
 }
 
-/// Sets a control's value the way typing does, firing `input` and `change` (WebDriver's clear
-/// fires neither in every browser, so an emptied search box would not be noticed).
-fn set_value(session: &Session, css: &str, value: &str) {
-    let script = format!(
-        "const e = document.querySelector({css}); e.value = {value};
-         e.dispatchEvent(new Event('input', {{bubbles: true}})); e.dispatchEvent(new Event('change', {{bubbles: true}})); return true;",
-        css = Value::from(css),
-        value = Value::from(value),
-    );
-    session.script(&script).unwrap();
-}
-
-fn js_text(session: &Session, css: &str) -> String {
-    let v = session.script(&format!("const e = document.querySelector({}); return e ? e.innerText : null;", Value::from(css))).unwrap();
-    v.as_str().unwrap_or_default().to_owned()
-}
-
-fn click_js(session: &Session, css: &str) {
-    let ok = session.script(&format!("const e = document.querySelector({}); if (!e) return false; e.click(); return true;", Value::from(css))).unwrap();
-    assert_eq!(ok, json!(true), "no element `{css}` to click");
-}
-
 fn walk_through_the_app(browser: Browser) {
     let server = TestServer::start(Some(dist_dir()));
     let pid = server.demo.project_id;
@@ -70,7 +42,7 @@ fn walk_through_the_app(browser: Browser) {
     session.type_into("#secret", &outsider.secret).unwrap();
     session.click("#test-connection").unwrap();
     session.wait_for("document.querySelector('#test-result')", "the 403 message", WAIT).unwrap();
-    let text = js_text(&session, "#test-result");
+    let text = session.text_of("#test-result");
     assert!(text.starts_with("no access (403)"), "{text}");
     // 401 in words.
     session.type_into("#username", &server.demo.username).unwrap();
@@ -88,40 +60,40 @@ fn walk_through_the_app(browser: Browser) {
     // Search and filters.
     session.type_into("#search", "purchase").unwrap();
     session.wait_for("document.querySelectorAll('#schema-list .schema-row').length === 1", "one row for `purchase`", WAIT).unwrap();
-    set_value(&session, "#search", "");
-    set_value(&session, "#status-filter", "dropped");
+    session.set_value("#search", "");
+    session.set_value("#status-filter", "dropped");
     session.wait_for("document.querySelectorAll('#schema-list .schema-row').length === 1", "one dropped event", WAIT).unwrap();
-    assert!(js_text(&session, "#schema-list").contains("Debug Ping"));
-    set_value(&session, "#status-filter", "");
+    assert!(session.text_of("#schema-list").contains("Debug Ping"));
+    session.set_value("#status-filter", "");
     session.wait_for("document.querySelectorAll('#schema-list .schema-row').length === 4", "all four again", WAIT).unwrap();
 
     // The user-profile tab lists the `$user` schema, and back.
-    click_js(&session, "#tab-profile");
+    session.click_js("#tab-profile");
     session.wait_for("document.querySelector(\"tr[data-name='$user']\") && document.querySelectorAll('#schema-list .schema-row').length === 1", "the profile schema", WAIT).unwrap();
-    click_js(&session, "#tab-event");
+    session.click_js("#tab-event");
     session.wait_for("document.querySelectorAll('#schema-list .schema-row').length === 4", "the events again", WAIT).unwrap();
 
     // Create an entity whose name looks like HTML; a bad contact is shown at its field first.
     let evil = "<img src=x onerror=\"window.__xss=1\">Checkout";
-    click_js(&session, "#new-entity");
+    session.click_js("#new-entity");
     session.type_into("#entity-name", evil).unwrap();
     session.type_into("#entity-display", "<b>bold?</b>").unwrap();
     session.type_into("#entity-contacts", "not-an-address").unwrap();
     session.wait_for("document.querySelector('#entity-contacts-errors')", "the contact error at its field", WAIT).unwrap();
-    assert!(js_text(&session, "#entity-contacts-errors").contains("not-an-address"));
+    assert!(session.text_of("#entity-contacts-errors").contains("not-an-address"));
     assert_eq!(session.script("return document.querySelector('#save-entity').disabled;").unwrap(), json!(true));
-    click_js(&session, "#add-property");
+    session.click_js("#add-property");
     session.type_into("#prop-1-name", "amount").unwrap();
     shot("entity-form-error");
-    set_value(&session, "#entity-contacts", "owner@example.com");
+    session.set_value("#entity-contacts", "owner@example.com");
     session.wait_for("!document.querySelector('#entity-contacts-errors') && !document.querySelector('#save-entity').disabled", "the form to be valid", WAIT).unwrap();
-    click_js(&session, "#save-entity");
+    session.click_js("#save-entity");
     session.wait_for("document.querySelectorAll('#schema-list .schema-row').length === 5", "the new event in the table", WAIT).unwrap();
     // Rendered as text: no element was made from the name, and the literal text is on the page.
     assert_eq!(session.script("return document.querySelectorAll('img, #schema-list b, #detail b').length;").unwrap(), json!(0));
     assert_eq!(session.script("return window.__xss === undefined;").unwrap(), json!(true));
-    assert!(js_text(&session, "#schema-list").contains("<b>bold?</b>"));
-    assert!(js_text(&session, "#detail").contains(evil), "the detail panel shows the name as text");
+    assert!(session.text_of("#schema-list").contains("<b>bold?</b>"));
+    assert!(session.text_of("#detail").contains(evil), "the detail panel shows the name as text");
     let (status, body) = server.call("GET", &format!("/api/app/projects/{pid}/schemas/event"), Some(&server.demo_auth()), None);
     assert_eq!(status, 200);
     let created = body["results"].as_array().unwrap().iter().find(|e| e["name"] == evil).expect("the event is stored").clone();
@@ -130,34 +102,34 @@ fn walk_through_the_app(browser: Browser) {
     shot("xss-as-text");
 
     // Edit Purchase: new description, hidden.
-    click_js(&session, "tr[data-name='Purchase'] .open-detail");
+    session.click_js("tr[data-name='Purchase'] .open-detail");
     session.wait_for("document.querySelector('#edit-entity')", "the detail panel", WAIT).unwrap();
-    assert!(js_text(&session, "#property-list").contains("price"), "the properties table");
-    assert!(js_text(&session, "#schema-json").contains("\"properties\""), "the schema JSON");
+    assert!(session.text_of("#property-list").contains("price"), "the properties table");
+    assert!(session.text_of("#schema-json").contains("\"properties\""), "the schema JSON");
     shot("detail");
-    click_js(&session, "#edit-entity");
-    set_value(&session, "#entity-description", "An order was paid");
-    click_js(&session, "#entity-hidden");
-    click_js(&session, "#save-entity");
+    session.click_js("#edit-entity");
+    session.set_value("#entity-description", "An order was paid");
+    session.click_js("#entity-hidden");
+    session.click_js("#save-entity");
     session.wait_for("(document.querySelector(\"tr[data-name='Purchase'] .status\")||{}).innerText === 'hidden'", "Purchase hidden", WAIT).unwrap();
     let (_, body) = server.call("GET", &format!("/api/app/projects/{pid}/schemas/event/Purchase"), Some(&server.demo_auth()), None);
     assert_eq!(body["description"], "An order was paid");
     assert_eq!(body["metadata"]["com.vendor"]["hidden"], true);
 
     // Bulk upload: one added, one changed; nothing is sent before the button.
-    click_js(&session, "#bulk-upload");
+    session.click_js("#bulk-upload");
     let file = json!({"entries": [
         {"entityType": "event", "name": "Bulk Added", "schemaJson": {"description": "from a file"}},
         {"entityType": "event", "name": "Page View", "schemaJson": {"description": "changed by the file"}}
     ]});
     pick_file(&session, "#bulk-file", "dictionary.json", &file.to_string());
     session.wait_for("document.querySelector('#bulk-preview')", "the preview", WAIT).unwrap();
-    assert_eq!(js_text(&session, "#bulk-added"), "Added: 1");
-    assert_eq!(js_text(&session, "#bulk-changed"), "Changed: 1");
+    assert_eq!(session.text_of("#bulk-added"), "Added: 1");
+    assert_eq!(session.text_of("#bulk-changed"), "Changed: 1");
     let (_, before) = server.call("GET", &format!("/api/app/projects/{pid}/schemas/event"), Some(&server.demo_auth()), None);
     assert!(!before.to_string().contains("Bulk Added"), "nothing is sent before confirming");
     shot("bulk-preview");
-    click_js(&session, "#bulk-send");
+    session.click_js("#bulk-send");
     session.wait_for("document.querySelector('#bulk-done')", "the upload result", WAIT).unwrap();
     session.wait_for("document.querySelector(\"tr[data-name='Bulk Added']\")", "the uploaded event in the table", WAIT).unwrap();
     let (_, body) = server.call("GET", &format!("/api/app/projects/{pid}/schemas/event/Page%20View"), Some(&server.demo_auth()), None);
@@ -175,41 +147,41 @@ fn walk_through_the_app(browser: Browser) {
         ndjson.push_str(&record.to_string());
         ndjson.push('\n');
     }
-    click_js(&session, "#nav-import");
+    session.click_js("#nav-import");
     pick_file(&session, "#import-file", "events.ndjson", &ndjson);
     session.wait_for("!document.querySelector('#import-check').disabled", "the check button", WAIT).unwrap();
-    click_js(&session, "#import-check");
+    session.click_js("#import-check");
     session.wait_for("document.querySelector('#by-problem')", "the check summary", WAIT).unwrap();
-    assert!(js_text(&session, "#import-phase").starts_with("Checked"), "{}", js_text(&session, "#import-phase"));
-    let summary = js_text(&session, "#check-summary");
+    assert!(session.text_of("#import-phase").starts_with("Checked"), "{}", session.text_of("#import-phase"));
+    let summary = session.text_of("#check-summary");
     assert!(summary.contains("10 records"), "{summary}");
     assert!(summary.contains("Web Import"), "the undocumented event is in the summary by event: {summary}");
     shot("import-checked");
-    click_js(&session, "#import-upload");
+    session.click_js("#import-upload");
     session.wait_for("document.querySelector('#import-phase').innerText.startsWith('Finished')", "the upload to finish", WAIT).unwrap();
     let lines = session.script("return [...document.querySelectorAll('#import-report .report-row')].map(r => r.dataset.line);").unwrap();
     let mut lines: Vec<String> = lines.as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_owned()).collect();
     lines.dedup();
     assert_eq!(lines, ["3", "7"], "the report names the input lines of the rejected records");
-    assert!(js_text(&session, "#stat-events").starts_with("8 / 8"), "{}", js_text(&session, "#stat-events"));
+    assert!(session.text_of("#stat-events").starts_with("8 / 8"), "{}", session.text_of("#stat-events"));
     shot("import-finished");
     let (status, body) = server.call("GET", &format!("/api/app/projects/{pid}/events?event=Web%20Import&limit=100"), Some(&server.demo_auth()), None);
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["results"].as_array().unwrap().len(), 8, "the eight valid events arrived: {body}");
-    let log = js_text(&session, "#log-lines");
+    let log = session.text_of("#log-lines");
     assert!(log.contains(&format!("POST /import?strict=1&project_id={pid} → 200")), "{log}");
 
     // Back in the dictionary, the imported event shows as undocumented with its 30-day volume.
-    click_js(&session, "#nav-dictionary");
-    click_js(&session, "#reload");
+    session.click_js("#nav-dictionary");
+    session.click_js("#reload");
     session.wait_for("(document.querySelector(\"tr[data-name='Web Import'] .volume\")||{}).innerText === '8'", "the undocumented event with volume 8", WAIT).unwrap();
-    assert_eq!(js_text(&session, "tr[data-name='Web Import'] .status"), "undocumented");
+    assert_eq!(session.text_of("tr[data-name='Web Import'] .status"), "undocumented");
     shot("dictionary-undocumented");
 
     // Copying the log either works or falls back to selectable text; nothing panicked on the way.
-    click_js(&session, "#copy-log");
+    session.click_js("#copy-log");
     session.wait_for("document.querySelector('#copy-log').innerText === 'Copied' || document.querySelector('#log-text')", "the log copied", WAIT).unwrap();
-    assert_eq!(session.script("return document.querySelector('#fatal').hidden;").unwrap(), json!(true), "{}", js_text(&session, "#fatal"));
+    assert_eq!(session.script("return document.querySelector('#fatal').hidden;").unwrap(), json!(true), "{}", session.text_of("#fatal"));
 }
 
 #[test]
@@ -240,10 +212,10 @@ fn cancel_and_resume(browser: Browser) {
     let ndjson: String = (0..6000)
         .map(|i| json!({"event": "Resume Test", "properties": {"time": now - i, "distinct_id": format!("u{i}"), "$insert_id": format!("resume-{i}")}}).to_string() + "\n")
         .collect();
-    click_js(&session, "#nav-import");
+    session.click_js("#nav-import");
     pick_file(&session, "#import-file", "resume.ndjson", &ndjson);
-    set_value(&session, "#concurrency", "1");
-    click_js(&session, "#import-check");
+    session.set_value("#concurrency", "1");
+    session.click_js("#import-check");
     session.wait_for("document.querySelector('#import-phase').innerText.startsWith('Checked')", "the check", WAIT).unwrap();
     // Cancel as soon as the first batch is acknowledged (an observer reacts at once; polling over
     // WebDriver could miss the moment).
@@ -255,18 +227,18 @@ fn cancel_and_resume(browser: Browser) {
         )
         .unwrap();
     session.wait_for("document.querySelector('#import-phase').innerText.startsWith('Cancelled')", "the cancel", WAIT).unwrap();
-    assert!(js_text(&session, "#check-counts").contains("3 batches"), "step 1's summary stays: {}", js_text(&session, "#check-counts"));
-    let after_cancel = js_text(&session, "#stat-events");
+    assert!(session.text_of("#check-counts").contains("3 batches"), "step 1's summary stays: {}", session.text_of("#check-counts"));
+    let after_cancel = session.text_of("#stat-events");
     assert!(!after_cancel.starts_with("6000 /"), "the run stopped before the end: {after_cancel}");
-    let posts = |s: &Session| js_text(s, "#log-lines").matches("POST /import?").count();
+    let posts = |s: &Session| s.text_of("#log-lines").matches("POST /import?").count();
     let sent_before = posts(&session);
     assert!((1..3).contains(&sent_before), "{sent_before} batches were sent before the cancel");
-    assert_eq!(js_text(&session, "#import-upload"), "Resume upload");
+    assert_eq!(session.text_of("#import-upload"), "Resume upload");
     session.screenshot(&artifacts_dir().join(format!("web-{}-import-cancelled.png", browser.name()))).unwrap();
-    click_js(&session, "#import-upload");
+    session.click_js("#import-upload");
     session.wait_for("document.querySelector('#import-phase').innerText.startsWith('Finished')", "the resumed upload", WAIT).unwrap();
     assert_eq!(posts(&session), 3, "each of the three batches was sent exactly once");
-    assert!(js_text(&session, "#stat-events").starts_with("6000 / "), "{}", js_text(&session, "#stat-events"));
+    assert!(session.text_of("#stat-events").starts_with("6000 / "), "{}", session.text_of("#stat-events"));
     let (status, body) = server.call("GET", &format!("/api/app/projects/{pid}/event-counts?days=30"), Some(&server.demo_auth()), None);
     assert_eq!(status, 200);
     let count = body["results"].as_array().unwrap().iter().find(|r| r["event"] == "Resume Test").map(|r| r["count"].clone());

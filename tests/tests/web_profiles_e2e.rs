@@ -5,38 +5,11 @@
 
 use datadict_tests::server::TestServer;
 use datadict_tests::webdriver::{Browser, Session};
-use datadict_tests::{artifacts_dir, workspace_root};
+use datadict_tests::{artifacts_dir, dist_dir};
 use serde_json::{json, Value};
 use std::time::Duration;
 
 const WAIT: Duration = Duration::from_secs(30);
-
-fn dist_dir() -> std::path::PathBuf {
-    let dist = workspace_root().join("dist");
-    assert!(dist.join("index.html").is_file(), "dist/index.html is missing: build the web app first with `cargo xtask dist`");
-    dist
-}
-
-/// Sets a control's value the way typing does, firing `input` and `change`.
-fn set_value(session: &Session, css: &str, value: &str) {
-    let script = format!(
-        "const e = document.querySelector({css}); e.value = {value};
-         e.dispatchEvent(new Event('input', {{bubbles: true}})); e.dispatchEvent(new Event('change', {{bubbles: true}})); return true;",
-        css = Value::from(css),
-        value = Value::from(value),
-    );
-    session.script(&script).unwrap();
-}
-
-fn js_text(session: &Session, css: &str) -> String {
-    let v = session.script(&format!("const e = document.querySelector({}); return e ? e.innerText : null;", Value::from(css))).unwrap();
-    v.as_str().unwrap_or_default().to_owned()
-}
-
-fn click_js(session: &Session, css: &str) {
-    let ok = session.script(&format!("const e = document.querySelector({}); if (!e) return false; e.click(); return true;", Value::from(css))).unwrap();
-    assert_eq!(ok, json!(true), "no element `{css}` to click");
-}
 
 fn import_profiles(browser: Browser) {
     let server = TestServer::start(Some(dist_dir()));
@@ -64,32 +37,32 @@ fn import_profiles(browser: Browser) {
     .collect::<Vec<_>>()
     .join("\n");
 
-    click_js(&session, "#nav-import");
+    session.click_js("#nav-import");
     session.wait_for("document.querySelector('#kind-profiles')", "the record kind choice", WAIT).unwrap();
-    click_js(&session, "#kind-profiles");
+    session.click_js("#kind-profiles");
     session.wait_for("document.querySelector('#kind-profiles').checked", "profile updates chosen", WAIT).unwrap();
-    set_value(&session, "#import-text", &ndjson);
+    session.set_value("#import-text", &ndjson);
     session.wait_for("!document.querySelector('#use-text').disabled", "the use-text button", WAIT).unwrap();
-    click_js(&session, "#use-text");
+    session.click_js("#use-text");
     session.wait_for("!document.querySelector('#import-check').disabled", "the check button", WAIT).unwrap();
-    click_js(&session, "#import-check");
+    session.click_js("#import-check");
     session.wait_for("document.querySelector('#import-phase').innerText.startsWith('Checked')", "the check", WAIT).unwrap();
-    let counts = js_text(&session, "#check-counts");
+    let counts = session.text_of("#check-counts");
     assert!(counts.starts_with("6 records; 1 with problems"), "{counts}");
-    let by_problem = js_text(&session, "#by-problem");
+    let by_problem = session.text_of("#by-problem");
     assert!(by_problem.contains("multiple_operations") && by_problem.contains('3'), "the problem and its example line: {by_problem}");
-    assert!(js_text(&session, "#by-operation").contains("(no single operation)"), "{}", js_text(&session, "#by-operation"));
-    let log = js_text(&session, "#log-lines");
+    assert!(session.text_of("#by-operation").contains("(no single operation)"), "{}", session.text_of("#by-operation"));
+    let log = session.text_of("#log-lines");
     assert!(!log.contains("POST /engage"), "nothing is sent by the check: {log}");
 
-    click_js(&session, "#import-upload");
+    session.click_js("#import-upload");
     session.wait_for("document.querySelector('#import-phase').innerText.startsWith('Finished')", "the upload to finish", WAIT).unwrap();
     let rows = session
         .script("return [...document.querySelectorAll('#import-report .report-row')].map(r => [r.dataset.line, r.cells[1].innerText, r.cells[2].innerText]);")
         .unwrap();
     assert_eq!(rows, json!([["3", "check", ""], ["6", "server", "$token"]]), "the report names the input lines");
-    assert!(js_text(&session, "#stat-events").starts_with("4 / 5"), "{}", js_text(&session, "#stat-events"));
-    let log = js_text(&session, "#log-lines");
+    assert!(session.text_of("#stat-events").starts_with("4 / 5"), "{}", session.text_of("#stat-events"));
+    let log = session.text_of("#log-lines");
     assert!(log.contains(&format!("POST /engage?strict=1&project_id={pid} → 400")), "the strict answer listing line 6: {log}");
     assert!(!log.contains("POST /import"), "{log}");
     session.script("document.querySelector('#import-report').scrollIntoView({block: 'center'}); return true;").unwrap();
