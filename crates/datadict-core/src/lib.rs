@@ -62,6 +62,7 @@ pub mod import;
 pub mod issue;
 pub mod json_schema;
 pub mod limits;
+pub mod merge;
 pub mod migration;
 pub mod profile;
 pub mod request;
@@ -80,6 +81,7 @@ pub use schema::{
 pub use validate::{validate_schema_entry, validate_schema_entry_json, SchemaRules};
 pub use event::{check_event, validate_event_json, EventCheck, PropertySeen};
 pub use limits::{Limits, FORBIDDEN_IDS};
+pub use merge::merge_schema;
 pub use api::{
     failed_records, BatchUploadRequest, BatchUploadResponse, DeleteResponse, FailedRecord, ImportResponse,
     ManualSyncResponse, StatusResponse,

@@ -7,7 +7,7 @@ use crate::app::use_app_state;
 use crate::components::log::{log_request, push};
 use crate::pages::dictionary::load_dictionary;
 use crate::state::Level;
-use datadict_core::{dictionary_from_csv, diff_dictionaries, validate_schema_entry, BatchUploadRequest, SchemaEntry, SchemaRules, DEFAULT_NAMESPACE};
+use datadict_core::{dictionary_from_csv, diff_dictionaries, merge_schema, validate_schema_entry, BatchUploadRequest, SchemaEntry, SchemaRules, DEFAULT_NAMESPACE};
 use serde_json::Value;
 use std::rc::Rc;
 use wasm_bindgen_futures::JsFuture;
@@ -19,29 +19,50 @@ use yew::prelude::*;
 pub struct Preview {
     pub entries: Vec<SchemaEntry>,
     pub added: Vec<String>,
-    /// One line per changed entity, naming the fields that change.
+    /// One line per changed entity, naming the fields that change, when uploaded without
+    /// `truncate` (entity metadata merged into the stored schema by the server's replace rule).
     pub changed: Vec<String>,
+    /// The same when truncating: the dictionary is emptied first, so each entry is stored as is.
+    pub changed_if_truncated: Vec<String>,
     /// In the dictionary, not in the file: deleted only when truncating.
     pub absent: Vec<String>,
     pub unchanged: usize,
+    pub unchanged_if_truncated: usize,
 }
 
-/// Compares the file's entries with the current dictionary.
+/// Compares the file's entries with the current dictionary, both as the server will store them
+/// without `truncate` (each entry merged into its stored namesake by the core's `merge_schema`)
+/// and with it (each entry stored as is).
 pub fn preview(file: Vec<SchemaEntry>, current: &[SchemaEntry]) -> Preview {
-    let diff = diff_dictionaries(current, &file);
-    let added = diff.added.iter().map(|e| format!("{} {}", e.entity_type, e.name)).collect::<Vec<_>>();
-    let changed = diff
-        .changed
+    let merged: Vec<SchemaEntry> = file
         .iter()
-        .map(|c| {
-            let fields: Vec<&str> = c.changes.iter().map(|f| f.path.as_str()).take(8).collect();
-            let more = if c.changes.len() > 8 { format!(" and {} more", c.changes.len() - 8) } else { String::new() };
-            format!("{} {}: {}{more}", c.entity.entity_type, c.entity.name, fields.join(", "))
+        .map(|entry| {
+            let old = current
+                .iter()
+                .find(|c| c.entity_type == entry.entity_type && c.name == entry.name)
+                .map(|c| c.schema_json.clone());
+            SchemaEntry { schema_json: merge_schema(old, entry.schema_json.clone(), DEFAULT_NAMESPACE), ..entry.clone() }
         })
-        .collect::<Vec<_>>();
-    let absent = diff.removed.iter().map(|k| format!("{} {}", k.entity_type, k.name)).collect();
+        .collect();
+    let merged_diff = diff_dictionaries(current, &merged);
+    let as_is_diff = diff_dictionaries(current, &file);
+    let added = merged_diff.added.iter().map(|e| format!("{} {}", e.entity_type, e.name)).collect::<Vec<_>>();
+    let changed_lines = |diff: &datadict_core::diff::DictionaryDiff| -> Vec<String> {
+        diff.changed
+            .iter()
+            .map(|c| {
+                let fields: Vec<&str> = c.changes.iter().map(|f| f.path.as_str()).take(8).collect();
+                let more = if c.changes.len() > 8 { format!(" and {} more", c.changes.len() - 8) } else { String::new() };
+                format!("{} {}: {}{more}", c.entity.entity_type, c.entity.name, fields.join(", "))
+            })
+            .collect()
+    };
+    let changed = changed_lines(&merged_diff);
+    let changed_if_truncated = changed_lines(&as_is_diff);
+    let absent = merged_diff.removed.iter().map(|k| format!("{} {}", k.entity_type, k.name)).collect();
     let unchanged = file.len() - added.len() - changed.len();
-    Preview { entries: file, added, changed, absent, unchanged }
+    let unchanged_if_truncated = file.len() - added.len() - changed_if_truncated.len();
+    Preview { entries: file, added, changed, changed_if_truncated, absent, unchanged, unchanged_if_truncated }
 }
 
 /// Reads a dictionary file's JSON: an array of entries, `{"entries":[...]}` (the upload body) or
@@ -166,9 +187,9 @@ pub fn BulkUpload(props: &BulkUploadProps) -> Html {
         html! {
             <div id="bulk-preview">
                 { list("Added", "bulk-added", &p.added) }
-                { list("Changed", "bulk-changed", &p.changed) }
+                { list("Changed", "bulk-changed", if *truncate { &p.changed_if_truncated } else { &p.changed }) }
                 { list(if *truncate { "Removed (truncate deletes them)" } else { "Not in the file (kept)" }, "bulk-removed", &p.absent) }
-                <p>{ format!("Unchanged: {}", p.unchanged) }</p>
+                <p>{ format!("Unchanged: {}", if *truncate { p.unchanged_if_truncated } else { p.unchanged }) }</p>
             </div>
         }
     };
@@ -224,6 +245,18 @@ mod tests {
     fn the_preview_sorts_entries_into_added_changed_and_absent() {
         let p = preview(vec![entry("A", "same"), entry("B", "new text"), entry("C", "c")], &[entry("A", "same"), entry("B", "old"), entry("D", "d")]);
         assert_eq!((p.added, p.changed, p.absent, p.unchanged), (vec!["event C".to_owned()], vec!["event B: description".to_owned()], vec!["event D".to_owned()], 1));
+    }
+
+    #[wasm_bindgen_test]
+    fn metadata_left_out_of_the_file_is_kept_unless_truncating() {
+        let stored: SchemaEntry = serde_json::from_value(json!({"entityType": "event", "name": "A",
+            "schemaJson": {"description": "d", "metadata": {"com.vendor": {"tags": ["core"]}}}})).unwrap();
+        let p = preview(vec![entry("A", "d")], &[stored]);
+        // Without truncate the server keeps the stored tags: nothing changes.
+        assert_eq!((p.changed.len(), p.unchanged), (0, 1));
+        // With truncate the entry is stored as is: the tags go.
+        assert_eq!(p.changed_if_truncated, vec!["event A: metadata".to_owned()]);
+        assert_eq!(p.unchanged_if_truncated, 0);
     }
 
     #[wasm_bindgen_test]
