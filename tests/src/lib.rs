@@ -21,6 +21,16 @@ pub fn dist_dir() -> PathBuf {
     dist
 }
 
+/// Opens the app served by `server` and signs in as its demo owner (the settings form's ids); the
+/// caller waits for whatever its test needs to see next.
+pub fn sign_in_as_demo(session: &webdriver::Session, server: &server::TestServer) {
+    session.goto(&server.url("/")).unwrap();
+    session.type_into("#project-id", &server.demo.project_id.to_string()).unwrap();
+    session.type_into("#username", &server.demo.username).unwrap();
+    session.type_into("#secret", &server.demo.secret).unwrap();
+    session.click("#connect").unwrap();
+}
+
 /// Where tests leave files for people to look at (screenshots); ignored by git.
 pub fn artifacts_dir() -> PathBuf {
     let dir = workspace_root().join("tests/artifacts");

@@ -8,7 +8,7 @@
 
 use datadict_tests::server::TestServer;
 use datadict_tests::webdriver::{Browser, Session};
-use datadict_tests::{artifacts_dir, dist_dir};
+use datadict_tests::{artifacts_dir, dist_dir, sign_in_as_demo};
 use serde_json::{json, Value};
 use std::time::Duration;
 
@@ -26,11 +26,7 @@ fn warehouse_and_migrate(browser: Browser) {
 
     let session = Session::start(browser).unwrap_or_else(|e| panic!("cannot start {}: {e:#}", browser.name()));
     let shot = |name: &str| session.screenshot(&artifacts_dir().join(format!("jobs-{}-{name}.png", browser.name()))).unwrap();
-    session.goto(&server.url("/")).unwrap();
-    session.type_into("#project-id", &pid.to_string()).unwrap();
-    session.type_into("#username", &server.demo.username).unwrap();
-    session.type_into("#secret", &server.demo.secret).unwrap();
-    session.click("#connect").unwrap();
+    sign_in_as_demo(&session, &server);
     session.wait_for("document.querySelectorAll('#schema-list .schema-row').length === 4", "the demo dictionary", WAIT).unwrap();
 
     // Warehouse: empty list, field checks, create.

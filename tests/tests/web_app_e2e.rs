@@ -7,7 +7,7 @@
 use datadict_server::admin;
 use datadict_tests::server::TestServer;
 use datadict_tests::webdriver::{Browser, Session};
-use datadict_tests::{artifacts_dir, dist_dir};
+use datadict_tests::{artifacts_dir, dist_dir, sign_in_as_demo};
 use serde_json::{json, Value};
 use std::time::Duration;
 
@@ -200,11 +200,7 @@ fn cancel_and_resume(browser: Browser) {
     let server = TestServer::start(Some(dist_dir()));
     let pid = server.demo.project_id;
     let session = Session::start(browser).unwrap_or_else(|e| panic!("cannot start {}: {e:#}", browser.name()));
-    session.goto(&server.url("/")).unwrap();
-    session.type_into("#project-id", &pid.to_string()).unwrap();
-    session.type_into("#username", &server.demo.username).unwrap();
-    session.type_into("#secret", &server.demo.secret).unwrap();
-    session.click("#connect").unwrap();
+    sign_in_as_demo(&session, &server);
     session.wait_for("document.querySelectorAll('#schema-list .schema-row').length === 4", "the dictionary", WAIT).unwrap();
 
     // 6,000 events: three batches of 2,000 (FACTS.md's per-request limit).
