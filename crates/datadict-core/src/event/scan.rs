@@ -1,0 +1,324 @@
+//! The fast path of [`check_event`](super::check_event): a hand-written scanner over the bytes of
+//! a record that finds what the rules read (the same [`Found`] and property list as the serde
+//! walk) without serde's per-value dispatch, without parsing the numbers the rules do not read and
+//! without building any path.
+//!
+//! It only answers for records the walk would find nothing to say about while walking: it gives up
+//! (`None`) on anything else, and the caller then runs the serde walk, which stays the reference
+//! for every message. Giving up is always safe; answering is only allowed when the walk would
+//! have produced exactly the same result. So the scanner gives up on: any syntax error, a record
+//! that is not an object, a top-level key other than `event` and `properties`, `properties` that is
+//! not an object, any escape in a key it keeps or in a string the rules read, a `\u` escape
+//! anywhere (the walk rejects lone surrogates), a number with an exponent or more than 18 integer
+//! digits (the walk turns those into floats or rejects them), `-0` (a float for the walk), a float
+//! the rules read, containers nested deeper than the limit, too many keys or items, and strings
+//! that may be over the truncation length. The equivalence is tested against the walk on the
+//! fixtures, on generated records and on mutations of them (`tests/check_fast_path.rs`).
+
+use super::{Found, PropertySeen, Seen};
+use crate::limits::Limits;
+use std::borrow::Cow;
+
+/// Scans `text`, one whole record. On `Some`, `properties` holds every top-level property in
+/// input order; on `None` it may hold some and the caller must clear it.
+pub(super) fn scan<'a>(text: &'a str, limits: &Limits, properties: &mut Vec<PropertySeen<'a>>) -> Option<Found<'a>> {
+    let mut s = Scanner { text, bytes: text.as_bytes(), at: 0, limits };
+    let mut found = Found::default();
+    s.expect(b'{')?;
+    if !s.peek_is(b'}') {
+        loop {
+            s.skip_ws();
+            let key = s.plain_string()?;
+            s.expect(b':')?;
+            match key {
+                "event" => found.event = Some(s.value(0, true)?),
+                "properties" => {
+                    s.properties(&mut found, properties)?;
+                    found.properties = Some(Seen::Object);
+                }
+                _ => return None,
+            }
+            if !s.comma_or(b'}')? {
+                break;
+            }
+        }
+    } else {
+        s.at += 1;
+    }
+    s.skip_ws();
+    (s.at == s.bytes.len()).then_some(found)
+}
+
+/// Bytes that end the quick run through a string: the closing quote, an escape, a control
+/// character (which JSON does not allow unescaped).
+static STOPS: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        t[b] = true;
+        b += 1;
+    }
+    t[b'"' as usize] = true;
+    t[b'\\' as usize] = true;
+    t
+};
+
+/// The index of the first byte at or after `i` that ends a quick run through a string (see
+/// [`STOPS`]), or `None` when the text ends first. Eight bytes at a time while eight are left:
+/// the usual bit trick for "a byte of this word is zero" applied to the word XOR `"`, XOR `\`,
+/// and to "a byte is below 0x20". Its false positives only occur above a true one, so the lowest
+/// flagged byte is the first stop.
+#[inline]
+fn find_stop(bytes: &[u8], mut i: usize) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let zero_byte = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
+    while let Some(chunk) = bytes.get(i..i + 8) {
+        let word = u64::from_le_bytes(chunk.try_into().ok()?);
+        let found = zero_byte(word ^ (ONES * u64::from(b'"')))
+            | zero_byte(word ^ (ONES * u64::from(b'\\')))
+            | (word.wrapping_sub(ONES * 0x20) & !word & HIGH);
+        if found != 0 {
+            return Some(i + (found.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    while !STOPS[usize::from(*bytes.get(i)?)] {
+        i += 1;
+    }
+    Some(i)
+}
+
+struct Scanner<'a, 'l> {
+    text: &'a str,
+    bytes: &'a [u8],
+    at: usize,
+    limits: &'l Limits,
+}
+
+impl<'a> Scanner<'a, '_> {
+    #[inline]
+    fn skip_ws(&mut self) {
+        while let Some(b' ' | b'\n' | b'\r' | b'\t') = self.bytes.get(self.at) {
+            self.at += 1;
+        }
+    }
+
+    /// Skips white space, then whether the next byte is `byte` (not consumed).
+    #[inline]
+    fn peek_is(&mut self, byte: u8) -> bool {
+        self.skip_ws();
+        self.bytes.get(self.at) == Some(&byte)
+    }
+
+    #[inline]
+    fn expect(&mut self, byte: u8) -> Option<()> {
+        self.peek_is(byte).then(|| self.at += 1)
+    }
+
+    /// After a member or item: `,` (true, another follows) or `close` (false, the container ends).
+    #[inline]
+    fn comma_or(&mut self, close: u8) -> Option<bool> {
+        self.skip_ws();
+        let b = *self.bytes.get(self.at)?;
+        self.at += 1;
+        match b {
+            b',' => Some(true),
+            _ if b == close => Some(false),
+            _ => None,
+        }
+    }
+
+    /// A string without escapes, borrowed from the input (the cursor is on its opening quote).
+    #[inline]
+    fn plain_string(&mut self) -> Option<&'a str> {
+        if self.bytes.get(self.at) != Some(&b'"') {
+            return None;
+        }
+        let start = self.at + 1;
+        let i = find_stop(self.bytes, start)?;
+        if self.bytes[i] != b'"' {
+            return None;
+        }
+        self.at = i + 1;
+        // Both ends are ASCII quotes of a `str`, so they are character boundaries.
+        Some(&self.text[start..i])
+    }
+
+    /// Any string whose value is not kept: simple escapes are allowed, `\u` is not. Returns the
+    /// length of its text as written, which is at least the length of its value.
+    #[inline]
+    fn skip_string(&mut self) -> Option<usize> {
+        if self.bytes.get(self.at) != Some(&b'"') {
+            return None;
+        }
+        let start = self.at + 1;
+        let mut i = start;
+        loop {
+            i = find_stop(self.bytes, i)?;
+            match self.bytes[i] {
+                b'"' => break,
+                b'\\' => match self.bytes.get(i + 1)? {
+                    b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => i += 2,
+                    _ => return None,
+                },
+                _ => return None,
+            }
+        }
+        self.at = i + 1;
+        Some(i - start)
+    }
+
+    /// The top-level `properties` object: each property's name and type, and the values of the
+    /// three the rules read.
+    fn properties(&mut self, found: &mut Found<'a>, properties: &mut Vec<PropertySeen<'a>>) -> Option<()> {
+        self.expect(b'{')?;
+        if self.peek_is(b'}') {
+            self.at += 1;
+            return Some(());
+        }
+        loop {
+            self.skip_ws();
+            let name = self.plain_string()?;
+            self.expect(b':')?;
+            let slot = match name {
+                "time" => Some(&mut found.time),
+                "distinct_id" => Some(&mut found.distinct_id),
+                "$insert_id" => Some(&mut found.insert_id),
+                _ => None,
+            };
+            let seen = self.value(0, slot.is_some())?;
+            properties.push(PropertySeen { name: Cow::Borrowed(name), kind: seen.kind() });
+            if let Some(slot) = slot {
+                *slot = Some(seen);
+            }
+            if !self.comma_or(b'}')? {
+                return Some(());
+            }
+        }
+    }
+
+    /// One value whose parent container is at nesting level `depth` (0 for a top-level
+    /// property's value). `keep`: the rules read this value, so strings and numbers carry it;
+    /// otherwise they carry no payload (a string as `Str(None)`, a float as `Float(0.0)`).
+    fn value(&mut self, depth: usize, keep: bool) -> Option<Seen<'a>> {
+        self.skip_ws();
+        match *self.bytes.get(self.at)? {
+            b'"' => {
+                let max = self.limits.string_truncate_bytes;
+                if keep {
+                    let s = self.plain_string()?;
+                    (s.len() <= max).then_some(Seen::Str(Some(Cow::Borrowed(s))))
+                } else {
+                    (self.skip_string()? <= max).then_some(Seen::Str(None))
+                }
+            }
+            b'{' => {
+                let level = self.enter(depth)?;
+                let mut keys = 0usize;
+                if self.peek_is(b'}') {
+                    self.at += 1;
+                } else {
+                    loop {
+                        self.skip_ws();
+                        self.skip_string()?;
+                        self.expect(b':')?;
+                        self.value(level, false)?;
+                        keys += 1;
+                        if !self.comma_or(b'}')? {
+                            break;
+                        }
+                    }
+                }
+                (keys < self.limits.object_keys_below).then_some(Seen::Object)
+            }
+            b'[' => {
+                let level = self.enter(depth)?;
+                let mut items = 0usize;
+                if self.peek_is(b']') {
+                    self.at += 1;
+                } else {
+                    loop {
+                        self.value(level, false)?;
+                        items += 1;
+                        if !self.comma_or(b']')? {
+                            break;
+                        }
+                    }
+                }
+                (items < self.limits.array_items_below).then_some(Seen::Array)
+            }
+            b't' => self.literal(b"true", Seen::Bool(true)),
+            b'f' => self.literal(b"false", Seen::Bool(false)),
+            b'n' => self.literal(b"null", Seen::Null),
+            b'-' | b'0'..=b'9' => self.number(keep),
+            _ => None,
+        }
+    }
+
+    /// Steps into a container (the cursor is on its bracket); gives up where the walk would
+    /// report it as nested too deep.
+    #[inline]
+    fn enter(&mut self, depth: usize) -> Option<usize> {
+        let level = depth + 1;
+        self.at += 1;
+        (level <= self.limits.max_depth).then_some(level)
+    }
+
+    #[inline]
+    fn literal(&mut self, word: &[u8], seen: Seen<'a>) -> Option<Seen<'a>> {
+        self.bytes[self.at..].starts_with(word).then(|| {
+            self.at += word.len();
+            seen
+        })
+    }
+
+    /// A number by the JSON grammar, without an exponent and with at most 18 integer digits, so
+    /// that an integer always fits the walk's `i64` / `u64` as written.
+    fn number(&mut self, keep: bool) -> Option<Seen<'a>> {
+        let negative = self.bytes[self.at] == b'-';
+        if negative {
+            self.at += 1;
+        }
+        let start = self.at;
+        match *self.bytes.get(self.at)? {
+            b'0' => self.at += 1,
+            b'1'..=b'9' => {
+                while let Some(b'0'..=b'9') = self.bytes.get(self.at) {
+                    self.at += 1;
+                }
+            }
+            _ => return None,
+        }
+        let digits = &self.bytes[start..self.at];
+        if digits.len() > 18 {
+            return None;
+        }
+        let fraction = self.bytes.get(self.at) == Some(&b'.');
+        if fraction {
+            self.at += 1;
+            let first = self.at;
+            while let Some(b'0'..=b'9') = self.bytes.get(self.at) {
+                self.at += 1;
+            }
+            if self.at == first {
+                return None;
+            }
+        }
+        // An exponent, or a digit after a leading zero (`01`, not JSON).
+        if let Some(b'e' | b'E' | b'0'..=b'9') = self.bytes.get(self.at) {
+            return None;
+        }
+        if fraction {
+            return (!keep).then_some(Seen::Float(0.0));
+        }
+        let magnitude = digits.iter().fold(0u64, |n, d| n * 10 + u64::from(d - b'0'));
+        match (negative, magnitude) {
+            // The walk reads `-0` as the float -0.0.
+            (true, 0) => None,
+            // At most 18 digits: below 10^18, within `i64`.
+            (true, n) => Some(Seen::Int(-(n as i64))),
+            (false, n) => Some(Seen::UInt(n)),
+        }
+    }
+}
