@@ -37,6 +37,11 @@ tasks:
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    // `--help` after any task (`cargo xtask bench core --help`) shows the same usage.
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        print!("{USAGE}");
+        return Ok(());
+    }
     let (task, rest) = match args.split_first() {
         Some((task, rest)) => (task.as_str(), rest),
         None => {
