@@ -113,3 +113,28 @@ test("migration requests and source events", () => {
   assert.equal(converted.properties.distinct_id, "d1");
   assert.match(converted.properties.$insert_id, /^[0-9a-f]{32}$/);
 });
+
+test("a packed batch's positions map a partial 400 back to lines like the object form", async () => {
+  const body = Buffer.from([event(1), event(2), event(3)].join("\n") + "\n");
+  const batcher = new datadict.Batcher({ gzipLevel: null, nowMs });
+  batcher.push(body);
+  batcher.finish();
+  const packed = batcher.nextBatchPacked();
+  assert.ok(packed.positions instanceof Float64Array);
+  assert.deepEqual(Array.from(packed.positions), [0, 1, 1, 2, 2, 3]);
+  assert.equal(packed.events, 3);
+  const response = { code: 400, status: "Bad Request", num_records_imported: 2, failed_records: [{ index: 2, $insert_id: "x", field: "properties.time", message: "m" }] };
+  const objects = Array.from({ length: 3 }, (_, i) => ({ index: packed.positions[2 * i], line: packed.positions[2 * i + 1] }));
+  assert.deepEqual(datadict.mapFailedRecords(packed.positions, response), datadict.mapFailedRecords(objects, response));
+  assert.deepEqual(datadict.mapFailedRecords(packed.positions, response)[0].pos, { index: 2, line: 3 });
+  // A recycled buffer that is large enough receives the next body; the bytes are the same.
+  const again = new datadict.Batcher({ gzipLevel: null, nowMs });
+  again.push(body);
+  again.finish();
+  const into = new Uint8Array(packed.body.length + 10);
+  const reused = again.nextBatchPacked(into);
+  assert.equal(reused.body.buffer, into.buffer);
+  assert.deepEqual(Buffer.from(reused.body), Buffer.from(packed.body));
+  batcher.free();
+  again.free();
+});
