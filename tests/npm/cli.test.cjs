@@ -235,3 +235,19 @@ test("schemas pull, diff and push round-trip through JSON and CSV", async () => 
   assert.equal(r.code, 0, r.stdout);
   assert.match(r.stdout, /no differences/);
 });
+
+test("import: a 413 from a server with a lower request limit says to lower --batch-bytes", async () => {
+  const small = await startServer(["--max-request-bytes", "4000"]);
+  try {
+    const file = write("too-large.ndjson", ndjson(Array.from({ length: 60 }, (_, i) => named("cli_too_large", i))));
+    const r = await run(["import", file], { envVars: env(small) });
+    assert.equal(r.code, 3, r.stderr);
+    assert.match(r.stderr, /a request was too large for the server \(413\)/);
+    assert.match(r.stderr, /--batch-bytes/);
+    const ok = await run(["import", file, "--batch-bytes", "4000", "--json"], { envVars: env(small) });
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.equal(JSON.parse(ok.stdout).counts.imported, 60);
+  } finally {
+    await small.stop();
+  }
+});

@@ -165,6 +165,11 @@ test("profiles: updates are applied, invalid ones reported by line", async () =>
   const r = await datadict.importProfiles(file, conn());
   assert.deepEqual([r.counts.read, r.counts.valid, r.counts.imported, r.counts.failed], [4, 3, 3, 1]);
   assert.equal(r.failures[0].line, 3);
+  // The core's batcher tallies profile updates too: the summary counts every update.
+  assert.deepEqual([r.summary.records, r.summary.recordsWithIssues], [4, 1]);
+  const tallies = Object.values(r.summary.byCode);
+  assert.ok(tallies.length >= 1);
+  for (const t of tallies) assert.deepEqual(t.examples.map((p) => p.line), [3]);
   const profile = await api(server, "/profiles/profile-1");
   const props = profile.results?.properties ?? profile.results ?? profile.properties ?? profile;
   assert.equal(JSON.stringify(props).includes('"seats":5'), true, JSON.stringify(profile));
@@ -182,4 +187,25 @@ test("a checkpoint is refused for another or a changed input file", async () => 
   fs.appendFileSync(file, ndjson([named("checkpointed", 10)]));
   await assert.rejects(datadict.importEvents(file, { ...conn(), checkpoint }), /belongs to another import/);
   assert.equal((await allEvents(server, "event=checkpointed")).length, 10);
+});
+
+test("a server with a lower request limit answers 413: the import stops with a message that names the batch limits", async () => {
+  const small = await startServer(["--max-request-bytes", "4000"]);
+  try {
+    const events = Array.from({ length: 60 }, (_, i) => named("too_large", i));
+    const options = { baseUrl: small.url, projectId: small.projectId, username: small.username, secret: small.secret };
+    await assert.rejects(datadict.importEvents(events, options), (e) => {
+      assert.equal(e.status, 413);
+      assert.match(e.message, /too large for the server \(413\)/);
+      assert.match(e.message, /maxRequestBytes/);
+      assert.equal(e.result.counts.imported, 0);
+      return true;
+    });
+    // Told the server's limit, the same records go through in smaller requests.
+    const r = await datadict.importEvents(events, { ...options, maxRequestBytes: 4000 });
+    assert.equal(r.counts.imported, 60);
+    assert.ok(r.counts.batches >= 2, `${r.counts.batches} batches`);
+  } finally {
+    await small.stop();
+  }
 });

@@ -130,133 +130,6 @@ async function* normalizeIterable(iterable) {
   if (pending.length) yield encoder.encode(pending.join(""));
 }
 
-/// Profile updates (`/engage`) gathered like events: NDJSON split at newlines as it streams (a
-/// JSON array is read whole), each update checked by the core's profile rules, valid ones put
-/// into JSON arrays of at most `maxProfileUpdatesPerRequest` updates and `maxRequestBytes`.
-/// The core has a streaming batcher for events only; this gathering would move there with a
-/// profile batcher.
-class ProfileBatcher {
-  constructor(wasm, { limits, gzipLevel }) {
-    this.wasm = wasm;
-    this.limits = { ...wasm.defaultLimits(), ...(limits ?? {}) };
-    this.gzipLevel = gzipLevel;
-    this.decoder = new TextDecoder();
-    this.carry = [];
-    this.line = 0;
-    this.index = 0;
-    this.format = null;
-    this.arrayParts = [];
-    this.open = [];
-    this.openBytes = 0;
-    this.openPositions = [];
-    this.readyQueue = [];
-    this.rejected = [];
-    this.sequence = 0;
-    this.statsData = { records: 0, batched: 0, rejected: 0, dropped: 0, inputBytes: 0, batches: 0 };
-  }
-  push(chunk) {
-    this.statsData.inputBytes += chunk.length;
-    if (this.format === null) {
-      const text = this.decoder.decode(chunk.subarray(0, 64), { stream: false }).trimStart();
-      if (text.length) this.format = text[0] === "[" ? "array" : "ndjson";
-    }
-    if (this.format === "array") {
-      this.arrayParts.push(chunk.slice());
-      return;
-    }
-    let start = 0;
-    for (;;) {
-      const nl = chunk.indexOf(10, start);
-      if (nl < 0) break;
-      let bytes = chunk.subarray(start, nl);
-      if (this.carry.length) {
-        this.carry.push(bytes);
-        bytes = concat(this.carry);
-        this.carry = [];
-      }
-      this.line += 1;
-      this.lineBytes(bytes);
-      start = nl + 1;
-    }
-    if (start < chunk.length) this.carry.push(chunk.slice(start));
-  }
-  lineBytes(bytes) {
-    const text = this.decoder.decode(bytes).trim();
-    if (!text) return;
-    this.record(text, { index: this.index++, line: this.line });
-  }
-  finish() {
-    if (this.format === "array") {
-      let values;
-      try {
-        values = JSON.parse(this.decoder.decode(concat(this.arrayParts)));
-      } catch (e) {
-        throw new Error(`the JSON array of profile updates cannot be read (${e.message}); send NDJSON or a valid JSON array`);
-      }
-      this.arrayParts = [];
-      values.forEach((v, i) => this.record(JSON.stringify(v), { index: i, line: i + 1 }));
-    } else if (this.carry.length) {
-      this.line += 1;
-      this.lineBytes(concat(this.carry));
-      this.carry = [];
-    }
-    this.close();
-  }
-  record(text, pos) {
-    this.statsData.records += 1;
-    const issues = this.wasm.validateProfileUpdateJson(text, { limits: this.limits, tokenOptional: true });
-    if (issues.length) {
-      this.statsData.rejected += 1;
-      this.rejected.push({ pos, issues });
-      return;
-    }
-    const size = text.length + 1;
-    if (this.openPositions.length >= this.limits.maxProfileUpdatesPerRequest || this.openBytes + size + 2 > this.limits.maxRequestBytes) {
-      this.close();
-    }
-    this.open.push(text);
-    this.openBytes += size;
-    this.openPositions.push(pos);
-    this.statsData.batched += 1;
-  }
-  close() {
-    if (!this.openPositions.length) return;
-    const raw = new TextEncoder().encode("[" + this.open.join(",") + "]");
-    const body = this.gzipLevel == null ? raw : this.wasm.gzip(raw, this.gzipLevel);
-    this.readyQueue.push({ body, gzipped: this.gzipLevel != null, positions: this.openPositions, uncompressedBytes: raw.length, sequence: this.sequence++, events: this.openPositions.length });
-    this.statsData.batches += 1;
-    this.open = [];
-    this.openBytes = 0;
-    this.openPositions = [];
-  }
-  nextBatch() {
-    return this.readyQueue.shift();
-  }
-  takeRejected() {
-    const r = this.rejected;
-    this.rejected = [];
-    return r;
-  }
-  stats() {
-    return { ...this.statsData };
-  }
-  summary() {
-    return null;
-  }
-  free() {}
-}
-
-function concat(parts) {
-  const n = parts.reduce((s, p) => s + p.length, 0);
-  const out = new Uint8Array(n);
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
-}
-
 function credentialsOf(options) {
   if (options.credentials) return options.credentials;
   if (options.username || options.secret) return { kind: "serviceAccount", username: options.username ?? "", secret: options.secret ?? "" };
@@ -337,9 +210,34 @@ export function makeImporter(wasm, platform = {}) {
 
     // On Node the body is compressed on the thread pool, in parallel with the batching.
     const compressOutside = Boolean(platform.gzip) && options.compressIn !== "wasm" && gzipLevel != null && gzipLevel > 0;
+    // Compressing holds a batch's raw body (about 1 MB) and a thread of Node's pool, a request in
+    // flight only the compressed body (a quarter of that): fewer batches compress at once than
+    // are in flight, as many as there are cores to run them.
+    const compressLimit = Math.max(1, Math.min(concurrency, Number(options.compressConcurrency ?? platform.parallelism ?? concurrency)));
     const batcherOptions = { gzipLevel: compressOutside || gzipLevel === 0 ? null : gzipLevel, nowMs: Date.now(), limits, dictionary, namespace: options.namespace };
     if (options.format) batcherOptions.format = options.format;
-    const batcher = kind === "events" ? new wasm.Batcher(batcherOptions) : new ProfileBatcher(wasm, batcherOptions);
+    if (kind === "profiles") {
+      // `/engage` updates go through the core's batcher too (its profile rules and limits); a
+      // service account authenticates the request, so `$token` may be left out.
+      Object.assign(batcherOptions, { kind: "profileUpdates", profileToken: "optional", dictionary: undefined });
+    }
+    const batcher = new wasm.Batcher(batcherOptions);
+    // Raw bodies that are compressed on the thread pool are needed only until then: their
+    // buffers are recycled (one per compression slot and one in hand), so a run allocates a few
+    // instead of one per batch, which the collector would free only now and then.
+    const rawBuffers = [];
+    const recycle = (body) => {
+      if (compressOutside && body && rawBuffers.length <= compressLimit) rawBuffers.push(new Uint8Array(body.buffer));
+    };
+    // Positions as one Float64Array per batch rather than 2,000 objects (older modules lack it).
+    const nextBatch = batcher.nextBatchPacked
+      ? () => {
+          const into = compressOutside ? rawBuffers.at(-1) : undefined;
+          const batch = batcher.nextBatchPacked(into);
+          if (into && batch?.body.buffer === into.buffer) rawBuffers.pop();
+          return batch;
+        }
+      : () => batcher.nextBatch();
 
     const checkpoint = options.checkpoint && !dryRun ? await platform.openCheckpoint(options.checkpoint, {
       kind, projectId, url, limits, dictionary: Boolean(dictionary),
@@ -366,7 +264,7 @@ export function makeImporter(wasm, platform = {}) {
         counts: { ...counts },
         failures: failures.slice().sort((a, b) => a.line - b.line || a.index - b.index),
         failuresTruncated: counts.failed > failures.length,
-        summary: batcher.summary ? batcher.summary() : null,
+        summary: batcher.summary(),
         timings: { ...timings },
         dryRun,
       };
@@ -398,6 +296,14 @@ export function makeImporter(wasm, platform = {}) {
     };
 
     const inflight = new Set();
+    let compressing = 0;
+    // dispatch() waits here for a free request or compression slot; send() wakes it.
+    let waiters = [];
+    const notify = () => {
+      const w = waiters;
+      waiters = [];
+      for (const wake of w) wake();
+    };
     let fatal = null;
     const controller = new AbortController();
     const signal = options.signal ? anySignal([options.signal, controller.signal]) : controller.signal;
@@ -406,7 +312,15 @@ export function makeImporter(wasm, platform = {}) {
       let body = batch.body;
       let gzipped = batch.gzipped;
       if (compressOutside) {
-        body = await platform.gzip(body, gzipLevel);
+        compressing += 1;
+        try {
+          body = await platform.gzip(body, gzipLevel);
+        } finally {
+          compressing -= 1;
+          recycle(batch.body);
+          batch.body = null; // the raw body goes before the upload, not after it
+          notify();
+        }
         gzipped = true;
       }
       const headers = wasm.importHeaders(credentials, gzipped);
@@ -460,13 +374,13 @@ export function makeImporter(wasm, platform = {}) {
 
     async function dispatch(batch) {
       counts.batches += 1;
-      if (dryRun) return;
+      if (dryRun) return recycle(batch.body);
       if (checkpoint?.has(batch.sequence)) {
         counts.skipped += batch.events;
-        return;
+        return recycle(batch.body);
       }
-      while (inflight.size >= concurrency) {
-        await Promise.race(inflight);
+      while (inflight.size >= concurrency || (compressOutside && compressing >= compressLimit)) {
+        await new Promise((wake) => waiters.push(wake));
         if (fatal) throw fatal;
       }
       if (fatal) throw fatal;
@@ -475,13 +389,16 @@ export function makeImporter(wasm, platform = {}) {
           fatal = e instanceof ImportError ? e : new ImportError(e.message, { cause: e });
           controller.abort(fatal);
         }
-      }).finally(() => inflight.delete(p));
+      }).finally(() => {
+        inflight.delete(p);
+        notify();
+      });
       inflight.add(p);
     }
 
     const drain = async () => {
       collectRejected();
-      for (let b = batcher.nextBatch(); b; b = batcher.nextBatch()) await dispatch(b);
+      for (let b = nextBatch(); b; b = nextBatch()) await dispatch(b);
     };
 
     try {

@@ -1,5 +1,7 @@
 // Types of the importer (`importEvents`, `importProfiles`, `fetchDictionary`).
 
+import type { IssueSummary } from "../node/datadict_wasm";
+
 /** A service account (every operation) or the project token (imports only). */
 export type ImportCredentials =
   | { kind: "serviceAccount"; username: string; secret: string }
@@ -47,6 +49,9 @@ export interface ImportOptions {
   compressionLevel?: number;
   /** Requests in flight at once (default 8). */
   concurrency?: number;
+  /** Node: bodies compressed at once on the thread pool (default: the cores, at most the pool's
+   * 4 threads and `concurrency`). Each holds an uncompressed body until it is compressed. */
+  compressConcurrency?: number;
   /** Records per request (default 2,000). */
   maxEventsPerRequest?: number;
   /** Uncompressed bytes per request (default 10 MB). */
@@ -105,8 +110,8 @@ export interface ImportResult {
   };
   failures: ImportFailure[];
   failuresTruncated: boolean;
-  /** Issues tallied by code, event and property (events only). */
-  summary: unknown;
+  /** Issues tallied by code, event (for profile updates: operation) and property. */
+  summary: IssueSummary;
   timings: { startedAt: string; firstResponseMs: number | null; totalMs: number };
   dryRun: boolean;
 }

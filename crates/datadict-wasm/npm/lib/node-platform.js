@@ -2,17 +2,45 @@
 // runs beside the wasm batching on another core), and the checkpoint file of acknowledged batches.
 "use strict";
 const fs = require("node:fs");
+const os = require("node:os");
 const zlib = require("node:zlib");
 
 const READ_CHUNK_BYTES = 256 * 1024;
 const CHECKPOINT_VERSION = 1;
-/// zlib's output buffer: with the default 16 KiB, every piece of output costs a callback on the main
-/// thread (a fifth of the importer's time in a profile); a batch compresses to a few hundred KiB.
+/// The most of zlib's output buffer: with the default 16 KiB, every piece of output costs a
+/// callback on the main thread (a fifth of the importer's time in a profile); a batch compresses
+/// to a few hundred KiB.
 const GZIP_CHUNK_BYTES = 512 * 1024;
 
 function openFile(path) {
   const totalBytes = fs.statSync(path).size;
-  return { chunks: fs.createReadStream(path, { highWaterMark: READ_CHUNK_BYTES }), totalBytes };
+  return { chunks: readFile(path), totalBytes };
+}
+
+/// The file's bytes in chunks read into two buffers used in turn: the next read runs while the
+/// caller works on the current chunk, and no chunk is allocated per read (a stream allocates a
+/// new buffer for each, garbage that grows the heap's external memory between collections).
+/// A chunk is valid until the caller asks for the next one (the batcher copies it at once).
+async function* readFile(path) {
+  const handle = await fs.promises.open(path, "r");
+  let pending = null;
+  try {
+    const buffers = [Buffer.allocUnsafe(READ_CHUNK_BYTES), Buffer.allocUnsafe(READ_CHUNK_BYTES)];
+    let turn = 0;
+    pending = handle.read(buffers[turn], 0, READ_CHUNK_BYTES, null);
+    for (;;) {
+      const { bytesRead, buffer } = await pending;
+      pending = null;
+      if (bytesRead === 0) return;
+      turn ^= 1;
+      pending = handle.read(buffers[turn], 0, READ_CHUNK_BYTES, null);
+      yield buffer.subarray(0, bytesRead);
+    }
+  } finally {
+    // A caller that stops early (a failed import) leaves a read running: it ends before the close.
+    await pending?.catch(() => {});
+    await handle.close();
+  }
 }
 
 function describeFile(path) {
@@ -21,9 +49,17 @@ function describeFile(path) {
 }
 
 function gzip(bytes, level) {
+  // One output buffer a little larger than the compressed body (JSON events compress to a
+  // quarter or less), so that the body it becomes holds no idle half megabyte; a body that
+  // compresses worse takes a second buffer.
+  const chunkSize = Math.min(GZIP_CHUNK_BYTES, Math.max(64 * 1024, Math.ceil((bytes.length * 0.35) / 4096) * 4096));
   return new Promise((resolve, reject) =>
-    zlib.gzip(bytes, { level, chunkSize: GZIP_CHUNK_BYTES }, (err, out) => (err ? reject(err) : resolve(new Uint8Array(out.buffer, out.byteOffset, out.length)))));
+    zlib.gzip(bytes, { level, chunkSize }, (err, out) => (err ? reject(err) : resolve(new Uint8Array(out.buffer, out.byteOffset, out.length)))));
 }
+
+/// Compressions that run at once: one per core, at most the pool's threads (4 unless
+/// UV_THREADPOOL_SIZE says otherwise).
+const parallelism = Math.max(1, Math.min(os.availableParallelism?.() ?? os.cpus().length, Number(process.env.UV_THREADPOOL_SIZE) || 4));
 
 /// The checkpoint: a header line naming the import, then one line per acknowledged batch
 /// (`{"seq":N,"records":n}`), appended and synced as each batch is acknowledged, and a final
@@ -76,4 +112,4 @@ async function openCheckpoint(path, identity) {
   };
 }
 
-module.exports = { openFile, describeFile, gzip, openCheckpoint };
+module.exports = { openFile, describeFile, gzip, parallelism, openCheckpoint };
