@@ -1,9 +1,11 @@
-//! `cargo xtask bench npm [--events N] [--levels 1,6] [--concurrency N]`: the npm importer's
-//! throughput. Builds the package, writes the deterministic ~500 B/event file of the core's
-//! `bench_core` example (once, kept in `target/bench-npm/`), starts a minimal loopback sink
-//! (`bench_npm_sink.js`: gunzips and counts, nothing else) and runs `datadict import` under
-//! `/usr/bin/time -v` once per gzip level, printing events/s, MB/s and the importer's peak RSS.
-//! Not a test: it checks only that every event arrived.
+//! `cargo xtask bench npm [--events N] [--levels 1,6] [--concurrency N] [--package DIR]`: the
+//! npm importer's throughput. Builds the package (or takes an already built one from `--package`,
+//! e.g. a copy of an older build to compare with in the same session), writes the deterministic
+//! ~500 B/event file of the core's `bench_core` example (once, kept in `target/bench-npm/`),
+//! starts a minimal loopback sink (`bench_npm_sink.js`: gunzips and counts, nothing else) and runs
+//! `datadict import` under `/usr/bin/time -v` once per gzip level, printing events/s, MB/s, the
+//! importer's peak RSS and the CPU seconds of the importer and of the sink (on a shared machine
+//! CPU time compares better than wall time). Not a test: it checks only that every event arrived.
 
 use crate::setup::{self, Need};
 use crate::util::{cargo, run, step};
@@ -19,6 +21,7 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
     let mut events: u64 = 1_000_000;
     let mut levels = vec![1u32, 6];
     let mut concurrency: Option<String> = None;
+    let mut package: Option<PathBuf> = None;
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         match arg.as_str() {
@@ -32,12 +35,19 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
                     .collect::<anyhow::Result<_>>()?
             }
             "--concurrency" => concurrency = Some(it.next().context("--concurrency needs a number")?.clone()),
-            other => bail!("unknown option `{other}`: use --events N, --levels 1,6 and --concurrency N"),
+            "--package" => package = Some(PathBuf::from(it.next().context("--package needs a folder (a built target/npm)")?)),
+            other => bail!("unknown option `{other}`: use --events N, --levels 1,6, --concurrency N and --package DIR"),
         }
     }
     anyhow::ensure!(Path::new("/usr/bin/time").exists(), "/usr/bin/time is missing (apt-get install time): it measures the peak RSS");
     setup::ensure(Need::Run)?;
-    let package = crate::npm::build()?;
+    let package = match package {
+        Some(dir) => {
+            anyhow::ensure!(dir.join("bin/datadict.js").is_file(), "{} holds no bin/datadict.js: pass a built package folder", dir.display());
+            dir
+        }
+        None => crate::npm::build()?,
+    };
     let dir = PathBuf::from("target/bench-npm");
     std::fs::create_dir_all(&dir)?;
     let input = dir.join(format!("events-{events}.ndjson"));
@@ -53,6 +63,7 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
     let sink_js = dir.join("sink.js");
     std::fs::write(&sink_js, SINK)?;
 
+    let load = std::fs::read_to_string("/proc/loadavg").map_or_else(|_| "unknown".to_owned(), |l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "));
     step("starting the loopback sink");
     let mut sink = Command::new("node").arg(&sink_js).stdout(Stdio::piped()).spawn().context("cannot start node")?;
     let mut lines = BufReader::new(sink.stdout.take().context("no sink stdout")?).lines();
@@ -71,9 +82,11 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
             if let Some(c) = &concurrency {
                 cmd.args(["--concurrency", c]);
             }
+            let sink_before = cpu_seconds(sink.id());
             let start = Instant::now();
             let out = cmd.output().context("cannot run /usr/bin/time")?;
             let secs = start.elapsed().as_secs_f64();
+            let sink_cpu = cpu_seconds(sink.id()) - sink_before;
             let stderr = String::from_utf8_lossy(&out.stderr);
             anyhow::ensure!(out.status.success(), "datadict import failed:\n{stderr}");
             let stdout = String::from_utf8_lossy(&out.stdout);
@@ -85,7 +98,9 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
                 .and_then(|v| v.trim().parse::<u64>().ok())
                 .context("no peak RSS in /usr/bin/time's output")?;
             let sent = json_number(&stdout, "\"bytesSent\":").unwrap_or(0);
-            rows.push((*level, secs, rss_kib, sent));
+            let time_field = |name: &str| stderr.lines().find_map(|l| l.trim().strip_prefix(name)).and_then(|v| v.trim().parse::<f64>().ok()).unwrap_or(0.0);
+            let cpu = time_field("User time (seconds):") + time_field("System time (seconds):");
+            rows.push((*level, secs, rss_kib, sent, cpu, sink_cpu));
         }
         Ok(())
     })();
@@ -94,10 +109,14 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
     result?;
 
     println!("\n{events} events, {:.1} MB of NDJSON ({} B/event), to a loopback sink that gunzips and counts:", input_bytes as f64 / 1e6, input_bytes / events.max(1));
-    println!("{:>10} {:>12} {:>10} {:>14} {:>10} {:>10}", "gzip level", "events/s", "MB/s", "peak RSS MiB", "seconds", "sent MB");
-    for (level, secs, rss_kib, sent) in rows {
+    println!("load average before the run: {load}");
+    println!(
+        "{:>10} {:>12} {:>10} {:>14} {:>10} {:>10} {:>12} {:>10}",
+        "gzip level", "events/s", "MB/s", "peak RSS MiB", "seconds", "sent MB", "import CPU s", "sink CPU s"
+    );
+    for (level, secs, rss_kib, sent, cpu, sink_cpu) in rows {
         println!(
-            "{level:>10} {:>12.0} {:>10.1} {:>14.1} {secs:>10.2} {:>10.1}",
+            "{level:>10} {:>12.0} {:>10.1} {:>14.1} {secs:>10.2} {:>10.1} {cpu:>12.2} {sink_cpu:>10.2}",
             events as f64 / secs,
             input_bytes as f64 / 1e6 / secs,
             rss_kib as f64 / 1024.0,
@@ -105,6 +124,17 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// User plus system CPU seconds of a live process (Linux `/proc/PID/stat`; 0 elsewhere).
+fn cpu_seconds(pid: u32) -> f64 {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return 0.0 };
+    // The fields after the command name, which is in parentheses and may hold spaces.
+    let fields: Vec<&str> = stat.rsplit_once(')').map_or(Vec::new(), |(_, rest)| rest.split_whitespace().collect());
+    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name; in clock ticks,
+    // 100 a second on Linux.
+    let ticks = |i: usize| fields.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    (ticks(11) + ticks(12)) / 100.0
 }
 
 /// The first number after `key` in a line of JSON (the CLI's `--json` result).
