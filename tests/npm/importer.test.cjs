@@ -189,6 +189,22 @@ test("a checkpoint is refused for another or a changed input file", async () => 
   assert.equal((await allEvents(server, "event=checkpointed")).length, 10);
 });
 
+test("profiles: a checkpoint resumes; one of the JavaScript batcher of earlier versions is refused", async () => {
+  const file = path.join(tmp, "profiles-checkpointed.ndjson");
+  const checkpoint = path.join(tmp, "profiles.checkpoint");
+  fs.writeFileSync(file, ndjson([{ $distinct_id: "cp-1", $set: { a: 1 } }, { $distinct_id: "cp-2", $set: { a: 2 } }]));
+  let r = await datadict.importProfiles(file, { ...conn(), checkpoint });
+  assert.deepEqual([r.counts.sent, r.counts.skipped], [2, 0]);
+  r = await datadict.importProfiles(file, { ...conn(), checkpoint });
+  assert.deepEqual([r.counts.sent, r.counts.skipped], [0, 2]);
+  const [header, ...rest] = fs.readFileSync(checkpoint, "utf8").split("\n");
+  const earlier = JSON.parse(header);
+  assert.equal(earlier.batcher, "core");
+  delete earlier.batcher;
+  fs.writeFileSync(checkpoint, [JSON.stringify(earlier), ...rest].join("\n"));
+  await assert.rejects(datadict.importProfiles(file, { ...conn(), checkpoint }), /belongs to another import/);
+});
+
 test("a server with a lower request limit answers 413: the import stops with a message that names the batch limits", async () => {
   const small = await startServer(["--max-request-bytes", "4000"]);
   try {

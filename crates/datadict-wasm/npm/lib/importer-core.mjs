@@ -243,6 +243,9 @@ export function makeImporter(wasm, platform = {}) {
       kind, projectId, url, limits, dictionary: Boolean(dictionary),
       // A changed input file cuts other batches: its size and time of change are part of the identity.
       input: typeof source === "string" && platform.describeFile ? platform.describeFile(source) : null,
+      // Profile updates were batched in JavaScript before the core's batcher took them over; a
+      // checkpoint of those batches is refused rather than trusted to match the core's cuts.
+      ...(kind === "profiles" ? { batcher: "core" } : {}),
     }) : null;
 
     const counts = { read: 0, valid: 0, sent: 0, imported: 0, failed: 0, retried: 0, dropped: 0, skipped: 0, batches: 0, requests: 0, bytesRead: 0, bytesSent: 0 };
