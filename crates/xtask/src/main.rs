@@ -30,7 +30,7 @@ tasks:
   bench server [--events N] [--clients 1,4,16]
                          1, 4 and 16 concurrent import clients over loopback, beside a bare
                          SQLite insert of the same rows
-  bench npm [--events N] [--levels 1,6] [--concurrency N]
+  bench npm [--events N] [--levels 1,6] [--concurrency N] [--package DIR]
                          `datadict import` of a deterministic file to a loopback sink
   (figures and how to read them: BENCHMARKS.md)
 ";
