@@ -14,8 +14,9 @@
 //!   migration service (`routes::migrate`); their tables are prepared by `jobs::init`;
 //! - `GET /api/app/limits`, `GET /openapi.json` (`routes::meta`); the web app at `/`.
 //!
-//! Storage is behind `store` (SQLite in WAL mode, `synchronous=FULL`, one writer connection, a
-//! pool of readers, checkpoints on a background thread).
+//! Storage is behind `store` (SQLite in WAL mode, `synchronous=FULL` unless configured otherwise,
+//! one writer connection, a pool of readers, checkpoints on a background thread, and an event
+//! writer thread that commits concurrent import requests together).
 
 pub mod admin;
 pub mod auth;

@@ -4,10 +4,10 @@
 //! way of inserting events.
 
 use crate::error::ApiError;
-use crate::routes::import::{check_batch, now_ms};
+use crate::routes::import::{check_batch, now_ms, Drops};
 use crate::store;
 use crate::AppState;
-use datadict_core::{Dictionary, FailedRecord, InputFormat};
+use datadict_core::{FailedRecord, InputFormat};
 use serde_json::{Map, Value};
 
 /// What loading one batch did.
@@ -25,14 +25,14 @@ pub struct Loaded {
 #[derive(Debug, Clone)]
 pub struct Loader {
     pub project_id: i64,
-    dictionary: std::sync::Arc<Dictionary>,
+    drops: std::sync::Arc<Drops>,
 }
 
 impl Loader {
     pub async fn new(state: &AppState, project_id: i64) -> anyhow::Result<Self> {
         let entries = state.store.read(move |conn| store::dropping_schemas(conn, project_id)).await?;
-        let dictionary = Dictionary::new(&entries, &state.config.namespace);
-        Ok(Self { project_id, dictionary: std::sync::Arc::new(dictionary) })
+        let drops = Drops::new(&entries, &state.config.namespace);
+        Ok(Self { project_id, drops: std::sync::Arc::new(drops) })
     }
 
     /// The most events one [`Loader::load`] call takes (the import's per-request limit).
@@ -47,18 +47,17 @@ impl Loader {
             return Ok(Loaded::default());
         }
         let limits = state.config.limits.clone();
-        let dictionary = self.dictionary.clone();
+        let drops = self.drops.clone();
         let now = now_ms();
-        let checked = tokio::task::spawn_blocking(move || check_batch(&ndjson, InputFormat::Ndjson, &limits, &dictionary, now))
-            .await
-            .map_err(|e| ApiError::Internal(e.into()))??;
-        let project_id = self.project_id;
-        let rows = checked.rows;
-        let stored = rows.len();
-        if !rows.is_empty() {
-            state.store.call(move |conn| store::insert_events(conn, project_id, &rows, now / 1000)).await?;
-        }
-        Ok(Loaded { stored, dropped: checked.dropped, failed: checked.failed })
+        let mut sink = state.store.event_sink(self.project_id, now / 1000);
+        let (checked, pending) = tokio::task::spawn_blocking(move || {
+            let checked = check_batch(&ndjson, InputFormat::Ndjson, &limits, &drops, now, &mut sink)?;
+            Ok::<_, ApiError>((checked, sink.close()))
+        })
+        .await
+        .map_err(|e| ApiError::Internal(e.into()))??;
+        pending.wait().await?;
+        Ok(Loaded { stored: checked.stored, dropped: checked.dropped, failed: checked.failed })
     }
 }
 

@@ -3,7 +3,7 @@
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
-use datadict_server::store::Role;
+use datadict_server::store::{Role, Synchronous};
 use datadict_server::{admin, app, demo, AppState, Config, Store};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -15,6 +15,12 @@ struct Cli {
     /// Folder of the SQLite database (created if missing).
     #[arg(long, env = "DATADICT_DATA_DIR", default_value = "data", global = true)]
     data_dir: PathBuf,
+    /// When a write counts as done: `full` (the default) fsyncs every commit, so that an answered
+    /// request survives a power cut; `normal` leaves syncing to checkpoints, so that an answered
+    /// request survives a crash or `kill -9` of the server but not a power cut (faster imports;
+    /// see BENCHMARKS.md).
+    #[arg(long, env = "DATADICT_SQLITE_SYNCHRONOUS", default_value = "full", global = true, value_parser = parse_synchronous)]
+    sqlite_synchronous: Synchronous,
     #[command(subcommand)]
     command: Option<Command>,
     #[command(flatten)]
@@ -103,6 +109,10 @@ enum AdminCommand {
     },
 }
 
+fn parse_synchronous(s: &str) -> Result<Synchronous, String> {
+    Synchronous::parse(s).ok_or_else(|| format!("unknown value `{s}`: use full or normal"))
+}
+
 fn parse_role(s: &str) -> Result<Role, String> {
     Role::parse(s).ok_or_else(|| format!("unknown role `{s}`: use owner, admin or consumer"))
 }
@@ -116,7 +126,7 @@ fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     std::fs::create_dir_all(&cli.data_dir)
         .with_context(|| format!("cannot create the data folder {}", cli.data_dir.display()))?;
-    let store = Store::open(&cli.data_dir.join("datadict.sqlite3"))?;
+    let store = Store::open_with(&cli.data_dir.join("datadict.sqlite3"), cli.sqlite_synchronous)?;
     match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => serve(store, &cli.data_dir, cli.serve),
         Command::Admin(cmd) => run_admin(&store, cmd),
