@@ -10,6 +10,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 #[derive(Parser)]
+// `serve` is the default: its options are taken with or without the word `serve`
+// (`datadict-server --listen ADDR` and `datadict-server serve --listen ADDR`).
 #[command(name = "datadict-server", version, about = "The datadict API and web app on embedded SQLite")]
 struct Cli {
     /// Folder of the SQLite database (created if missing).
@@ -68,7 +70,7 @@ struct ServeArgs {
 #[derive(Subcommand)]
 enum Command {
     /// Serve the API and the web app (the default).
-    Serve,
+    Serve(ServeArgs),
     /// Manage projects and service accounts.
     #[command(subcommand)]
     Admin(AdminCommand),
@@ -117,6 +119,27 @@ fn parse_role(s: &str) -> Result<Role, String> {
     Role::parse(s).ok_or_else(|| format!("unknown role `{s}`: use owner, admin or consumer"))
 }
 
+/// A line for whoever watches a running server. A closed standard output (the server piped into
+/// `head`, a supervisor gone) must not stop a server that is storing data, so a failed write is
+/// ignored rather than turned into a panic as `println!` would; each line is flushed at once.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, $($arg)*).and_then(|()| out.flush());
+    }};
+}
+
+/// A line an admin command must deliver (a secret is shown once): a failed write is an error, so
+/// the command exits non-zero instead of losing the secret silently or panicking.
+macro_rules! shown {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let mut out = std::io::stdout().lock();
+        writeln!(out, $($arg)*).and_then(|()| out.flush()).context("cannot write to standard output")?;
+    }};
+}
+
 fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(
@@ -127,9 +150,10 @@ fn main() -> anyhow::Result<()> {
     std::fs::create_dir_all(&cli.data_dir)
         .with_context(|| format!("cannot create the data folder {}", cli.data_dir.display()))?;
     let store = Store::open_with(&cli.data_dir.join("datadict.sqlite3"), cli.sqlite_synchronous)?;
-    match cli.command.unwrap_or(Command::Serve) {
-        Command::Serve => serve(store, &cli.data_dir, cli.serve),
-        Command::Admin(cmd) => run_admin(&store, cmd),
+    match cli.command {
+        None => serve(store, &cli.data_dir, cli.serve),
+        Some(Command::Serve(args)) => serve(store, &cli.data_dir, args),
+        Some(Command::Admin(cmd)) => run_admin(&store, cmd),
     }
 }
 
@@ -137,23 +161,23 @@ fn run_admin(store: &Store, cmd: AdminCommand) -> anyhow::Result<()> {
     match cmd {
         AdminCommand::CreateProject { name } => {
             let p = admin::create_project(store, &name)?;
-            println!("project id:    {}\nproject token: {} (shown once)", p.id, p.token);
+            shown!("project id:    {}\nproject token: {} (shown once)", p.id, p.token);
         }
         AdminCommand::CreateAccount { username } => {
             let s = admin::create_service_account(store, &username)?;
-            println!("service account: {}\nsecret:          {} (shown once)", s.username, s.secret);
+            shown!("service account: {}\nsecret:          {} (shown once)", s.username, s.secret);
         }
         AdminCommand::Grant { username, project, role } => {
             admin::grant(store, &username, project, role)?;
-            println!("{username} is now {} of project {project}", role.as_str());
+            shown!("{username} is now {} of project {project}", role.as_str());
         }
         AdminCommand::Revoke { username, project } => {
             let removed = admin::revoke(store, &username, project)?;
-            println!("{}", if removed { "role revoked" } else { "that account had no role in that project" });
+            shown!("{}", if removed { "role revoked" } else { "that account had no role in that project" });
         }
         AdminCommand::RotateSecret { username } => {
             let s = admin::rotate_secret(store, &username)?;
-            println!("service account: {}\nnew secret:      {} (shown once)", s.username, s.secret);
+            shown!("service account: {}\nnew secret:      {} (shown once)", s.username, s.secret);
         }
     }
     Ok(())
@@ -191,25 +215,25 @@ fn serve(store: Store, data_dir: &std::path::Path, args: ServeArgs) -> anyhow::R
             .await
             .with_context(|| format!("cannot listen on {} (is another server running? pass --listen)", args.listen))?;
         let addr = listener.local_addr()?;
-        println!("datadict is listening on http://{addr}/");
+        say!("datadict is listening on http://{addr}/");
         match &web_dir {
-            Some(dir) => println!("  web app:     http://{addr}/ (from {})", dir.display()),
-            None => println!(
+            Some(dir) => say!("  web app:     http://{addr}/ (from {})", dir.display()),
+            None => say!(
                 "  web app:     not served: {} has no index.html (build it with `cargo xtask dist`)",
                 args.web_dir.display()
             ),
         }
-        println!("  data:        {}", data_dir.join("datadict.sqlite3").display());
-        println!("  warehouse file sources must be in: {} (DATADICT_WAREHOUSE_FILE_ROOT)", file_root.display());
+        say!("  data:        {}", data_dir.join("datadict.sqlite3").display());
+        say!("  warehouse file sources must be in: {} (DATADICT_WAREHOUSE_FILE_ROOT)", file_root.display());
         if let Some(c) = demo {
-            println!("  demo project id:        {}", c.project_id);
-            println!("  service account user:   {}", c.username);
-            println!("  service account secret: {}", c.secret);
-            println!("  project token:          {}", c.project_token);
+            say!("  demo project id:        {}", c.project_id);
+            say!("  service account user:   {}", c.username);
+            say!("  service account secret: {}", c.secret);
+            say!("  project token:          {}", c.project_token);
         }
-        println!("Press Ctrl-C to stop.");
+        say!("Press Ctrl-C to stop.");
         axum::serve(listener, app(state)).with_graceful_shutdown(shutdown_signal()).await?;
-        println!("datadict stopped");
+        say!("datadict stopped");
         anyhow::Ok(())
     })
 }
@@ -231,7 +255,5 @@ async fn shutdown_signal() {
         () = term => {},
     }
     // Printed (and flushed) so that a supervisor, or a test, knows the signal was taken.
-    println!("shutting down: finishing the requests in flight");
-    use std::io::Write;
-    let _ = std::io::stdout().flush();
+    say!("shutting down: finishing the requests in flight");
 }

@@ -180,3 +180,41 @@ fn graceful_shutdown_finishes_the_request_in_flight() {
     restarted.child.kill().unwrap();
     restarted.child.wait().unwrap();
 }
+
+#[test]
+fn a_closed_standard_output_stops_neither_imports_nor_a_clean_shutdown() {
+    // `serve` spelled out, with its options after it, as `--help` shows it.
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_datadict-server"))
+        .env("RUST_LOG", "datadict_server=debug")
+        .arg("--data-dir")
+        .arg(dir.path())
+        .args(["serve", "--listen", "127.0.0.1:0", "--web-dir"])
+        .arg(dir.path().join("no-web-app"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let base = lines.next().unwrap().unwrap().strip_prefix("datadict is listening on ").expect("the first line names the address").trim_end_matches('/').to_owned();
+    // Whoever read the output is gone (as with `datadict-server | head -1`).
+    drop(lines);
+    let creds = credentials(dir.path());
+    let body = serde_json::to_vec(&[json!({"event": "Piped", "properties": {"time": now_ms(), "distinct_id": "u", "$insert_id": "piped-1"}})]).unwrap();
+    let client = Client::new(&base);
+    let r = client.send("POST", "/import?strict=1", Some((&creds.project_token, "")), &[("Content-Type", "application/json")], Some(body)).unwrap();
+    assert_eq!(r.status, 200, "{}", r.text);
+    let status = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    assert!(status.success());
+    let mut stderr = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    assert!(child.wait().unwrap().success(), "the server did not stop cleanly:\n{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let mut restarted = spawn(dir.path());
+    let r = Client::new(&restarted.base)
+        .send("GET", &format!("/api/app/projects/{}/events?event=Piped", creds.project_id), Some((&creds.username, &creds.secret)), &[], None)
+        .unwrap();
+    assert_eq!(r.json()["results"].as_array().unwrap().len(), 1);
+    restarted.child.kill().unwrap();
+    restarted.child.wait().unwrap();
+}
