@@ -22,15 +22,21 @@ fn spawn(dir: &std::path::Path) -> Proc {
 }
 
 fn spawn_with_log(dir: &std::path::Path, log: &str) -> Proc {
+    spawn_as(dir, log, &[], Stdio::inherit())
+}
+
+/// The server started with `command` (words before its options, such as `serve`) and `stderr`.
+fn spawn_as(dir: &std::path::Path, log: &str, command: &[&str], stderr: Stdio) -> Proc {
     let mut child = Command::new(env!("CARGO_BIN_EXE_datadict-server"))
         .env("RUST_LOG", log)
         .env("NO_COLOR", "1")
         .arg("--data-dir")
         .arg(dir)
+        .args(command)
         .args(["--listen", "127.0.0.1:0", "--web-dir"])
         .arg(dir.join("no-web-app"))
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
+        .stderr(stderr)
         .spawn()
         .unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
@@ -65,6 +71,17 @@ fn batch(round: usize, size: usize) -> Vec<u8> {
         .map(|j| json!({"event": "Crash Test", "properties": {"time": t, "distinct_id": "u", "$insert_id": format!("k{round}-{j}"), "round": round}}))
         .collect();
     common::gzip(&serde_json::to_vec(&events).unwrap())
+}
+
+/// How many events named `event` a fresh start of the server over `dir` finds stored.
+fn stored_after_restart(dir: &std::path::Path, creds: &DemoCredentials, event: &str) -> usize {
+    let mut restarted = spawn(dir);
+    let r = Client::new(&restarted.base)
+        .send("GET", &format!("/api/app/projects/{}/events?event={event}", creds.project_id), Some((&creds.username, &creds.secret)), &[], None)
+        .unwrap();
+    restarted.child.kill().unwrap();
+    restarted.child.wait().unwrap();
+    r.json()["results"].as_array().unwrap().len()
 }
 
 /// Every `$insert_id` stored in the project, read through the API.
@@ -172,31 +189,14 @@ fn graceful_shutdown_finishes_the_request_in_flight() {
     server.wait_for_line("datadict stopped");
     assert!(server.child.wait().unwrap().success());
     // The event is stored.
-    let mut restarted = spawn(dir.path());
-    let r = Client::new(&restarted.base)
-        .send("GET", &format!("/api/app/projects/{}/events?event=Late", creds.project_id), Some((&creds.username, &creds.secret)), &[], None)
-        .unwrap();
-    assert_eq!(r.json()["results"].as_array().unwrap().len(), 1);
-    restarted.child.kill().unwrap();
-    restarted.child.wait().unwrap();
+    assert_eq!(stored_after_restart(dir.path(), &creds, "Late"), 1);
 }
 
 #[test]
 fn a_closed_standard_output_stops_neither_imports_nor_a_clean_shutdown() {
     // `serve` spelled out, with its options after it, as `--help` shows it.
     let dir = tempfile::tempdir().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_datadict-server"))
-        .env("RUST_LOG", "datadict_server=debug")
-        .arg("--data-dir")
-        .arg(dir.path())
-        .args(["serve", "--listen", "127.0.0.1:0", "--web-dir"])
-        .arg(dir.path().join("no-web-app"))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let base = lines.next().unwrap().unwrap().strip_prefix("datadict is listening on ").expect("the first line names the address").trim_end_matches('/').to_owned();
+    let Proc { mut child, lines, base } = spawn_as(dir.path(), "datadict_server=debug", &["serve"], Stdio::piped());
     // Whoever read the output is gone (as with `datadict-server | head -1`).
     drop(lines);
     let creds = credentials(dir.path());
@@ -210,11 +210,5 @@ fn a_closed_standard_output_stops_neither_imports_nor_a_clean_shutdown() {
     child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
     assert!(child.wait().unwrap().success(), "the server did not stop cleanly:\n{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
-    let mut restarted = spawn(dir.path());
-    let r = Client::new(&restarted.base)
-        .send("GET", &format!("/api/app/projects/{}/events?event=Piped", creds.project_id), Some((&creds.username, &creds.secret)), &[], None)
-        .unwrap();
-    assert_eq!(r.json()["results"].as_array().unwrap().len(), 1);
-    restarted.child.kill().unwrap();
-    restarted.child.wait().unwrap();
+    assert_eq!(stored_after_restart(dir.path(), &creds, "Piped"), 1);
 }
