@@ -2,10 +2,17 @@
 //! line per suite. A failing suite does not stop the others, so one run shows every failure.
 
 use crate::setup::{self, wasm_command, Need};
-use crate::util::{cargo, human_secs, run, step, timed, which};
+use crate::util::{cargo, free_bytes, human_gib, human_secs, run, step, target_dir, timed, which};
 use anyhow::{bail, Context};
 use std::path::Path;
 use std::process::Command;
+
+/// Disk that a run of every suite from a clean checkout writes under the target folder (measured:
+/// see README, "Running the tests"), with some room to spare.
+const DISK_NEEDED: u64 = 3 << 30;
+
+/// Below this, a failed suite is most likely a full disk, and the summary says so.
+const DISK_NEARLY_FULL: u64 = 256 << 20;
 
 /// The suites in the order they run; names are what `cargo xtask test NAME` accepts.
 const SUITES: &[(&str, &str)] = &[
@@ -25,6 +32,7 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
     let selected: Vec<&str> =
         SUITES.iter().map(|(n, _)| *n).filter(|n| args.is_empty() || args.iter().any(|a| a == n)).collect();
 
+    warn_if_disk_is_short();
     let (ready, setup_secs) = timed(|| setup::ensure(Need::Test));
     ready?;
     // The end-to-end tests serve the built app and load the npm package's browser builds, so both
@@ -57,9 +65,34 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
     let failed = results.iter().filter(|(_, ok, _)| !ok).count();
     println!("suites: {} passed, {failed} failed", results.len() - failed);
     if failed > 0 {
+        if let Some(free) = free_bytes(&target_dir()).filter(|free| *free < DISK_NEARLY_FULL) {
+            println!(
+                "the disk holding {} has only {} left: a suite that failed with \"No space left on device\" \
+                 needs more free disk (about {}), or CARGO_TARGET_DIR on another disk",
+                target_dir().display(),
+                human_gib(free),
+                human_gib(DISK_NEEDED)
+            );
+        }
         bail!("{failed} suite(s) failed");
     }
     Ok(())
+}
+
+/// Says before the first build when the disk is unlikely to hold a full run, so a full disk is not
+/// first seen as a compiler's write error half an hour in.
+fn warn_if_disk_is_short() {
+    let target = target_dir();
+    if let Some(free) = free_bytes(&target).filter(|free| *free < DISK_NEEDED) {
+        println!(
+            "warning: {} free on the disk holding {}; a full test run from a clean checkout writes \
+             about {} there. Free some space (for example `cargo clean` in checkouts you no longer \
+             use) or point CARGO_TARGET_DIR at a larger disk.",
+            human_gib(free),
+            target.display(),
+            human_gib(DISK_NEEDED)
+        );
+    }
 }
 
 fn run_suite(name: &str) -> anyhow::Result<()> {

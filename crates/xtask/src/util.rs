@@ -78,3 +78,41 @@ pub fn human_secs(secs: f64) -> String {
         format!("{secs:.1}s")
     }
 }
+
+/// Free bytes on the disk that holds `path` (or its nearest existing parent), read from `df`;
+/// `None` when `df` cannot tell.
+pub fn free_bytes(path: &Path) -> Option<u64> {
+    let existing = path.ancestors().find(|p| p.exists()).unwrap_or(Path::new("."));
+    let out = Command::new("df").arg("-Pk").arg(existing).stderr(Stdio::null()).output().ok()?;
+    // `df -P`: a header line, then `filesystem blocks used available capacity mount`.
+    let text = String::from_utf8_lossy(&out.stdout);
+    let kib: u64 = text.lines().nth(1)?.split_whitespace().nth(3)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// Where cargo writes its builds: `CARGO_TARGET_DIR` or `target/` in the workspace.
+pub fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| PathBuf::from("target"), PathBuf::from)
+}
+
+/// Prints a gibibyte count as `2.4 GiB`.
+pub fn human_gib(bytes: u64) -> String {
+    format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn free_bytes_reads_df_and_falls_back_to_the_nearest_existing_folder() {
+        let dir = std::env::temp_dir();
+        let here = free_bytes(&dir).expect("df reports the temporary folder");
+        assert!(here > 0);
+        // A folder that does not exist yet (a fresh checkout's target/) is on its parent's disk;
+        // the two readings differ only by what other processes wrote in between.
+        let later = free_bytes(&dir.join("not-created-yet/target")).expect("df reports the parent");
+        assert!(here.abs_diff(later) < 1 << 30, "{here} vs {later}");
+        assert_eq!(human_gib(3 << 30), "3.0 GiB");
+    }
+}

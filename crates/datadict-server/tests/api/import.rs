@@ -1,8 +1,6 @@
 //! `POST /import` over real HTTP, and the read API that shows what arrived.
 
-mod common;
-
-use common::{gzip, now_ms, Account, Server};
+use crate::common::{gzip, now_ms, Account, Server};
 use datadict_server::store::Role;
 use datadict_server::Config;
 use serde_json::{json, Value};
@@ -34,12 +32,12 @@ fn fixture() -> Fixture {
 }
 
 impl Fixture {
-    fn import(&self, query: &str, body: &[u8], headers: &[(&str, &str)]) -> common::Reply {
+    fn import(&self, query: &str, body: &[u8], headers: &[(&str, &str)]) -> crate::common::Reply {
         let path = format!("/import?project_id={}{query}", self.p);
         self.server.send("POST", &path, Some((&self.owner.username, &self.owner.secret)), headers, Some(body.to_vec()))
     }
 
-    fn import_json(&self, query: &str, events: &[Value]) -> common::Reply {
+    fn import_json(&self, query: &str, events: &[Value]) -> crate::common::Reply {
         let body = gzip(&serde_json::to_vec(events).unwrap());
         self.import(query, &body, &[("Content-Type", "application/json"), ("Content-Encoding", "gzip")])
     }

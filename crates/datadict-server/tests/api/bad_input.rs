@@ -2,9 +2,7 @@
 //! (method, path, credentials, content encoding), and must get the expected 4xx with a specific
 //! message, never a 5xx; the server must still answer after each case.
 
-mod common;
-
-use common::Server;
+use crate::common::Server;
 use datadict_server::store::Role;
 use serde_json::Value;
 use std::path::Path;

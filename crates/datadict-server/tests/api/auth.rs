@@ -1,8 +1,6 @@
 //! The 401/403 matrix across roles and routes, and the `admin` command line.
 
-mod common;
-
-use common::{Account, Server};
+use crate::common::{Account, Server};
 use datadict_server::store::Role;
 use datadict_server::Config;
 use serde_json::json;
@@ -28,7 +26,7 @@ fn routes(p: i64) -> Vec<(&'static str, String, Option<serde_json::Value>, bool)
     ]
 }
 
-fn call(server: &Server, method: &str, path: &str, auth: Option<(&str, &str)>, body: &Option<serde_json::Value>) -> common::Reply {
+fn call(server: &Server, method: &str, path: &str, auth: Option<(&str, &str)>, body: &Option<serde_json::Value>) -> crate::common::Reply {
     let bytes = body.as_ref().map(|b| serde_json::to_vec(b).unwrap());
     server.send(method, path, auth, &[("Content-Type", "application/json")], bytes)
 }

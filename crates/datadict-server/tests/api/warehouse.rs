@@ -3,9 +3,7 @@
 //! events found in the read API by `$source` and `$warehouse_import_id`), NDJSON, CSV and people
 //! sources, and the hourly manual-sync limit answered 429 with `Retry-After`.
 
-mod common;
-
-use common::{Account, Server};
+use crate::common::{Account, Server};
 use datadict_server::jobs::JobsConfig;
 use datadict_server::store::Role;
 use datadict_server::Config;
@@ -16,7 +14,7 @@ fn imports(p: i64) -> String {
     format!("/api/app/projects/{p}/warehouse-sources/imports")
 }
 
-fn put(server: &Server, path: &str, who: Option<&Account>, body: &str) -> common::Reply {
+fn put(server: &Server, path: &str, who: Option<&Account>, body: &str) -> crate::common::Reply {
     let auth = who.map(|a| (a.username.as_str(), a.secret.as_str()));
     server.send("PUT", path, auth, &[("Content-Type", "application/json")], Some(body.as_bytes().to_vec()))
 }
@@ -82,7 +80,7 @@ fn sqlite_import_synced_twice_makes_no_duplicates() {
     let owner = server.account("owner", p, Some(Role::Owner));
     let consumer = server.account("consumer", p, Some(Role::Consumer));
     let stranger = server.account("stranger", other, Some(Role::Owner));
-    let now_s = common::now_ms() / 1000;
+    let now_s = crate::common::now_ms() / 1000;
     let db = sqlite_source(server.dir.path(), now_s);
     let body = json!({
         "name": "orders",
@@ -192,7 +190,7 @@ fn manual_syncs_are_limited_per_hour() {
     let p = server.project("p").id;
     let owner = server.account("owner", p, Some(Role::Owner));
     let file = server.dir.path().join("e.ndjson");
-    std::fs::write(&file, format!("{{\"e\":\"A\",\"t\":{},\"u\":\"u1\",\"id\":\"a-1\"}}\n", common::now_ms())).unwrap();
+    std::fs::write(&file, format!("{{\"e\":\"A\",\"t\":{},\"u\":\"u1\",\"id\":\"a-1\"}}\n", crate::common::now_ms())).unwrap();
     let body = json!({"name": "n", "kind": "event_sync", "source": {"type": "ndjson", "path": file.to_str().unwrap()},
                       "mapping": {"event_column_name": "e", "time_column_name": "t", "user_column_name": "u", "insert_id_column_name": "id"}});
     let r = server.post_json(&imports(p), &owner, &body);
@@ -223,7 +221,7 @@ fn a_sync_waits_for_the_previous_run_to_end() {
     let body = json!({"name": "n", "kind": "people", "source": {"type": "ndjson", "path": file.to_str().unwrap()}, "mapping": {"user_column_name": "u"}});
     let id = server.post_json(&imports(p), &owner, &body).json()["results"]["id"].as_i64().unwrap();
     // A run that has not ended, as if another sync were still reading.
-    let queued = server.store.call_sync(|conn| datadict_server::store_jobs::queue_manual_run(conn, id, "still-running", 5, common::now_ms())).unwrap();
+    let queued = server.store.call_sync(|conn| datadict_server::store_jobs::queue_manual_run(conn, id, "still-running", 5, crate::common::now_ms())).unwrap();
     assert_eq!(queued, datadict_server::store_jobs::Queued::Queued);
     let r = put(&server, &format!("{}/{id}/manual-sync", imports(p)), Some(&owner), "{}");
     assert_eq!(r.status, 409, "{}", r.text);
@@ -236,7 +234,7 @@ fn csv_and_people_sources() {
     let server = Server::start();
     let p = server.project("p").id;
     let owner = server.account("owner", p, Some(Role::Owner));
-    let now = common::now_ms();
+    let now = crate::common::now_ms();
     let csv = server.dir.path().join("signups.csv");
     std::fs::write(&csv, format!("uid,at,plan,zip\nu1,{now},\"pro, yearly\",01234\nu2,2026-99-99,free,\n,{now},free,1\n")).unwrap();
     let body = json!({"name": "signups", "kind": "event_sync", "source": {"type": "csv", "path": csv.to_str().unwrap()},
@@ -353,7 +351,7 @@ fn postgres_import_synced_twice_makes_no_duplicates() {
              CREATE TABLE shop.orders (id bigint, kind text, ts timestamptz, user_id text, amount numeric(10,2), paid boolean);",
         )
         .unwrap();
-    let now_s = common::now_ms() / 1000;
+    let now_s = crate::common::now_ms() / 1000;
     for i in 1..=5i64 {
         let ts = if i == 4 { "NULL".to_owned() } else { format!("to_timestamp({})", now_s - 3600 * i) };
         client.batch_execute(&format!("INSERT INTO shop.orders VALUES ({i}, 'Order {}', {ts}, 'pg-user-{i}', {i}.25, {})", i % 2, i % 2 == 0)).unwrap();

@@ -1,8 +1,6 @@
 //! The schemas API over real HTTP: every operation of FACTS.md with its bodies and statuses.
 
-mod common;
-
-use common::Server;
+use crate::common::Server;
 use datadict_server::ratelimit::RateLimiter;
 use datadict_server::store::Role;
 use datadict_server::Config;

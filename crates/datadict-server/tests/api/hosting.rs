@@ -1,8 +1,6 @@
 //! Hosting: the web app with its CSP, CORS, security headers, JSON 404/405, and the limits route.
 
-mod common;
-
-use common::Server;
+use crate::common::Server;
 use datadict_server::Config;
 use serde_json::json;
 

@@ -1,9 +1,7 @@
 //! Durability of the real binary: every import answered 200 survives a SIGKILL of the server, and
 //! a graceful shutdown (SIGTERM) finishes the request in flight before the process exits.
 
-mod common;
-
-use common::{basic, now_ms, Client};
+use crate::common::{basic, now_ms, Client};
 use datadict_server::demo::DemoCredentials;
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -70,7 +68,7 @@ fn batch(round: usize, size: usize) -> Vec<u8> {
     let events: Vec<Value> = (0..size)
         .map(|j| json!({"event": "Crash Test", "properties": {"time": t, "distinct_id": "u", "$insert_id": format!("k{round}-{j}"), "round": round}}))
         .collect();
-    common::gzip(&serde_json::to_vec(&events).unwrap())
+    crate::common::gzip(&serde_json::to_vec(&events).unwrap())
 }
 
 /// How many events named `event` a fresh start of the server over `dir` finds stored.

@@ -4,9 +4,7 @@
 //! a dry run, a real run, the same range again without duplicates, the default range and the EU
 //! host, wrong credentials, and the event limit.
 
-mod common;
-
-use common::{Account, Server};
+use crate::common::{Account, Server};
 use datadict_core::Date;
 use datadict_server::jobs::JobsConfig;
 use datadict_server::store::Role;
@@ -69,7 +67,7 @@ mod source_tool {
     }
 
     async fn export(State(s): State<Shared>, Path(region): Path<String>, headers: HeaderMap, Query(q): Query<HashMap<String, String>>) -> Response {
-        let want = super::common::basic(KEY, SECRET);
+        let want = crate::common::basic(KEY, SECRET);
         if headers.get("authorization").and_then(|v| v.to_str().ok()) != Some(want.as_str()) {
             return (StatusCode::UNAUTHORIZED, "bad credentials").into_response();
         }
@@ -134,10 +132,10 @@ mod source_tool {
 }
 
 fn today() -> Date {
-    Date::from_ms(common::now_ms())
+    Date::from_ms(crate::common::now_ms())
 }
 
-fn start(server: &Server, body: &Value) -> common::Reply {
+fn start(server: &Server, body: &Value) -> crate::common::Reply {
     server.send("POST", "/migrate/amplitude", None, &[("Content-Type", "application/json")], Some(body.to_string().into_bytes()))
 }
 

@@ -3,9 +3,7 @@
 //! and every documented operation is really served (it answers neither the JSON 404 of unknown
 //! paths nor a 405, but the status its handler gives a request without credentials).
 
-mod common;
-
-use common::Server;
+use crate::common::Server;
 use std::collections::BTreeSet;
 
 const EXPECTED: &[(&str, &str)] = &[

@@ -1,9 +1,7 @@
 //! The schemas API's limits beyond the request rate (FACTS.md), over real HTTP: the budget of
 //! events+properties written per minute, and the cap on schemas removed by one request.
 
-mod common;
-
-use common::{Account, Server};
+use crate::common::{Account, Server};
 use datadict_server::ratelimit::{ManualClock, RateLimiter};
 use datadict_server::store::Role;
 use datadict_server::Config;

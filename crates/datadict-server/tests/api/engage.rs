@@ -1,8 +1,6 @@
 //! `POST /engage` over real HTTP: every operation, and the profile read back.
 
-mod common;
-
-use common::{gzip, Server};
+use crate::common::{gzip, Server};
 use datadict_server::store::Role;
 use serde_json::{json, Value};
 

@@ -1,0 +1,17 @@
+//! The server's integration tests over real HTTP on 127.0.0.1 and real SQLite files, in one test
+//! binary: one file per area, with shared helpers in `common`. One binary instead of one per file
+//! saves a link and ~40 MB of disk per file, which CI machines with little free disk need.
+
+mod common;
+
+mod auth;
+mod bad_input;
+mod durability;
+mod engage;
+mod hosting;
+mod import;
+mod migrate;
+mod openapi;
+mod schema_limits;
+mod schemas;
+mod warehouse;

@@ -1,0 +1,10 @@
+//! The cross-crate tests in one test binary: the API over HTTP, and the browser end-to-end tests of
+//! the web app and of the npm package's browser builds. One binary instead of one per file saves a
+//! link and ~40 MB of disk per file.
+
+mod api_http;
+mod browser_e2e;
+mod jobs_e2e;
+mod npm_browser;
+mod web_app_e2e;
+mod web_profiles_e2e;
