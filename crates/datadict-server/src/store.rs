@@ -124,7 +124,20 @@ CREATE TABLE IF NOT EXISTS events (
     ingested_at INTEGER NOT NULL,
     UNIQUE (project_id, time_ms, dedup)
 );
-CREATE INDEX IF NOT EXISTS events_by_name ON events (project_id, event, time_ms);
+-- Events per (project, event name, hour of `time_ms`): what the dictionary's 30-day volumes are
+-- read from. The import path adds each batch's new rows here in one statement per name and hour
+-- (see `add_volume`). It replaced an index on (project_id, event, time_ms), which cost more than
+-- half of each inserted row's CPU (its pages are written in as many places as there are event
+-- names), and which a volume query still had to read in full. Reads by event name scan the time
+-- key, as reads by distinct_id and property always did.
+CREATE TABLE IF NOT EXISTS event_volume (
+    project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+    event TEXT NOT NULL,
+    hour INTEGER NOT NULL,
+    count INTEGER NOT NULL,
+    last_ms INTEGER NOT NULL,
+    PRIMARY KEY (project_id, event, hour)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS profiles (
     project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
     distinct_id TEXT NOT NULL,
@@ -217,7 +230,35 @@ impl Store {
         // pages halved the insert rate.
         conn.pragma_update(None, "wal_autocheckpoint", 0)?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
-        conn.execute_batch(MIGRATION).context("cannot create the database tables")?;
+        let table_exists = |name: &str| -> rusqlite::Result<bool> {
+            conn.query_row("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1", [name], |r| r.get::<_, i64>(0))
+                .map(|n| n > 0)
+        };
+        let had_events = table_exists("events")?;
+        let had_volume = table_exists("event_volume")?;
+        conn.execute_batch("BEGIN IMMEDIATE")?;
+        let migrated = (|| -> anyhow::Result<()> {
+            conn.execute_batch(MIGRATION).context("cannot create the database tables")?;
+            if had_events && !had_volume {
+                // A database from before `event_volume`: count what it holds, once, and drop the
+                // index the table replaces.
+                conn.execute(
+                    "INSERT INTO event_volume (project_id, event, hour, count, last_ms)
+                     SELECT project_id, event, time_ms / ?1, count(*), max(time_ms) FROM events GROUP BY 1, 2, 3",
+                    [HOUR_MS],
+                )
+                .context("cannot count the stored events per name and hour")?;
+            }
+            conn.execute_batch("DROP INDEX IF EXISTS events_by_name")?;
+            Ok(())
+        })();
+        match migrated {
+            Ok(()) => conn.execute_batch("COMMIT")?,
+            Err(e) => {
+                let _ = conn.execute_batch("ROLLBACK");
+                return Err(e);
+            }
+        }
         Ok(conn)
     }
 
@@ -775,19 +816,17 @@ pub fn dedup_key(event: &str, time_ms: i64, distinct_id: &str, insert_id: &str) 
 /// a row stays far below SQLite's limit of 32,766).
 const ROWS_PER_INSERT: usize = 50;
 
-/// The upsert of `n` rows. The conflict target is left out (SQLite 3.35+: any uniqueness
-/// constraint): the events table has exactly one, the dedup key, whose columns differ between
-/// databases created before and after the key gained `time_ms` (see `MIGRATION`). SQLite applies
-/// the rows of one statement in order, so a later copy of an event in the same statement still
-/// replaces an earlier one.
+/// The insert of `n` rows. A row whose event is already stored (the dedup key: SQLite 3.35+
+/// applies `OR IGNORE` to any uniqueness constraint, and the key's columns differ between
+/// databases created before and after it gained `time_ms`, see `MIGRATION`) is skipped here and
+/// replaced by `replace_copies`, so the common case of only new events costs one plain insert.
 fn insert_sql(n: usize) -> String {
     let mut sql = String::from(
-        "INSERT INTO events (project_id, dedup, event, time_ms, distinct_id, insert_id, record, ingested_at) VALUES ",
+        "INSERT OR IGNORE INTO events (project_id, dedup, event, time_ms, distinct_id, insert_id, record, ingested_at) VALUES ",
     );
     for i in 0..n {
         sql.push_str(if i == 0 { "(?,?,?,?,?,?,?,?)" } else { ",(?,?,?,?,?,?,?,?)" });
     }
-    sql.push_str(" ON CONFLICT DO UPDATE SET record = excluded.record, ingested_at = excluded.ingested_at");
     sql
 }
 
@@ -800,8 +839,22 @@ pub fn insert_events(conn: &mut Connection, project_id: i64, batch: &EventBatch,
     Ok(batch.len())
 }
 
-/// The upserts of a batch, inside the caller's transaction.
+/// The width of an `event_volume` bucket. Integer division as SQLite's `/` does it.
+const HOUR_MS: i64 = 3_600_000;
+
+/// New events of a batch per (event name, hour): count and latest time.
+type Volume<'a> = std::collections::HashMap<(&'a str, i64), (i64, i64)>;
+
+fn count_new<'a>(volume: &mut Volume<'a>, row: &EventRow<'a>) {
+    let entry = volume.entry((row.event, row.time_ms / HOUR_MS)).or_insert((0, i64::MIN));
+    entry.0 += 1;
+    entry.1 = entry.1.max(row.time_ms);
+}
+
+/// The rows of a batch, inside the caller's transaction: new events inserted and counted in
+/// `event_volume`, copies of stored events replacing them (the latest copy wins, FACTS.md).
 fn upsert_rows(conn: &Connection, project_id: i64, batch: &EventBatch, now_s: i64) -> anyhow::Result<()> {
+    let mut volume = Volume::new();
     for chunk in batch.rows.chunks(ROWS_PER_INSERT) {
         let mut stmt = conn.prepare_cached(&insert_sql(chunk.len()))?;
         for (i, spans) in chunk.iter().enumerate() {
@@ -816,7 +869,61 @@ fn upsert_rows(conn: &Connection, project_id: i64, batch: &EventBatch, now_s: i6
             stmt.raw_bind_parameter(at + 7, row.record)?;
             stmt.raw_bind_parameter(at + 8, now_s)?;
         }
-        stmt.raw_execute()?;
+        let inserted = stmt.raw_execute()?;
+        if inserted == chunk.len() {
+            chunk.iter().for_each(|spans| count_new(&mut volume, &batch.row(spans)));
+        } else {
+            replace_copies(conn, project_id, batch, chunk, inserted, now_s, &mut volume)?;
+        }
+    }
+    add_volume(conn, project_id, &volume)
+}
+
+/// After an insert of `chunk` that skipped some rows: tells the new events from copies and
+/// writes each copy over the stored event, in batch order so that the latest copy wins. The
+/// `inserted` new rows got the rowids just below and up to `last_insert_rowid` (a rowid table
+/// gives each new row the largest rowid plus one); a row found with another rowid, or seen
+/// earlier in the chunk, is a copy.
+fn replace_copies<'a>(
+    conn: &Connection,
+    project_id: i64,
+    batch: &'a EventBatch,
+    chunk: &[RowSpans],
+    inserted: usize,
+    now_s: i64,
+    volume: &mut Volume<'a>,
+) -> anyhow::Result<()> {
+    let last = conn.last_insert_rowid();
+    let first_new = last - inserted as i64 + 1;
+    let is_new = |rowid: i64| inserted > 0 && (first_new..=last).contains(&rowid);
+    let mut find = conn.prepare_cached("SELECT rowid FROM events WHERE project_id = ?1 AND time_ms = ?2 AND dedup = ?3")?;
+    let mut replace = conn.prepare_cached("UPDATE events SET record = ?2, ingested_at = ?3 WHERE rowid = ?1")?;
+    let mut seen: Vec<[u8; 16]> = Vec::with_capacity(chunk.len());
+    for spans in chunk {
+        let row = batch.row(spans);
+        let rowid: i64 = find
+            .query_row(params![project_id, row.time_ms, &row.dedup[..]], |r| r.get(0))
+            .optional()?
+            .with_context(|| format!("the event {:?} at {} was neither stored nor found stored", row.event, row.time_ms))?;
+        let copy = seen.contains(&row.dedup) || !is_new(rowid);
+        seen.push(row.dedup);
+        if copy {
+            replace.execute(params![rowid, row.record, now_s])?;
+        } else {
+            count_new(volume, &row);
+        }
+    }
+    Ok(())
+}
+
+/// Adds a batch's new events to `event_volume`.
+fn add_volume(conn: &Connection, project_id: i64, volume: &Volume<'_>) -> anyhow::Result<()> {
+    let mut stmt = conn.prepare_cached(
+        "INSERT INTO event_volume (project_id, event, hour, count, last_ms) VALUES (?1, ?2, ?3, ?4, ?5)
+         ON CONFLICT DO UPDATE SET count = count + excluded.count, last_ms = max(last_ms, excluded.last_ms)",
+    )?;
+    for ((event, hour), (count, last_ms)) in volume {
+        stmt.execute(params![project_id, event, hour, count, last_ms])?;
     }
     Ok(())
 }
@@ -923,11 +1030,18 @@ pub struct EventCount {
 
 /// Per event name, the events with `time >= since_ms`, most frequent first.
 pub fn event_counts(conn: &Connection, project_id: i64, since_ms: i64) -> anyhow::Result<Vec<EventCount>> {
+    // Whole hours from `event_volume` (hour h >= 1 holds exactly the times [h, h + 1) hours), and
+    // the events before the first whole hour counted one by one, so the cut is exact.
+    let first_hour = (since_ms.div_euclid(HOUR_MS) + i64::from(since_ms.rem_euclid(HOUR_MS) != 0)).max(1);
     let mut stmt = conn.prepare_cached(
-        "SELECT event, count(*) AS n, max(time_ms) FROM events WHERE project_id = ?1 AND time_ms >= ?2
-         GROUP BY event ORDER BY n DESC, event",
+        "SELECT event, sum(n) AS total, max(last) FROM (
+             SELECT event, count AS n, last_ms AS last FROM event_volume WHERE project_id = ?1 AND hour >= ?3
+             UNION ALL
+             SELECT event, count(*), max(time_ms) FROM events
+             WHERE project_id = ?1 AND time_ms >= ?2 AND time_ms < ?4 GROUP BY event
+         ) GROUP BY event ORDER BY total DESC, event",
     )?;
-    let rows = stmt.query_map(params![project_id, since_ms], |r| {
+    let rows = stmt.query_map(params![project_id, since_ms, first_hour, first_hour.saturating_mul(HOUR_MS)], |r| {
         Ok(EventCount { event: r.get(0)?, count: r.get(1)?, last_seen_ms: r.get(2)? })
     })?;
     Ok(rows.collect::<Result<_, _>>()?)
@@ -982,8 +1096,22 @@ mod tests {
     }
 
     fn stored(conn: &Connection) -> Vec<(i64, String)> {
-        let mut stmt = conn.prepare("SELECT time_ms, record FROM events ORDER BY time_ms, record").unwrap();
+        let mut stmt = conn.prepare("SELECT time_ms, record FROM events WHERE project_id = 1 ORDER BY time_ms, record").unwrap();
         stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().collect::<Result<_, _>>().unwrap()
+    }
+
+    /// `event_volume` says what the events table holds, per project, name and hour.
+    fn assert_volume_matches_events(conn: &Connection) {
+        let read = |sql: &str| -> Vec<(i64, String, i64, i64, i64)> {
+            let mut stmt = conn.prepare(sql).unwrap();
+            stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap()
+        };
+        let counted = read("SELECT project_id, event, time_ms / 3600000, count(*), max(time_ms) FROM events GROUP BY 1, 2, 3 ORDER BY 1, 2, 3");
+        let kept = read("SELECT project_id, event, hour, count, last_ms FROM event_volume ORDER BY 1, 2, 3");
+        assert_eq!(kept, counted);
     }
 
     /// The latest copy wins, within one batch and across batches, and a different time or insert
@@ -997,6 +1125,96 @@ mod tests {
             stored(conn),
             [(1_000, "other id".into()), (1_000, "third".into()), (2_000, "other time".into())]
         );
+        assert_volume_matches_events(conn);
+        let counts = event_counts(conn, 1, 0).unwrap();
+        assert_eq!(counts, [EventCount { event: "Signed Up".into(), count: 3, last_seen_ms: 2_000 }]);
+    }
+
+    /// Batches with copies of events in the same batch, in the same 50-row insert, in earlier
+    /// batches, and events over several hours: the volumes always match the stored rows and
+    /// the latest copy of each event is the one stored.
+    #[test]
+    fn volumes_follow_new_events_and_not_copies() {
+        let store = Store::open_in_memory().unwrap();
+        store
+            .call_sync(|conn| {
+                conn.execute("INSERT INTO projects (id, name, token_hash) VALUES (1, 'p', 'h')", []).unwrap();
+                let mut seed = 0x2545_F491_4F6C_DD1Du64;
+                let mut next = move || {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    seed
+                };
+                let mut latest = std::collections::BTreeMap::new();
+                for round in 0..30 {
+                    let mut batch = EventBatch::default();
+                    for i in 0..(1 + next() % 180) {
+                        // Few ids and times: copies are frequent, within and across batches.
+                        let name = ["A", "B", "C"][(next() % 3) as usize];
+                        let time_ms = (next() % 5) as i64 * 1_800_000 + (next() % 2) as i64;
+                        let insert_id = format!("id-{}", next() % 40);
+                        let record = format!("{round}-{i}");
+                        latest.insert((name, time_ms, insert_id.clone()), record.clone());
+                        batch.push(name, time_ms, "u1", &insert_id, &record);
+                    }
+                    insert_events(conn, 1, &batch, 0).unwrap();
+                    assert_volume_matches_events(conn);
+                }
+                let mut stmt = conn.prepare("SELECT event, time_ms, insert_id, record FROM events").unwrap();
+                let stored: std::collections::BTreeMap<(String, i64, String), String> = stmt
+                    .query_map([], |r| Ok(((r.get(0)?, r.get(1)?, r.get(2)?), r.get(3)?)))
+                    .unwrap()
+                    .collect::<Result<_, _>>()
+                    .unwrap();
+                let expected: std::collections::BTreeMap<_, _> =
+                    latest.into_iter().map(|((n, t, id), rec)| ((n.to_owned(), t, id), rec)).collect();
+                assert_eq!(stored, expected);
+                Ok(())
+            })
+            .unwrap();
+    }
+
+    /// The volume of the last days is exact at its start, which falls inside an hour: whole
+    /// hours come from `event_volume`, the part hour from the events themselves.
+    #[test]
+    fn event_counts_cut_exactly_at_the_start() {
+        let store = Store::open_in_memory().unwrap();
+        store
+            .call_sync(|conn| {
+                conn.execute("INSERT INTO projects (id, name, token_hash) VALUES (1, 'p', 'h')", []).unwrap();
+                let since = 10 * HOUR_MS + 1_234;
+                let mut batch = EventBatch::default();
+                for (name, time_ms) in [("A", since - 1), ("A", since), ("B", since + 1), ("A", 11 * HOUR_MS), ("B", 13 * HOUR_MS + 5), ("B", 9 * HOUR_MS)] {
+                    batch.push(name, time_ms, "u1", "x", "{}");
+                }
+                insert_events(conn, 1, &batch, 0).unwrap();
+                let counts = event_counts(conn, 1, since).unwrap();
+                assert_eq!(
+                    counts,
+                    [
+                        EventCount { event: "A".into(), count: 2, last_seen_ms: 11 * HOUR_MS },
+                        EventCount { event: "B".into(), count: 2, last_seen_ms: 13 * HOUR_MS + 5 },
+                    ]
+                );
+                // A start on a whole hour, and one before any event.
+                assert_eq!(event_counts(conn, 1, 11 * HOUR_MS).unwrap().iter().map(|c| c.count).sum::<i64>(), 2);
+                assert_eq!(event_counts(conn, 1, 0).unwrap().iter().map(|c| c.count).sum::<i64>(), 6);
+                assert!(event_counts(conn, 1, 14 * HOUR_MS).unwrap().is_empty());
+                Ok(())
+            })
+            .unwrap();
+    }
+
+    /// `.cargo/config.toml` reached the bundled SQLite's build: no memory statistics and no
+    /// shared page cache (each takes a global mutex on the import path).
+    #[test]
+    fn the_bundled_sqlite_has_the_workspace_build_options() {
+        let conn = Connection::open_in_memory().unwrap();
+        let mut stmt = conn.prepare("PRAGMA compile_options").unwrap();
+        let options: Vec<String> = stmt.query_map([], |r| r.get(0)).unwrap().collect::<Result<_, _>>().unwrap();
+        assert!(options.iter().any(|o| o == "DEFAULT_MEMSTATUS=0"), "{options:?}");
+        assert!(!options.iter().any(|o| o == "ENABLE_MEMORY_MANAGEMENT"), "{options:?}");
     }
 
     /// The digest is the one databases already hold: SHA-256 over the length-prefixed fields and
@@ -1055,6 +1273,8 @@ mod tests {
                 let results = insert_group(conn, &jobs);
                 assert_eq!(results.iter().map(|r| r.as_ref().ok().copied()).collect::<Vec<_>>(), [Some(1), None, None, Some(2)]);
                 assert_eq!(stored(conn), [(1_000, "second".into()), (2_000, "third".into())]);
+                // The rolled-back parts are not counted either.
+                assert_volume_matches_events(conn);
                 Ok(())
             })
             .unwrap();
@@ -1073,10 +1293,20 @@ mod tests {
                  dedup BLOB NOT NULL, event TEXT NOT NULL, time_ms INTEGER NOT NULL, distinct_id TEXT NOT NULL,
                  insert_id TEXT NOT NULL, record TEXT NOT NULL, ingested_at INTEGER NOT NULL,
                  PRIMARY KEY (project_id, dedup));
-             CREATE INDEX events_by_time ON events (project_id, time_ms);",
+             CREATE INDEX events_by_time ON events (project_id, time_ms);
+             CREATE INDEX events_by_name ON events (project_id, event, time_ms);
+             INSERT INTO projects (id, name, token_hash) VALUES (2, 'older', 'h2');
+             INSERT INTO events VALUES (2, x'00', 'Old', 7200000, 'u', 'i', '{}', 0), (2, x'01', 'Old', 7200001, 'u', 'i', '{}', 0);",
         )
         .unwrap();
         let mut conn = Store::init_writer(conn, Synchronous::Full).unwrap();
+        // The events stored before are counted, and the index the volumes replace is gone.
+        assert_eq!(event_counts(&conn, 2, 0).unwrap(), [EventCount { event: "Old".into(), count: 2, last_seen_ms: 7_200_001 }]);
+        let index: i64 = conn.query_row("SELECT count(*) FROM sqlite_master WHERE name = 'events_by_name'", [], |r| r.get(0)).unwrap();
+        assert_eq!(index, 0);
         check_dedup(&mut conn);
+        // Opening it again counts nothing twice.
+        let conn = Store::init_writer(conn, Synchronous::Full).unwrap();
+        assert_volume_matches_events(&conn);
     }
 }
