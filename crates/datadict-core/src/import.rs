@@ -71,6 +71,17 @@ impl ImportBodyCheck<'_> {
 /// Checks an uncompressed import body: its size, its framing, its record count, then every
 /// record with [`check_event`]. `now_ms` is the receiver's clock.
 pub fn check_import_body<'a>(body: &'a [u8], format: InputFormat, limits: &Limits, now_ms: i64) -> Result<ImportBodyCheck<'a>, ImportBodyError> {
+    let mut records = check_import_records(body, format, limits, now_ms)?;
+    let checked: Vec<CheckedRecord<'a>> = records.by_ref().collect();
+    Ok(ImportBodyCheck { records: checked, failed_records: records.failed_records, valid: records.valid })
+}
+
+/// [`check_import_body`] one record at a time: the request-level checks (size, framing, record
+/// count) are done when this returns, and each record is checked when the iterator reaches it,
+/// so that a caller can act on the first records (store them, say) while the rest are checked.
+/// After the last record, [`ImportRecords::failed_records`] and [`ImportRecords::valid`] hold
+/// what [`ImportBodyCheck`] would.
+pub fn check_import_records<'a>(body: &'a [u8], format: InputFormat, limits: &Limits, now_ms: i64) -> Result<ImportRecords<'a>, ImportBodyError> {
     if body.len() > limits.max_request_bytes {
         return Err(ImportBodyError::TooLarge { bytes: body.len(), max: limits.max_request_bytes });
     }
@@ -78,17 +89,46 @@ pub fn check_import_body<'a>(body: &'a [u8], format: InputFormat, limits: &Limit
     if split.len() > limits.max_events_per_request {
         return Err(ImportBodyError::TooManyRecords { count: split.len(), max: limits.max_events_per_request });
     }
-    let mut out = ImportBodyCheck { records: Vec::with_capacity(split.len()), failed_records: Vec::new(), valid: 0 };
-    for (i, record) in split.into_iter().enumerate() {
-        let check = check_event(&body[record.range.clone()], limits, now_ms);
-        if check.is_valid() {
-            out.valid += 1;
-        } else {
-            out.failed_records.extend(failed_records(i, &check));
-        }
-        out.records.push(CheckedRecord { record, check });
+    Ok(ImportRecords { body, limits: limits.clone(), now_ms, split: split.into_iter().enumerate(), failed_records: Vec::new(), valid: 0 })
+}
+
+/// The records of a body in order, each checked as it is reached: see [`check_import_records`].
+#[derive(Debug)]
+pub struct ImportRecords<'a> {
+    body: &'a [u8],
+    limits: Limits,
+    now_ms: i64,
+    split: std::iter::Enumerate<std::vec::IntoIter<BodyRecord>>,
+    /// One entry per issue of every invalid record reached so far.
+    pub failed_records: Vec<FailedRecord>,
+    /// How many records reached so far passed every rule.
+    pub valid: usize,
+}
+
+impl ImportRecords<'_> {
+    /// How many records are left to check.
+    pub fn remaining(&self) -> usize {
+        self.split.len()
     }
-    Ok(out)
+}
+
+impl<'a> Iterator for ImportRecords<'a> {
+    type Item = CheckedRecord<'a>;
+
+    fn next(&mut self) -> Option<CheckedRecord<'a>> {
+        let (i, record) = self.split.next()?;
+        let check = check_event(&self.body[record.range.clone()], &self.limits, self.now_ms);
+        if check.is_valid() {
+            self.valid += 1;
+        } else {
+            self.failed_records.extend(failed_records(i, &check));
+        }
+        Some(CheckedRecord { record, check })
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.split.size_hint()
+    }
 }
 
 #[cfg(test)]
@@ -111,6 +151,27 @@ mod tests {
         let response = checked.response();
         assert_eq!((response.code, response.num_records_imported), (400, Some(2)));
         assert_eq!(checked.records[2].check.insert_id.as_deref(), Some("c"));
+    }
+
+    /// One record at a time gives what the whole-body check gives, and request-level refusals
+    /// come before any record.
+    #[test]
+    fn records_one_at_a_time_match_the_whole_body_check() {
+        let body = format!("{}\n{}\nnot json\n{}", event("a", 1_767_225_600), event("b", 0), event("c", 1_767_225_600));
+        let whole = check_import_body(body.as_bytes(), InputFormat::Ndjson, &Limits::default(), NOW).unwrap();
+        let mut records = check_import_records(body.as_bytes(), InputFormat::Ndjson, &Limits::default(), NOW).unwrap();
+        assert_eq!(records.remaining(), 4);
+        let first = records.next().unwrap();
+        assert!(first.check.is_valid());
+        assert_eq!((records.remaining(), records.valid, records.failed_records.len()), (3, 1, 0));
+        let rest: Vec<_> = records.by_ref().collect();
+        assert_eq!(rest.len(), 3);
+        assert_eq!(records.valid, whole.valid);
+        assert_eq!(records.failed_records, whole.failed_records);
+        assert_eq!(records.failed_records.iter().map(|f| f.index).collect::<Vec<_>>(), [1, 2]);
+        let limits = Limits { max_events_per_request: 3, ..Limits::default() };
+        let err = check_import_records(body.as_bytes(), InputFormat::Ndjson, &limits, NOW).unwrap_err();
+        assert_eq!(err, ImportBodyError::TooManyRecords { count: 4, max: 3 });
     }
 
     #[test]

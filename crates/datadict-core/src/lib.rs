@@ -89,7 +89,7 @@ pub use api::{
 pub use profile::{check_profile_update, validate_profile_update, validate_profile_update_json, ProfileCheck, ProfileOperation, ProfileUpdate, TokenRule};
 pub use split::{split_body, InputFormat, RawRecord, RecordPos, RecordSplitter, SplitError};
 pub use gzip::{gunzip, gzip, is_gzip, GzipError};
-pub use import::{check_import_body, CheckedRecord, ImportBodyCheck, ImportBodyError};
+pub use import::{check_import_body, check_import_records, CheckedRecord, ImportBodyCheck, ImportBodyError, ImportRecords};
 pub use dictionary::{check_against_dictionary, remove_properties, Dictionary, DictionaryFindings};
 pub use summary::{IssueSummary, Tally};
 pub use batch::{Batch, BatchOptions, BatchStats, Batcher, RecordKind, Rejected};

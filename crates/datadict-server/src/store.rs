@@ -61,7 +61,15 @@ pub struct Store {
     /// The checkpointer's wake-up and the commit count (absent in memory).
     checkpoint: Option<Arc<Checkpoint>>,
     /// The event writer's queue (see [`Store::insert_event_batch`]).
-    events: Sender<InsertJob>,
+    events: EventWriter,
+}
+
+/// The way to the event-writer thread: its queue of jobs, and how many jobs it has been sent and
+/// not yet answered.
+#[derive(Debug, Clone)]
+struct EventWriter {
+    jobs: Sender<InsertJob>,
+    in_flight: Arc<AtomicUsize>,
 }
 
 /// What the writer needs to keep the WAL short (see [`after_write`]).
@@ -370,7 +378,7 @@ fn after_write(conn: &Connection, checkpoint: Option<&Checkpoint>) {
 /// back.
 #[derive(Debug)]
 pub struct EventSink {
-    writer: Sender<InsertJob>,
+    writer: EventWriter,
     project_id: i64,
     now_s: i64,
     /// Open once the first part is sent (an empty request never reaches the writer).
@@ -399,12 +407,23 @@ impl EventSink {
                 let (parts, rx) = channel();
                 let (done, answer) = tokio::sync::oneshot::channel();
                 let job = InsertJob { project_id: self.project_id, parts: rx, now_s: self.now_s, done };
-                self.writer.send(job).map_err(|_| stopped())?;
+                self.writer.in_flight.fetch_add(1, Ordering::Relaxed);
+                if self.writer.jobs.send(job).is_err() {
+                    self.writer.in_flight.fetch_sub(1, Ordering::Relaxed);
+                    return Err(stopped());
+                }
                 self.answer = Some(answer);
                 self.parts.insert(parts)
             }
         };
         parts.send(Part::Rows(batch)).map_err(|_| stopped())
+    }
+
+    /// Whether the event writer has no request in hand or waiting. A request that checks its
+    /// records one part at a time makes the writer wait for each part; that overlaps checking with
+    /// inserting when the writer has nothing else to do, and holds up other requests otherwise.
+    pub fn writer_is_idle(&self) -> bool {
+        self.writer.in_flight.load(Ordering::Relaxed) == 0
     }
 
     /// Closes the sink without waiting: the rows sent are committed by the writer, and the
@@ -456,8 +475,10 @@ const JOBS_PER_GROUP: usize = 8;
 /// (and the index pages they all touch are written to the WAL once). Nobody waits for a group to
 /// fill: a lone request is committed at once, exactly as before. The thread ends when the last
 /// clone of the store is dropped.
-fn spawn_event_writer(conn: Arc<Mutex<Connection>>, checkpoint: Option<Arc<Checkpoint>>) -> anyhow::Result<Sender<InsertJob>> {
+fn spawn_event_writer(conn: Arc<Mutex<Connection>>, checkpoint: Option<Arc<Checkpoint>>) -> anyhow::Result<EventWriter> {
     let (tx, rx) = channel::<InsertJob>();
+    let in_flight = Arc::new(AtomicUsize::new(0));
+    let answered = in_flight.clone();
     std::thread::Builder::new().name("datadict-events".into()).spawn(move || {
         while let Ok(first) = rx.recv() {
             let mut jobs = vec![first];
@@ -472,13 +493,14 @@ fn spawn_event_writer(conn: Arc<Mutex<Connection>>, checkpoint: Option<Arc<Check
             for (job, result) in jobs.into_iter().zip(results) {
                 // The request may have gone (its client disconnected); its rows are stored anyway.
                 let _ = job.done.send(result);
+                answered.fetch_sub(1, Ordering::Relaxed);
             }
             if let Ok(guard) = conn.lock() {
                 after_write(&guard, checkpoint.as_deref());
             }
         }
     })?;
-    Ok(tx)
+    Ok(EventWriter { jobs: tx, in_flight })
 }
 
 /// Stores the jobs of a group in one transaction, each in a savepoint; returns each job's outcome.

@@ -12,7 +12,7 @@ use axum::http::HeaderMap;
 use axum::response::Response;
 use utoipa_axum::{router::OpenApiRouter, routes};
 use datadict_core::event::{EventCheck, PropertySeen};
-use datadict_core::{check_against_dictionary, check_import_body, remove_properties, Dictionary, EntityType, FailedRecord, ImportBodyError, InputFormat, IssueCode, Limits, SchemaEntry};
+use datadict_core::{check_against_dictionary, check_import_records, CheckedRecord, remove_properties, Dictionary, EntityType, FailedRecord, ImportBodyError, InputFormat, IssueCode, Limits, SchemaEntry};
 use serde::Deserialize;
 use serde_json::Value;
 use std::borrow::Cow;
@@ -176,17 +176,27 @@ pub fn check_batch(
     now_ms: i64,
     sink: &mut EventSink,
 ) -> Result<Checked, ApiError> {
-    let checked = check_import_body(body, format, limits, now_ms).map_err(|e| match e {
+    let mut records = check_import_records(body, format, limits, now_ms).map_err(|e| match e {
         ImportBodyError::TooLarge { .. } | ImportBodyError::TooManyRecords { .. } => ApiError::PayloadTooLarge(e.to_string()),
         ImportBodyError::Framing(_) => ApiError::BadRequest(e.to_string()),
     })?;
-    if checked.records.is_empty() {
+    if records.remaining() == 0 {
         return Err(ApiError::BadRequest("the body holds no events; send at least one event".into()));
     }
-    let mut out = Checked { stored: 0, failed: checked.failed_records, dropped: 0 };
-    let part_bytes = body.len() / checked.records.len() * (ROWS_PER_PART + 8);
+    let mut out = Checked { stored: 0, failed: Vec::new(), dropped: 0 };
+    let part_bytes = body.len() / records.remaining() * (ROWS_PER_PART + 8);
     let mut rows = EventBatch::with_capacity(ROWS_PER_PART, part_bytes);
-    for record in checked.records {
+    // With the event writer idle, records are checked as the loop reaches them, so that the
+    // writer stores the first parts while the rest are checked (with one client, the two overlap
+    // on two cores). With other requests in hand the writer would wait for each of this request's
+    // parts while theirs are ready, so every record is checked first, and the parts follow
+    // each other quickly.
+    let checked_first: Option<Vec<CheckedRecord<'_>>> = (!sink.writer_is_idle()).then(|| records.by_ref().collect());
+    let each: Box<dyn Iterator<Item = CheckedRecord<'_>> + '_> = match checked_first {
+        Some(all) => Box::new(all.into_iter()),
+        None => Box::new(records.by_ref()),
+    };
+    for record in each {
         let check = record.check;
         if !check.is_valid() {
             continue;
@@ -222,6 +232,7 @@ pub fn check_batch(
     }
     out.stored += rows.len();
     sink.send(rows)?;
+    out.failed = records.failed_records;
     Ok(out)
 }
 
