@@ -1122,6 +1122,18 @@ mod tests {
         stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().collect::<Result<_, _>>().unwrap()
     }
 
+    /// Runs `test` on the writer connection of a new in-memory store holding project 1.
+    fn with_project_1(test: impl FnOnce(&mut Connection)) {
+        let store = Store::open_in_memory().unwrap();
+        store
+            .call_sync(|conn| {
+                conn.execute("INSERT INTO projects (id, name, token_hash) VALUES (1, 'p', 'h')", []).unwrap();
+                test(conn);
+                Ok(())
+            })
+            .unwrap();
+    }
+
     /// `event_volume` says what the events table holds, per project, name and hour.
     fn assert_volume_matches_events(conn: &Connection) {
         let read = |sql: &str| -> Vec<(i64, String, i64, i64, i64)> {
@@ -1157,75 +1169,65 @@ mod tests {
     /// the latest copy of each event is the one stored.
     #[test]
     fn volumes_follow_new_events_and_not_copies() {
-        let store = Store::open_in_memory().unwrap();
-        store
-            .call_sync(|conn| {
-                conn.execute("INSERT INTO projects (id, name, token_hash) VALUES (1, 'p', 'h')", []).unwrap();
-                let mut seed = 0x2545_F491_4F6C_DD1Du64;
-                let mut next = move || {
-                    seed ^= seed << 13;
-                    seed ^= seed >> 7;
-                    seed ^= seed << 17;
-                    seed
-                };
-                let mut latest = std::collections::BTreeMap::new();
-                for round in 0..30 {
-                    let mut batch = EventBatch::default();
-                    for i in 0..(1 + next() % 180) {
-                        // Few ids and times: copies are frequent, within and across batches.
-                        let name = ["A", "B", "C"][(next() % 3) as usize];
-                        let time_ms = (next() % 5) as i64 * 1_800_000 + (next() % 2) as i64;
-                        let insert_id = format!("id-{}", next() % 40);
-                        let record = format!("{round}-{i}");
-                        latest.insert((name, time_ms, insert_id.clone()), record.clone());
-                        batch.push(name, time_ms, "u1", &insert_id, &record);
-                    }
-                    insert_events(conn, 1, &batch, 0).unwrap();
-                    assert_volume_matches_events(conn);
+        with_project_1(|conn| {
+            let mut seed = 0x2545_F491_4F6C_DD1Du64;
+            let mut next = move || {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                seed
+            };
+            let mut latest = std::collections::BTreeMap::new();
+            for round in 0..30 {
+                let mut batch = EventBatch::default();
+                for i in 0..(1 + next() % 180) {
+                    // Few ids and times: copies are frequent, within and across batches.
+                    let name = ["A", "B", "C"][(next() % 3) as usize];
+                    let time_ms = (next() % 5) as i64 * 1_800_000 + (next() % 2) as i64;
+                    let insert_id = format!("id-{}", next() % 40);
+                    let record = format!("{round}-{i}");
+                    latest.insert((name, time_ms, insert_id.clone()), record.clone());
+                    batch.push(name, time_ms, "u1", &insert_id, &record);
                 }
-                let mut stmt = conn.prepare("SELECT event, time_ms, insert_id, record FROM events").unwrap();
-                let stored: std::collections::BTreeMap<(String, i64, String), String> = stmt
-                    .query_map([], |r| Ok(((r.get(0)?, r.get(1)?, r.get(2)?), r.get(3)?)))
-                    .unwrap()
-                    .collect::<Result<_, _>>()
-                    .unwrap();
-                let expected: std::collections::BTreeMap<_, _> =
-                    latest.into_iter().map(|((n, t, id), rec)| ((n.to_owned(), t, id), rec)).collect();
-                assert_eq!(stored, expected);
-                Ok(())
-            })
-            .unwrap();
+                insert_events(conn, 1, &batch, 0).unwrap();
+                assert_volume_matches_events(conn);
+            }
+            let mut stmt = conn.prepare("SELECT event, time_ms, insert_id, record FROM events").unwrap();
+            let stored: std::collections::BTreeMap<(String, i64, String), String> = stmt
+                .query_map([], |r| Ok(((r.get(0)?, r.get(1)?, r.get(2)?), r.get(3)?)))
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap();
+            let expected: std::collections::BTreeMap<_, _> =
+                latest.into_iter().map(|((n, t, id), rec)| ((n.to_owned(), t, id), rec)).collect();
+            assert_eq!(stored, expected);
+        });
     }
 
     /// The volume of the last days is exact at its start, which falls inside an hour: whole
     /// hours come from `event_volume`, the part hour from the events themselves.
     #[test]
     fn event_counts_cut_exactly_at_the_start() {
-        let store = Store::open_in_memory().unwrap();
-        store
-            .call_sync(|conn| {
-                conn.execute("INSERT INTO projects (id, name, token_hash) VALUES (1, 'p', 'h')", []).unwrap();
-                let since = 10 * HOUR_MS + 1_234;
-                let mut batch = EventBatch::default();
-                for (name, time_ms) in [("A", since - 1), ("A", since), ("B", since + 1), ("A", 11 * HOUR_MS), ("B", 13 * HOUR_MS + 5), ("B", 9 * HOUR_MS)] {
-                    batch.push(name, time_ms, "u1", "x", "{}");
-                }
-                insert_events(conn, 1, &batch, 0).unwrap();
-                let counts = event_counts(conn, 1, since).unwrap();
-                assert_eq!(
-                    counts,
-                    [
-                        EventCount { event: "A".into(), count: 2, last_seen_ms: 11 * HOUR_MS },
-                        EventCount { event: "B".into(), count: 2, last_seen_ms: 13 * HOUR_MS + 5 },
-                    ]
-                );
-                // A start on a whole hour, and one before any event.
-                assert_eq!(event_counts(conn, 1, 11 * HOUR_MS).unwrap().iter().map(|c| c.count).sum::<i64>(), 2);
-                assert_eq!(event_counts(conn, 1, 0).unwrap().iter().map(|c| c.count).sum::<i64>(), 6);
-                assert!(event_counts(conn, 1, 14 * HOUR_MS).unwrap().is_empty());
-                Ok(())
-            })
-            .unwrap();
+        with_project_1(|conn| {
+            let since = 10 * HOUR_MS + 1_234;
+            let mut batch = EventBatch::default();
+            for (name, time_ms) in [("A", since - 1), ("A", since), ("B", since + 1), ("A", 11 * HOUR_MS), ("B", 13 * HOUR_MS + 5), ("B", 9 * HOUR_MS)] {
+                batch.push(name, time_ms, "u1", "x", "{}");
+            }
+            insert_events(conn, 1, &batch, 0).unwrap();
+            let counts = event_counts(conn, 1, since).unwrap();
+            assert_eq!(
+                counts,
+                [
+                    EventCount { event: "A".into(), count: 2, last_seen_ms: 11 * HOUR_MS },
+                    EventCount { event: "B".into(), count: 2, last_seen_ms: 13 * HOUR_MS + 5 },
+                ]
+            );
+            // A start on a whole hour, and one before any event.
+            assert_eq!(event_counts(conn, 1, 11 * HOUR_MS).unwrap().iter().map(|c| c.count).sum::<i64>(), 2);
+            assert_eq!(event_counts(conn, 1, 0).unwrap().iter().map(|c| c.count).sum::<i64>(), 6);
+            assert!(event_counts(conn, 1, 14 * HOUR_MS).unwrap().is_empty());
+        });
     }
 
     /// `.cargo/config.toml` reached the bundled SQLite's build: no memory statistics and no
@@ -1276,30 +1278,25 @@ mod tests {
     /// others are committed.
     #[test]
     fn a_group_commit_isolates_each_batch() {
-        let store = Store::open_in_memory().unwrap();
-        store
-            .call_sync(|conn| {
-                conn.execute("INSERT INTO projects (id, name, token_hash) VALUES (1, 'p', 'h')", []).unwrap();
-                let job = |project_id: i64, parts: Vec<Part>| {
-                    let (tx, rx) = channel();
-                    parts.into_iter().for_each(|p| tx.send(p).unwrap());
-                    InsertJob { project_id, parts: rx, now_s: 0, done: tokio::sync::oneshot::channel().0 }
-                };
-                let jobs = [
-                    job(1, vec![Part::Rows(batch(&[(1_000, "a", "first")])), Part::End]),
-                    job(99, vec![Part::Rows(batch(&[(1_000, "b", "no such project")])), Part::End]),
-                    // A request that failed after sending a part: its part is rolled back.
-                    job(1, vec![Part::Rows(batch(&[(3_000, "d", "unfinished")]))]),
-                    job(1, vec![Part::Rows(batch(&[(1_000, "a", "second")])), Part::Rows(batch(&[(2_000, "c", "third")])), Part::End]),
-                ];
-                let results = insert_group(conn, &jobs);
-                assert_eq!(results.iter().map(|r| r.as_ref().ok().copied()).collect::<Vec<_>>(), [Some(1), None, None, Some(2)]);
-                assert_eq!(stored(conn), [(1_000, "second".into()), (2_000, "third".into())]);
-                // The rolled-back parts are not counted either.
-                assert_volume_matches_events(conn);
-                Ok(())
-            })
-            .unwrap();
+        with_project_1(|conn| {
+            let job = |project_id: i64, parts: Vec<Part>| {
+                let (tx, rx) = channel();
+                parts.into_iter().for_each(|p| tx.send(p).unwrap());
+                InsertJob { project_id, parts: rx, now_s: 0, done: tokio::sync::oneshot::channel().0 }
+            };
+            let jobs = [
+                job(1, vec![Part::Rows(batch(&[(1_000, "a", "first")])), Part::End]),
+                job(99, vec![Part::Rows(batch(&[(1_000, "b", "no such project")])), Part::End]),
+                // A request that failed after sending a part: its part is rolled back.
+                job(1, vec![Part::Rows(batch(&[(3_000, "d", "unfinished")]))]),
+                job(1, vec![Part::Rows(batch(&[(1_000, "a", "second")])), Part::Rows(batch(&[(2_000, "c", "third")])), Part::End]),
+            ];
+            let results = insert_group(conn, &jobs);
+            assert_eq!(results.iter().map(|r| r.as_ref().ok().copied()).collect::<Vec<_>>(), [Some(1), None, None, Some(2)]);
+            assert_eq!(stored(conn), [(1_000, "second".into()), (2_000, "third".into())]);
+            // The rolled-back parts are not counted either.
+            assert_volume_matches_events(conn);
+        });
     }
 
     /// A database created before the dedup key gained `time_ms` keeps its old key, and the insert
