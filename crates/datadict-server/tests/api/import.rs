@@ -292,3 +292,29 @@ fn event_counts_leave_out_events_older_than_30_days() {
     // The old events are still stored and can be read back by time range.
     assert_eq!(f.events(&format!("to={}", now - 30 * day))["results"].as_array().unwrap().len(), 2);
 }
+
+/// A body of several parts (the writer stores 250 rows at a time while the rest are checked):
+/// failures in any part are reported at their places in the body, every valid event of every
+/// part is stored, and the later copy of an event wins when the copies sit in different parts.
+#[test]
+fn failures_and_copies_across_the_parts_of_a_large_body() {
+    let f = fixture();
+    let t = now_ms() - 60_000;
+    let mut events: Vec<_> = (0..1_000).map(|i| event("Page View", t + i, "u1", &format!("id-{i}"), json!({"copy": "first"}))).collect();
+    events[3] = event("Page View", t + 3, "anon", "id-3", json!({}));
+    events[700] = event("Page View", t + 700, "u1", "id:700", json!({}));
+    // Event 10 again, in the second half: this copy is the one kept.
+    events[900] = event("Page View", t + 10, "u1", "id-10", json!({"copy": "second"}));
+    let r = f.import_json("&strict=1", &events);
+    assert_eq!(r.status, 400, "{}", r.text);
+    let body = r.json();
+    assert_eq!(body["num_records_imported"], 998);
+    let places: Vec<_> = body["failed_records"].as_array().unwrap().iter().map(|f| f["index"].as_u64().unwrap()).collect();
+    assert_eq!(places, [3, 700]);
+    let stored = f.events("limit=1000");
+    // 998 valid records, two of them copies of one event.
+    assert_eq!(stored["results"].as_array().unwrap().len(), 997);
+    let tenth = f.events("where=$insert_id=id-10");
+    assert_eq!(tenth["results"].as_array().unwrap().len(), 1);
+    assert_eq!(tenth["results"][0]["properties"]["copy"], "second");
+}
