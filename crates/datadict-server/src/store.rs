@@ -60,7 +60,7 @@ pub struct Store {
     next_reader: Arc<AtomicUsize>,
     /// The checkpointer's wake-up and the commit count (absent in memory).
     checkpoint: Option<Arc<Checkpoint>>,
-    /// The event writer's queue (see [`Store::insert_event_batch`]).
+    /// The event writer's queue (see [`Store::event_sink`]).
     events: EventWriter,
 }
 
@@ -218,7 +218,7 @@ impl Store {
         Ok(Self { conn, readers: Arc::default(), next_reader: Arc::default(), checkpoint: None, events })
     }
 
-    fn init_writer(conn: Connection, synchronous: Synchronous) -> anyhow::Result<Connection> {
+    fn init_writer(mut conn: Connection, synchronous: Synchronous) -> anyhow::Result<Connection> {
         // 16 KiB pages for a new database (a no-op for an existing one): fewer B-tree pages per
         // ~500-byte event row; measured about 13% less CPU per inserted row than 4 KiB.
         conn.pragma_update(None, "page_size", 16384)?;
@@ -244,29 +244,21 @@ impl Store {
         };
         let had_events = table_exists("events")?;
         let had_volume = table_exists("event_volume")?;
-        conn.execute_batch("BEGIN IMMEDIATE")?;
-        let migrated = (|| -> anyhow::Result<()> {
-            conn.execute_batch(MIGRATION).context("cannot create the database tables")?;
-            if had_events && !had_volume {
-                // A database from before `event_volume`: count what it holds, once, and drop the
-                // index the table replaces.
-                conn.execute(
-                    "INSERT INTO event_volume (project_id, event, hour, count, last_ms)
-                     SELECT project_id, event, time_ms / ?1, count(*), max(time_ms) FROM events GROUP BY 1, 2, 3",
-                    [HOUR_MS],
-                )
-                .context("cannot count the stored events per name and hour")?;
-            }
-            conn.execute_batch("DROP INDEX IF EXISTS events_by_name")?;
-            Ok(())
-        })();
-        match migrated {
-            Ok(()) => conn.execute_batch("COMMIT")?,
-            Err(e) => {
-                let _ = conn.execute_batch("ROLLBACK");
-                return Err(e);
-            }
+        // Rolled back on drop if any step fails.
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        tx.execute_batch(MIGRATION).context("cannot create the database tables")?;
+        if had_events && !had_volume {
+            // A database from before `event_volume`: count what it holds, once, and drop the
+            // index the table replaces.
+            tx.execute(
+                "INSERT INTO event_volume (project_id, event, hour, count, last_ms)
+                 SELECT project_id, event, time_ms / ?1, count(*), max(time_ms) FROM events GROUP BY 1, 2, 3",
+                [HOUR_MS],
+            )
+            .context("cannot count the stored events per name and hour")?;
         }
+        tx.execute_batch("DROP INDEX IF EXISTS events_by_name")?;
+        tx.commit()?;
         Ok(conn)
     }
 
@@ -316,14 +308,6 @@ impl Store {
         .context("a database task failed")?
     }
 
-    /// Stores a batch of events (see [`insert_events`]) through the event writer; see
-    /// [`EventSink`], of which this is the one-part case.
-    pub async fn insert_event_batch(&self, project_id: i64, batch: EventBatch, now_s: i64) -> anyhow::Result<usize> {
-        let mut sink = self.event_sink(project_id, now_s);
-        sink.send(batch)?;
-        sink.finish().await
-    }
-
     /// A sink for the events of one request (or one loaded batch), to be stored in one
     /// transaction by the event writer: see [`EventSink`].
     pub fn event_sink(&self, project_id: i64, now_s: i64) -> EventSink {
@@ -336,14 +320,6 @@ impl Store {
         let out = f(&mut guard);
         after_write(&guard, self.checkpoint.as_deref());
         out
-    }
-}
-
-/// Wakes the checkpointer; a wake-up already pending is enough.
-fn wake(checkpoint: Option<&SyncSender<()>>) {
-    if let Some(tx) = checkpoint {
-        // Full: a wake-up is already pending; disconnected: the checkpointer is gone (shutdown).
-        let _ = tx.try_send(());
     }
 }
 
@@ -361,7 +337,9 @@ const WRITES_PER_WAL_RESTART: u32 = 16;
 /// (50 MB at most in the same run).
 fn after_write(conn: &Connection, checkpoint: Option<&Checkpoint>) {
     let Some(checkpoint) = checkpoint else { return };
-    wake(Some(&checkpoint.wake));
+    // Full: a wake-up is already pending, which is enough; disconnected: the checkpointer is gone
+    // (shutdown).
+    let _ = checkpoint.wake.try_send(());
     if checkpoint.writes.fetch_add(1, Ordering::Relaxed) % WRITES_PER_WAL_RESTART == WRITES_PER_WAL_RESTART - 1 {
         if let Err(e) = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())) {
             tracing::warn!("a WAL checkpoint failed: {e}");
@@ -371,11 +349,11 @@ fn after_write(conn: &Connection, checkpoint: Option<&Checkpoint>) {
 
 /// The events of one request on their way to the event writer, sent in parts as they are
 /// prepared, so that the writer stores the first rows of a request while the next are still
-/// being hashed (with a single client, preparing and inserting then overlap on two cores instead
+/// being checked and hashed (with a single client, preparing and inserting then overlap on two cores instead
 /// of following each other). The parts of a request are stored in one savepoint of one
-/// transaction: all of them or none. [`EventSink::finish`] answers once that transaction is
-/// committed; a sink dropped without `finish` (the request failed half-way) has its parts rolled
-/// back.
+/// transaction: all of them or none. [`EventSink::close`] gives a [`PendingInsert`] that answers
+/// once that transaction is committed; a sink dropped without `close` (the request failed
+/// half-way) has its parts rolled back.
 #[derive(Debug)]
 pub struct EventSink {
     writer: EventWriter,
@@ -436,10 +414,6 @@ impl EventSink {
         PendingInsert { answer: self.answer.take() }
     }
 
-    /// Closes the sink and waits until its rows are committed; returns how many were stored.
-    pub async fn finish(self) -> anyhow::Result<usize> {
-        self.close().wait().await
-    }
 }
 
 /// The answer of a closed [`EventSink`].
@@ -783,11 +757,6 @@ impl EventBatch {
         self.rows.is_empty()
     }
 
-    /// The rows in the order they were pushed.
-    pub fn rows(&self) -> impl ExactSizeIterator<Item = EventRow<'_>> + '_ {
-        self.rows.iter().map(|r| self.row(r))
-    }
-
     fn row(&self, r: &RowSpans) -> EventRow<'_> {
         EventRow {
             event: &self.text[r.event.clone()],
@@ -917,7 +886,8 @@ fn replace_copies<'a>(
 ) -> anyhow::Result<()> {
     let last = conn.last_insert_rowid();
     let first_new = last - inserted as i64 + 1;
-    let is_new = |rowid: i64| inserted > 0 && (first_new..=last).contains(&rowid);
+    // Empty when nothing was inserted (`first_new` is then past `last`).
+    let new_rowids = first_new..=last;
     let mut find = conn.prepare_cached("SELECT rowid FROM events WHERE project_id = ?1 AND time_ms = ?2 AND dedup = ?3")?;
     let mut replace = conn.prepare_cached("UPDATE events SET record = ?2, ingested_at = ?3 WHERE rowid = ?1")?;
     let mut seen: Vec<[u8; 16]> = Vec::with_capacity(chunk.len());
@@ -927,7 +897,7 @@ fn replace_copies<'a>(
             .query_row(params![project_id, row.time_ms, &row.dedup[..]], |r| r.get(0))
             .optional()?
             .with_context(|| format!("the event {:?} at {} was neither stored nor found stored", row.event, row.time_ms))?;
-        let copy = seen.contains(&row.dedup) || !is_new(rowid);
+        let copy = seen.contains(&row.dedup) || !new_rowids.contains(&rowid);
         seen.push(row.dedup);
         if copy {
             replace.execute(params![rowid, row.record, now_s])?;
