@@ -191,12 +191,9 @@ pub fn check_batch(
     // on two cores). With other requests in hand the writer would wait for each of this request's
     // parts while theirs are ready, so every record is checked first, and the parts follow
     // each other quickly.
-    let checked_first: Option<Vec<CheckedRecord<'_>>> = (!sink.writer_is_idle()).then(|| records.by_ref().collect());
-    let each: Box<dyn Iterator<Item = CheckedRecord<'_>> + '_> = match checked_first {
-        Some(all) => Box::new(all.into_iter()),
-        None => Box::new(records.by_ref()),
-    };
-    for record in each {
+    // (Checked first, the records iterator is then empty, and the chain reads the vector alone.)
+    let checked_first: Vec<CheckedRecord<'_>> = if sink.writer_is_idle() { Vec::new() } else { records.by_ref().collect() };
+    for record in checked_first.into_iter().chain(records.by_ref()) {
         let check = record.check;
         if !check.is_valid() {
             continue;
