@@ -119,25 +119,29 @@ fn parse_role(s: &str) -> Result<Role, String> {
     Role::parse(s).ok_or_else(|| format!("unknown role `{s}`: use owner, admin or consumer"))
 }
 
+/// Writes one line to standard output and flushes it.
+fn write_line(args: std::fmt::Arguments<'_>) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{args}")?;
+    out.flush()
+}
+
 /// A line for whoever watches a running server. A closed standard output (the server piped into
 /// `head`, a supervisor gone) must not stop a server that is storing data, so a failed write is
-/// ignored rather than turned into a panic as `println!` would; each line is flushed at once.
+/// ignored rather than turned into a panic as `println!` would.
 macro_rules! say {
     ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, $($arg)*).and_then(|()| out.flush());
+        let _ = write_line(format_args!($($arg)*));
     }};
 }
 
 /// A line an admin command must deliver (a secret is shown once): a failed write is an error, so
 /// the command exits non-zero instead of losing the secret silently or panicking.
 macro_rules! shown {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let mut out = std::io::stdout().lock();
-        writeln!(out, $($arg)*).and_then(|()| out.flush()).context("cannot write to standard output")?;
-    }};
+    ($($arg:tt)*) => {
+        write_line(format_args!($($arg)*)).context("cannot write to standard output")?
+    };
 }
 
 fn main() -> anyhow::Result<()> {
