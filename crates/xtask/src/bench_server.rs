@@ -4,9 +4,8 @@
 //! and prints events/s, p50/p99 request latency and the server's peak RSS, beside a bare SQLite
 //! bulk insert of the same rows in the same run (see the example's header for the details).
 
-use crate::util::{cargo, run, step};
+use crate::util::{cargo, run, step, target_dir};
 use anyhow::{bail, Context};
-use std::path::PathBuf;
 
 pub fn main(args: &[String]) -> anyhow::Result<()> {
     let mut events = "200000".to_owned();
@@ -21,7 +20,7 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
     }
     step("building the release server and the bench example");
     run(cargo().args(["build", "--release", "-p", "datadict-server", "--bin", "datadict-server", "--example", "bench_server"]))?;
-    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| PathBuf::from("target"), PathBuf::from);
+    let target = target_dir();
     let server = target.join("release/datadict-server");
     let example = target.join("release/examples/bench_server");
     step(&format!("benchmarking {events} events with {clients} concurrent clients"));

@@ -68,7 +68,7 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
         if let Some(free) = free_bytes(&target_dir()).filter(|free| *free < DISK_NEARLY_FULL) {
             println!(
                 "the disk holding {} has only {} left: a suite that failed with \"No space left on device\" \
-                 needs more free disk (about {}), or CARGO_TARGET_DIR on another disk",
+                 needs more free disk (about {})",
                 target_dir().display(),
                 human_gib(free),
                 human_gib(DISK_NEEDED)
@@ -86,8 +86,8 @@ fn warn_if_disk_is_short() {
     if let Some(free) = free_bytes(&target).filter(|free| *free < DISK_NEEDED) {
         println!(
             "warning: {} free on the disk holding {}; a full test run from a clean checkout writes \
-             up to {} there. Free some space (for example `cargo clean` in checkouts you no longer \
-             use) or point CARGO_TARGET_DIR at a larger disk.",
+             up to {} there. Free some space, for example with `cargo clean` in checkouts you no \
+             longer use.",
             human_gib(free),
             target.display(),
             human_gib(DISK_NEEDED)
