@@ -1284,6 +1284,7 @@ mod tests {
         let options: Vec<String> = stmt.query_map([], |r| r.get(0)).unwrap().collect::<Result<_, _>>().unwrap();
         assert!(options.iter().any(|o| o == "DEFAULT_MEMSTATUS=0"), "{options:?}");
         assert!(!options.iter().any(|o| o == "ENABLE_MEMORY_MANAGEMENT"), "{options:?}");
+        assert!(options.iter().any(|o| o == "DEFAULT_LOOKASIDE=1200,1000"), "{options:?}");
     }
 
     /// The digest is the one databases already hold: SHA-256 over the length-prefixed fields and
