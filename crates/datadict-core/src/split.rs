@@ -112,6 +112,34 @@ fn is_blank(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\r' | b'\n')
 }
 
+/// Where the first `"` or `\` is in `bytes`. Most strings in analytics records (keys, names,
+/// ids) are short: their first 32 bytes are searched eight at a time in a `u64`, which costs less
+/// than a call to `memchr2` (measured: the splitter made one such call per string, a third of its
+/// instructions); the rest of a longer string goes to `memchr2`.
+fn find_quote_or_backslash(bytes: &[u8]) -> Option<usize> {
+    const ONES: u64 = u64::from_le_bytes([1; 8]);
+    const HIGH: u64 = ONES << 7;
+    const QUOTES: u64 = ONES * b'"' as u64;
+    const BACKSLASHES: u64 = ONES * b'\\' as u64;
+    let mut at = 0;
+    while at < 32 {
+        let Some(word) = bytes.get(at..at + 8) else { break };
+        let word = u64::from_le_bytes(word.try_into().expect("eight bytes"));
+        // A byte of `word ^ pattern` is zero where `word` has that byte. `(x - ONES) & !x & HIGH`
+        // flags zero bytes; bytes above the first zero may be flagged wrongly (a borrow), never
+        // the ones below it, so the lowest flag is the first match.
+        let (q, b) = (word ^ QUOTES, word ^ BACKSLASHES);
+        let found = ((q.wrapping_sub(ONES) & !q) | (b.wrapping_sub(ONES) & !b)) & HIGH;
+        if found != 0 {
+            return Some(at + found.trailing_zeros() as usize / 8);
+        }
+        at += 8;
+    }
+    let rest = &bytes[at..];
+    let found = if rest.len() < 8 { rest.iter().position(|&c| c == b'"' || c == b'\\') } else { memchr2(b'"', b'\\', rest) };
+    found.map(|off| at + off)
+}
+
 fn trim(bytes: &[u8]) -> &[u8] {
     let start = bytes.iter().position(|b| !is_blank(*b)).unwrap_or(bytes.len());
     let end = bytes.iter().rposition(|b| !is_blank(*b)).map_or(start, |e| e + 1);
@@ -378,57 +406,65 @@ impl RecordSplitter {
     }
 
     /// Scans an array element from `chunk[i..]`, which started at `start` in this chunk (or in an
-    /// earlier chunk when the record is carried over); returns where scanning stopped.
+    /// earlier chunk when the record is carried over); returns where scanning stopped. The element
+    /// state lives in locals during the loop and goes back to `self` when the loop ends.
     fn scan_value(&mut self, chunk: &[u8], mut i: usize, start: usize, emit: &mut dyn FnMut(RawRecord<'_>)) -> usize {
-        while i < chunk.len() {
-            if self.in_string {
-                if self.escape {
-                    self.escape = false;
+        let (mut depth, mut in_string, mut escape, scalar) = (self.depth, self.in_string, self.escape, self.scalar);
+        let mut lines = 0;
+        let end = loop {
+            let Some(&b) = chunk.get(i) else { break None };
+            if in_string {
+                if escape {
+                    escape = false;
                     i += 1;
                     continue;
                 }
-                match memchr2(b'"', b'\\', &chunk[i..]) {
+                match find_quote_or_backslash(&chunk[i..]) {
                     None => i = chunk.len(),
                     Some(off) => {
-                        i += off;
-                        if chunk[i] == b'\\' {
-                            self.escape = true;
-                            i += 1;
+                        i += off + 1;
+                        if chunk[i - 1] == b'\\' {
+                            escape = true;
                         } else {
-                            self.in_string = false;
-                            i += 1;
-                            if self.depth == 0 {
-                                return self.end_value(chunk, start, i, emit);
+                            in_string = false;
+                            if depth == 0 {
+                                break Some(i);
                             }
                         }
                     }
                 }
                 continue;
             }
-            let b = chunk[i];
-            if self.scalar {
+            if scalar {
                 if b == b',' || b == b']' || is_blank(b) {
-                    return self.end_value(chunk, start, i, emit);
+                    break Some(i);
                 }
                 i += 1;
                 continue;
             }
             match b {
-                b'"' => self.in_string = true,
-                b'{' | b'[' => self.depth += 1,
+                b'"' => in_string = true,
+                b'{' | b'[' => depth += 1,
                 b'}' | b']' => {
-                    self.depth = self.depth.saturating_sub(1);
-                    if self.depth == 0 {
-                        return self.end_value(chunk, start, i + 1, emit);
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        break Some(i + 1);
                     }
                 }
-                b'\n' => self.line += 1,
+                b'\n' => lines += 1,
                 _ => {}
             }
             i += 1;
+        };
+        (self.depth, self.in_string, self.escape) = (depth, in_string, escape);
+        self.line += lines;
+        match end {
+            Some(end) => self.end_value(chunk, start, end, emit),
+            None => {
+                self.keep(&chunk[start..]);
+                chunk.len()
+            }
         }
-        self.keep(&chunk[start..]);
-        chunk.len()
     }
 
     fn end_value(&mut self, chunk: &[u8], start: usize, end: usize, emit: &mut dyn FnMut(RawRecord<'_>)) -> usize {

@@ -97,3 +97,30 @@ fn oversized_records_are_counted_not_buffered() {
         }
     }
 }
+
+/// The eight-bytes-at-a-time search finds what a byte-by-byte search finds, at every length
+/// around its word and 32-byte boundaries, with the match at every place, with high bytes
+/// (UTF-8) before it, and with both kinds of match.
+#[test]
+fn quote_or_backslash_search_matches_a_plain_search() {
+    let naive = |b: &[u8]| b.iter().position(|&c| c == b'"' || c == b'\\');
+    let fillers: [&[u8]; 3] = [b"abcdefgh", "é€\u{7f}\u{80}ÿ".as_bytes(), b"\x21\x23\x5b\x5d\x01\xff\x00\x22"];
+    for filler in fillers {
+        for len in 0..80 {
+            let base: Vec<u8> = filler.iter().copied().filter(|&c| c != b'"' && c != b'\\').cycle().take(len).collect();
+            assert_eq!(find_quote_or_backslash(&base), naive(&base), "{base:?}");
+            for at in 0..len {
+                for mark in [b'"', b'\\'] {
+                    let mut bytes = base.clone();
+                    bytes[at] = mark;
+                    assert_eq!(find_quote_or_backslash(&bytes), Some(at), "{bytes:?}");
+                    // A second match later on never hides the first.
+                    if at + 3 < len {
+                        bytes[at + 3] = b'"' ^ b'\\' ^ mark;
+                        assert_eq!(find_quote_or_backslash(&bytes), Some(at), "{bytes:?}");
+                    }
+                }
+            }
+        }
+    }
+}
