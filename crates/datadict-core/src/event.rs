@@ -93,47 +93,58 @@ pub fn check_event_reference<'a>(record: &'a [u8], limits: &Limits, now_ms: i64)
     check_event_with(record, limits, now_ms, false)
 }
 
+/// [`check_event`] for a record already known to be UTF-8 (a caller that validated it, to keep
+/// it as text, need not pay for a second validation).
+pub fn check_event_text<'a>(record: &'a str, limits: &Limits, now_ms: i64) -> EventCheck<'a> {
+    check_text_with(record, limits, now_ms, true)
+}
+
 fn check_event_with<'a>(record: &'a [u8], limits: &Limits, now_ms: i64, fast: bool) -> EventCheck<'a> {
+    // Validating UTF-8 once for the whole record (an ASCII fast path) and then parsing as `str`
+    // spares serde_json a validation per string, which was the largest single cost of the pass.
+    match std::str::from_utf8(record) {
+        Ok(text) => check_text_with(text, limits, now_ms, fast),
+        Err(e) => sized(not_json(record.len(), &e.to_string()), limits),
+    }
+}
+
+fn check_text_with<'a>(text: &'a str, limits: &Limits, now_ms: i64, fast: bool) -> EventCheck<'a> {
     let mut ctx = Ctx {
         limits,
-        check: EventCheck { bytes: record.len(), properties: Vec::with_capacity(32), ..EventCheck::default() },
+        check: EventCheck { bytes: text.len(), properties: Vec::with_capacity(32), ..EventCheck::default() },
         path: Vec::new(),
         deep_reported: false,
     };
-    // Validating UTF-8 once for the whole record (an ASCII fast path) and then parsing as `str`
-    // spares serde_json a validation per string, which was the largest single cost of the pass.
-    let parsed = match std::str::from_utf8(record) {
-        Ok(text) => {
-            // Most records take the scanner (`scan.rs`); it gives up on anything the walk would
-            // report on or that it does not handle, and the walk then decides.
-            if fast {
-                if let Some(found) = scan::scan(text, limits, &mut ctx.check.properties) {
-                    let mut check = ctx.check;
-                    finish(&mut check, found, limits, now_ms);
-                    return sized(check, limits);
-                }
-                ctx.check.properties.clear();
-            }
-            let mut de = serde_json::Deserializer::from_str(text);
-            RecordSeed { ctx: &mut ctx }.deserialize(&mut de).and_then(|found| de.end().map(|()| found)).map_err(|e| e.to_string())
+    // Most records take the scanner (`scan.rs`); it gives up on anything the walk would report on
+    // or that it does not handle, and the walk then decides.
+    if fast {
+        if let Some(found) = scan::scan(text, limits, &mut ctx.check.properties) {
+            let mut check = ctx.check;
+            finish(&mut check, found, limits, now_ms);
+            return sized(check, limits);
         }
-        Err(e) => Err(format!("{e}")),
-    };
+        ctx.check.properties.clear();
+    }
+    let mut de = serde_json::Deserializer::from_str(text);
+    let parsed = RecordSeed { ctx: &mut ctx }.deserialize(&mut de).and_then(|found| de.end().map(|()| found));
     let mut check = ctx.check;
     match parsed {
-        Err(err) => {
-            // Findings inside a record that is not JSON would mislead: report the syntax alone.
-            let size = check.bytes;
-            check = EventCheck { bytes: size, ..EventCheck::default() };
-            check.issues.push(Issue::new(
-                "",
-                IssueCode::InvalidJson,
-                format!("the record is not valid JSON ({err}); send one JSON object per event"),
-            ));
-        }
+        // Findings inside a record that is not JSON would mislead: report the syntax alone.
+        Err(err) => check = not_json(check.bytes, &err.to_string()),
         Ok(found) => finish(&mut check, found, limits, now_ms),
     }
     sized(check, limits)
+}
+
+/// The check of a record of `bytes` bytes that is not JSON: the syntax error alone.
+fn not_json(bytes: usize, err: &str) -> EventCheck<'static> {
+    let mut check = EventCheck { bytes, ..EventCheck::default() };
+    check.issues.push(Issue::new(
+        "",
+        IssueCode::InvalidJson,
+        format!("the record is not valid JSON ({err}); send one JSON object per event"),
+    ));
+    check
 }
 
 /// Adds the size rule, first: it holds whatever else was found.

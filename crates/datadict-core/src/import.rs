@@ -2,7 +2,7 @@
 //! first (bytes, record count), then every record, producing the strict-mode `failed_records`.
 
 use crate::api::{failed_records, FailedRecord, ImportResponse};
-use crate::event::{check_event, EventCheck};
+use crate::event::{check_event, check_event_text, EventCheck};
 use crate::limits::Limits;
 use crate::split::{split_body, BodyRecord, InputFormat, SplitError};
 
@@ -43,6 +43,8 @@ impl ImportBodyError {
 pub struct CheckedRecord<'a> {
     pub record: BodyRecord,
     pub check: EventCheck<'a>,
+    /// The record as text, when it is UTF-8 (every valid record is): validated once, here.
+    pub text: Option<&'a str>,
 }
 
 /// The result of [`check_import_body`].
@@ -117,13 +119,17 @@ impl<'a> Iterator for ImportRecords<'a> {
 
     fn next(&mut self) -> Option<CheckedRecord<'a>> {
         let (i, record) = self.split.next()?;
-        let check = check_event(&self.body[record.range.clone()], &self.limits, self.now_ms);
+        let bytes = &self.body[record.range.clone()];
+        let (check, text) = match std::str::from_utf8(bytes) {
+            Ok(text) => (check_event_text(text, &self.limits, self.now_ms), Some(text)),
+            Err(_) => (check_event(bytes, &self.limits, self.now_ms), None),
+        };
         if check.is_valid() {
             self.valid += 1;
         } else {
             self.failed_records.extend(failed_records(i, &check));
         }
-        Some(CheckedRecord { record, check })
+        Some(CheckedRecord { record, check, text })
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -172,6 +178,22 @@ mod tests {
         let limits = Limits { max_events_per_request: 3, ..Limits::default() };
         let err = check_import_records(body.as_bytes(), InputFormat::Ndjson, &limits, NOW).unwrap_err();
         assert_eq!(err, ImportBodyError::TooManyRecords { count: 4, max: 3 });
+    }
+
+    /// Each record's text is kept when it is UTF-8, and its check is what `check_event` gives.
+    #[test]
+    fn records_keep_their_text_when_it_is_utf8() {
+        let mut body = format!("{}\n", event("a", 1_767_225_600)).into_bytes();
+        body.extend_from_slice(b"{\"event\":\"\xff\"}\n");
+        body.extend_from_slice(event("b", 0).as_bytes());
+        let records: Vec<_> = check_import_records(&body, InputFormat::Ndjson, &Limits::default(), NOW).unwrap().collect();
+        let texts: Vec<Option<&str>> = records.iter().map(|r| r.text).collect();
+        assert_eq!(texts, [Some(event("a", 1_767_225_600).as_str()), None, Some(event("b", 0).as_str())]);
+        for r in &records {
+            let alone = check_event(&body[r.record.range.clone()], &Limits::default(), NOW);
+            assert_eq!((r.check.is_valid(), &r.check.issues), (alone.is_valid(), &alone.issues));
+        }
+        assert_eq!(records[1].check.issues[0].code, crate::IssueCode::InvalidJson);
     }
 
     #[test]

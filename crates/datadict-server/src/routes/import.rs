@@ -219,9 +219,13 @@ pub fn check_batch(
             let record = truncate_record(&bytes, limits.string_truncate_bytes)?;
             rows.push(event, time_ms, distinct_id, insert_id, &record);
         } else {
-            // The record is valid JSON, hence UTF-8.
-            let record = std::str::from_utf8(&bytes).map_err(|e| ApiError::Internal(e.into()))?;
-            rows.push(event, time_ms, distinct_id, insert_id, record);
+            // The record is valid JSON, hence UTF-8: the core kept the text it validated, and a
+            // record rewritten here is checked again.
+            let text = match (&bytes, record.text) {
+                (Cow::Borrowed(_), Some(text)) => text,
+                _ => std::str::from_utf8(&bytes).map_err(|e| ApiError::Internal(e.into()))?,
+            };
+            rows.push(event, time_ms, distinct_id, insert_id, text);
         }
         if rows.len() == ROWS_PER_PART {
             out.stored += rows.len();

@@ -178,8 +178,12 @@ pub fn input_format(headers: &HeaderMap) -> InputFormat {
 /// sending would make it see a broken connection instead of the answer.
 async fn read_limited(body: Body, limit: usize) -> Result<Option<Bytes>, ApiError> {
     use http_body_util::BodyExt;
+    use axum::body::HttpBody as _;
     let mut body = body;
-    let mut buf = Vec::new();
+    // Sized once from `Content-Length` when it is within the limit, instead of grown and copied
+    // as frames arrive (a client's length is only a hint: the loop below still counts).
+    let announced = usize::try_from(body.size_hint().lower()).unwrap_or(usize::MAX);
+    let mut buf = Vec::with_capacity(if announced <= limit { announced } else { 0 });
     let mut seen = 0usize;
     while let Some(frame) = body.frame().await {
         let frame = frame.map_err(|e| ApiError::BadRequest(format!("cannot read the request body ({e}); send it again")))?;
