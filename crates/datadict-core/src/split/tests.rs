@@ -124,3 +124,87 @@ fn quote_or_backslash_search_matches_a_plain_search() {
         }
     }
 }
+
+/// Arrays of generated elements (escapes at every offset of a word, brackets and quotes inside
+/// strings, strings longer than a word, newlines between tokens) split as a byte-by-byte reading
+/// of the same text splits them, fed whole and in chunks that cut words at every offset.
+#[test]
+fn generated_arrays_split_as_a_byte_by_byte_reading() {
+    let mut seed = 0x2545_F491_4F6C_DD1Du64;
+    let mut next = move |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    };
+    let strings = ["", "a", "\\\"", "\\\\", "x\\\\\\\"y", "]}[{", "é\\n", "0123456789abcdef0123456789abcdef-long", "\\\\\\\\\\\""];
+    for round in 0..200 {
+        let mut text = String::from("[");
+        let elements = 1 + next(6);
+        for e in 0..elements {
+            if e > 0 {
+                text.push_str([",", " ,", ",\n", "\n,\n "][next(4)]);
+            }
+            let mut element = String::new();
+            match next(5) {
+                0 => element.push_str(&format!("\"{}\"", strings[next(strings.len())])),
+                1 => element.push_str(["1", "-2.5e3", "true", "null"][next(4)]),
+                _ => {
+                    element.push('{');
+                    for k in 0..next(6) {
+                        let sep = if k > 0 { "," } else { "" };
+                        let key = strings[next(strings.len())];
+                        let value = match next(4) {
+                            0 => format!("\"{}\"", strings[next(strings.len())]),
+                            1 => format!("[\"{}\",{{\"n\":[{}]}}]", strings[next(strings.len())], next(100)),
+                            2 => "\n 12 ".to_owned(),
+                            _ => format!("{{\"{}\":\"{}\"}}", key, strings[next(strings.len())]),
+                        };
+                        element.push_str(&format!("{sep}\"{key}\":{value}"));
+                    }
+                    element.push('}');
+                }
+            }
+            text.push_str(&" ".repeat(next(9)));
+            text.push_str(&element);
+        }
+        text.push(']');
+        let expected = byte_by_byte(&text);
+        for chunk in [1, 3, 7, 8, 9, 13, 64, text.len()] {
+            let got: Vec<String> = split_in_chunks(text.as_bytes(), JsonArray, chunk).unwrap().into_iter().map(|(_, _, t)| t).collect();
+            assert_eq!(got, expected, "round {round}, chunks of {chunk}: {text:?}");
+        }
+    }
+}
+
+/// The elements of a JSON array, found one byte at a time (the reference for the test above).
+fn byte_by_byte(text: &str) -> Vec<String> {
+    let bytes = text.as_bytes();
+    let (mut out, mut depth, mut in_string, mut escape, mut start) = (Vec::new(), 0, false, false, None);
+    for (i, &b) in bytes.iter().enumerate().skip(1) {
+        if in_string {
+            match (escape, b) {
+                (true, _) => escape = false,
+                (false, b'\\') => escape = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+        } else {
+            match b {
+                b'"' => in_string = true,
+                b'{' | b'[' => depth += 1,
+                b'}' | b']' => depth -= 1,
+                _ => {}
+            }
+            if start.is_none() && !b" \n,".contains(&b) && depth >= 0 {
+                start = Some(i);
+            }
+        }
+        let at_end = depth <= 0 && !in_string && bytes.get(i + 1).is_some_and(|n| b" \n,]".contains(n));
+        if let (Some(s), true) = (start, at_end) {
+            out.push(text[s..=i].to_owned());
+            start = None;
+        }
+    }
+    out
+}
