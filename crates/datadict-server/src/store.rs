@@ -196,7 +196,7 @@ impl Store {
     pub fn open_with(path: &Path, synchronous: Synchronous) -> anyhow::Result<Self> {
         let conn = Connection::open(path)
             .with_context(|| format!("cannot open the database file {}", path.display()))?;
-        let writer = Self::init_writer(conn, synchronous)?;
+        let writer = Self::init_writer(conn, synchronous).with_context(|| format!("cannot use the database file {}", path.display()))?;
         let mut readers = Vec::with_capacity(READERS);
         for _ in 0..READERS {
             let conn = Connection::open(path)
