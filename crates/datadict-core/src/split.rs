@@ -4,6 +4,7 @@
 //! character); a record split across chunks is kept in a carry-over buffer, every other record is
 //! handed out as a slice of the chunk itself.
 
+use crate::words::{find_in_words, flag_byte};
 use memchr::{memchr, memchr2};
 
 /// How the input is framed.
@@ -117,24 +118,10 @@ fn is_blank(b: u8) -> bool {
 /// than a call to `memchr2` (measured: the splitter made one such call per string, a third of its
 /// instructions); the rest of a longer string goes to `memchr2`.
 fn find_quote_or_backslash(bytes: &[u8]) -> Option<usize> {
-    const ONES: u64 = u64::from_le_bytes([1; 8]);
-    const HIGH: u64 = ONES << 7;
-    const QUOTES: u64 = ONES * b'"' as u64;
-    const BACKSLASHES: u64 = ONES * b'\\' as u64;
-    let mut at = 0;
-    while at < 32 {
-        let Some(word) = bytes.get(at..at + 8) else { break };
-        let word = u64::from_le_bytes(word.try_into().expect("eight bytes"));
-        // A byte of `word ^ pattern` is zero where `word` has that byte. `(x - ONES) & !x & HIGH`
-        // flags zero bytes; bytes above the first zero may be flagged wrongly (a borrow), never
-        // the ones below it, so the lowest flag is the first match.
-        let (q, b) = (word ^ QUOTES, word ^ BACKSLASHES);
-        let found = ((q.wrapping_sub(ONES) & !q) | (b.wrapping_sub(ONES) & !b)) & HIGH;
-        if found != 0 {
-            return Some(at + found.trailing_zeros() as usize / 8);
-        }
-        at += 8;
-    }
+    let at = match find_in_words(bytes, 0, 4, |w| flag_byte(w, b'"') | flag_byte(w, b'\\')) {
+        Ok(found) => return Some(found),
+        Err(at) => at,
+    };
     let rest = &bytes[at..];
     let found = if rest.len() < 8 { rest.iter().position(|&c| c == b'"' || c == b'\\') } else { memchr2(b'"', b'\\', rest) };
     found.map(|off| at + off)

@@ -17,6 +17,7 @@
 
 use super::{Found, PropertySeen, Seen};
 use crate::limits::Limits;
+use crate::words::{find_in_words, flag_below, flag_byte};
 use std::borrow::Cow;
 
 /// Scans `text`, one whole record. On `Some`, `properties` holds every top-level property in
@@ -64,25 +65,14 @@ static STOPS: [bool; 256] = {
 };
 
 /// The index of the first byte at or after `i` that ends a quick run through a string (see
-/// [`STOPS`]), or `None` when the text ends first. Eight bytes at a time while eight are left:
-/// the usual bit trick for "a byte of this word is zero" applied to the word XOR `"`, XOR `\`,
-/// and to "a byte is below 0x20". Its false positives only occur above a true one, so the lowest
-/// flagged byte is the first stop.
+/// [`STOPS`]), or `None` when the text ends first. Eight bytes at a time while eight are left
+/// (`"`, `\`, or a byte below 0x20: see [`crate::words`]), then byte by byte.
 #[inline]
-fn find_stop(bytes: &[u8], mut i: usize) -> Option<usize> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let zero_byte = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
-    while let Some(chunk) = bytes.get(i..i + 8) {
-        let word = u64::from_le_bytes(chunk.try_into().ok()?);
-        let found = zero_byte(word ^ (ONES * u64::from(b'"')))
-            | zero_byte(word ^ (ONES * u64::from(b'\\')))
-            | (word.wrapping_sub(ONES * 0x20) & !word & HIGH);
-        if found != 0 {
-            return Some(i + (found.trailing_zeros() / 8) as usize);
-        }
-        i += 8;
-    }
+fn find_stop(bytes: &[u8], i: usize) -> Option<usize> {
+    let mut i = match find_in_words(bytes, i, usize::MAX, |w| flag_byte(w, b'"') | flag_byte(w, b'\\') | flag_below(w, 0x20)) {
+        Ok(found) => return Some(found),
+        Err(i) => i,
+    };
     while !STOPS[usize::from(*bytes.get(i)?)] {
         i += 1;
     }
