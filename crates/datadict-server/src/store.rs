@@ -1287,8 +1287,8 @@ mod tests {
         assert!(options.iter().any(|o| o == "DEFAULT_LOOKASIDE=1200,1000"), "{options:?}");
     }
 
-    /// The digest is the one databases already hold: SHA-256 over the length-prefixed fields and
-    /// the time, truncated to 128 bits.
+    /// The digest is the one databases of `DEDUP_KEY_VERSION` hold: BLAKE3 over the
+    /// length-prefixed fields and the time, truncated to 128 bits.
     #[test]
     fn dedup_key_is_unchanged() {
         let cases: [(&str, i64, &str, &str); 3] = [("Signed Up", 1_767_225_600_000, "u1", "a"), ("", 0, "", ""), ("é", -1, &"d".repeat(300)[..], "x-1")];
@@ -1303,39 +1303,37 @@ mod tests {
         );
     }
 
-    /// BLAKE3 of the length-prefixed fields, fed field by field.
-    fn blake3_reference(event: &str, time_ms: i64, distinct_id: &str, insert_id: &str) -> [u8; 32] {
-        let mut h = blake3::Hasher::new();
+    /// The digest input as the key's definition says, built independently of `dedup_key`: each
+    /// field with its length in front, then the time.
+    fn key_input(event: &str, time_ms: i64, distinct_id: &str, insert_id: &str) -> Vec<u8> {
+        let mut input = Vec::new();
         for field in [event, distinct_id, insert_id] {
-            h.update(&(field.len() as u64).to_le_bytes());
-            h.update(field.as_bytes());
+            input.extend_from_slice(&(field.len() as u64).to_le_bytes());
+            input.extend_from_slice(field.as_bytes());
         }
-        h.update(&time_ms.to_le_bytes());
-        *h.finalize().as_bytes()
+        input.extend_from_slice(&time_ms.to_le_bytes());
+        input
+    }
+
+    fn blake3_reference(event: &str, time_ms: i64, distinct_id: &str, insert_id: &str) -> [u8; 32] {
+        *blake3::hash(&key_input(event, time_ms, distinct_id, insert_id)).as_bytes()
     }
 
     /// The digest databases held before `DEDUP_KEY_VERSION` 2.
     fn sha256_key(event: &str, time_ms: i64, distinct_id: &str, insert_id: &str) -> Vec<u8> {
         use sha2::{Digest, Sha256};
-        let mut h = Sha256::new();
-        for field in [event, distinct_id, insert_id] {
-            h.update((field.len() as u64).to_le_bytes());
-            h.update(field.as_bytes());
-        }
-        h.update(time_ms.to_le_bytes());
-        h.finalize()[..16].to_vec()
+        Sha256::digest(key_input(event, time_ms, distinct_id, insert_id))[..16].to_vec()
     }
 
     /// A database whose events hold SHA-256 digests (every one before the version was recorded)
     /// is re-keyed once when opened: a copy sent afterwards still replaces the stored event.
     #[test]
     fn older_digests_are_rekeyed_once() {
-        let conn = Store::init_writer(Connection::open_in_memory().unwrap(), Synchronous::Full).unwrap();
+        let mut conn = Store::init_writer(Connection::open_in_memory().unwrap(), Synchronous::Full).unwrap();
         conn.execute("INSERT INTO projects (id, name, token_hash) VALUES (1, 'p', 'h')", []).unwrap();
         // Three rounds of the re-key's 10,000 rows.
         let ids: Vec<String> = (0..25_000).map(|i| format!("i{i}")).collect();
         let rows: Vec<(i64, &str, &str)> = ids.iter().enumerate().map(|(i, id)| (1_000 + i as i64 % 3_000, id.as_str(), "v1")).collect();
-        let mut conn = conn;
         insert_events(&mut conn, 1, &batch(&rows), 0).unwrap();
         // Back to how an older server stored them.
         let keys_of = |conn: &Connection, key: fn(&str, i64, &str, &str) -> Vec<u8>| -> Vec<(i64, Vec<u8>, Vec<u8>)> {
