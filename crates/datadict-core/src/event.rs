@@ -99,6 +99,23 @@ pub fn check_event_text<'a>(record: &'a str, limits: &Limits, now_ms: i64) -> Ev
     check_text_with(record, limits, now_ms, true)
 }
 
+/// The fast path alone, on the record that starts at `at` in `body` (the text of a whole request
+/// body, say): the record's check and where the record ends, or `None` where the scanner gives up.
+/// The record is then found by other means and checked with [`check_event_walk`]. The check is
+/// the one [`check_event_text`] gives for the record alone.
+pub(crate) fn check_event_at<'a>(body: &'a str, at: usize, limits: &Limits, now_ms: i64) -> Option<(EventCheck<'a>, usize)> {
+    let mut properties = Vec::with_capacity(32);
+    let (found, end) = scan::scan_at(body, at, limits, &mut properties)?;
+    let mut check = EventCheck { bytes: end - at, properties, ..EventCheck::default() };
+    finish(&mut check, found, limits, now_ms);
+    Some((sized(check, limits), end))
+}
+
+/// [`check_event_text`] without trying the fast path, for a record it already gave up on.
+pub(crate) fn check_event_walk<'a>(record: &'a str, limits: &Limits, now_ms: i64) -> EventCheck<'a> {
+    check_text_with(record, limits, now_ms, false)
+}
+
 fn check_event_with<'a>(record: &'a [u8], limits: &Limits, now_ms: i64, fast: bool) -> EventCheck<'a> {
     // Validating UTF-8 once for the whole record (an ASCII fast path) and then parsing as `str`
     // spares serde_json a validation per string, which was the largest single cost of the pass.
@@ -669,6 +686,17 @@ fn finish<'de>(check: &mut EventCheck<'de>, found: Found<'de>, limits: &Limits, 
     }
 }
 
+/// The bytes an `$insert_id` may hold: `A-Z`, `a-z`, `0-9` and `-`.
+static INSERT_ID_BYTES: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        t[b] = (b as u8).is_ascii_alphanumeric() || b == b'-' as usize;
+        b += 1;
+    }
+    t
+};
+
 /// FACTS.md: `$insert_id` is 1–36 bytes of `[A-Za-z0-9-]` and not a forbidden value.
 pub fn check_insert_id(id: &str, limits: &Limits, issues: &mut Vec<Issue>) {
     const INSERT_ID: &str = "properties.$insert_id";
@@ -677,8 +705,8 @@ pub fn check_insert_id(id: &str, limits: &Limits, issues: &mut Vec<Issue>) {
         return;
     }
     let allowed = |c: char| c.is_ascii_alphanumeric() || c == '-';
-    // The byte test is the common, fast path; the character is found only to name it.
-    if !id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
+    // The byte test (a table) is the common, fast path; the character is found only to name it.
+    if !id.bytes().all(|b| INSERT_ID_BYTES[usize::from(b)]) {
         let bad = id.chars().find(|c| !allowed(*c)).unwrap_or('?');
         issues.push(Issue::new(
             INSERT_ID,

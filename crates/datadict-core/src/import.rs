@@ -2,9 +2,9 @@
 //! first (bytes, record count), then every record, producing the strict-mode `failed_records`.
 
 use crate::api::{failed_records, FailedRecord, ImportResponse};
-use crate::event::{check_event, check_event_text, EventCheck};
+use crate::event::{check_event, check_event_at, check_event_text, check_event_walk, EventCheck};
 use crate::limits::Limits;
-use crate::split::{split_body, BodyRecord, InputFormat, SplitError};
+use crate::split::{split_body, BodyRecord, Element, InputFormat, RecordPos, SplitError};
 
 /// Why a request body is refused as a whole.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -74,66 +74,246 @@ impl ImportBodyCheck<'_> {
 /// record with [`check_event`]. `now_ms` is the receiver's clock.
 pub fn check_import_body<'a>(body: &'a [u8], format: InputFormat, limits: &Limits, now_ms: i64) -> Result<ImportBodyCheck<'a>, ImportBodyError> {
     let mut records = check_import_records(body, format, limits, now_ms)?;
-    let checked: Vec<CheckedRecord<'a>> = records.by_ref().collect();
+    let checked = records.by_ref().collect::<Result<Vec<CheckedRecord<'a>>, _>>()?;
     Ok(ImportBodyCheck { records: checked, failed_records: records.failed_records, valid: records.valid })
 }
 
-/// [`check_import_body`] one record at a time: the request-level checks (size, framing, record
-/// count) are done when this returns, and each record is checked when the iterator reaches it,
-/// so that a caller can act on the first records (store them, say) while the rest are checked.
-/// After the last record, [`ImportRecords::failed_records`] and [`ImportRecords::valid`] hold
-/// what [`ImportBodyCheck`] would.
+/// [`check_import_body`] one record at a time, so that a caller can act on the first records
+/// (store them, say) while the rest are checked. After the last record,
+/// [`ImportRecords::failed_records`] and [`ImportRecords::valid`] hold what [`ImportBodyCheck`]
+/// would.
+///
+/// The size is checked when this returns. A JSON array (the common body) is read once: each
+/// element is found by checking it, as the check's scanner reads a record to its closing brace,
+/// instead of splitting the whole body first and reading every record a second time. Its framing
+/// and its record count are therefore known only at its end: a framing error, or one record over
+/// the limit, is yielded as an `Err` when the iterator reaches it, after which it ends. A caller
+/// that stored records must then discard them, as the body is refused as a whole. Other bodies
+/// (NDJSON, or an array that is not UTF-8) are split first, and their framing errors and record
+/// count are checked when this returns.
 pub fn check_import_records<'a>(body: &'a [u8], format: InputFormat, limits: &Limits, now_ms: i64) -> Result<ImportRecords<'a>, ImportBodyError> {
     if body.len() > limits.max_request_bytes {
         return Err(ImportBodyError::TooLarge { bytes: body.len(), max: limits.max_request_bytes });
     }
+    let source = match ArrayWalk::start(body, format) {
+        Some(walk) => Source::Array(walk),
+        None => Source::Split(split_checked(body, format, limits, 0)?),
+    };
+    Ok(ImportRecords { body, format, limits: limits.clone(), now_ms, source, failed_records: Vec::new(), valid: 0 })
+}
+
+/// The records of `body` split up front, once its framing and record count are checked, less the
+/// first `skip` (already handed out).
+fn split_checked(body: &[u8], format: InputFormat, limits: &Limits, skip: usize) -> Result<SplitRecords, ImportBodyError> {
     let split = split_body(body, format)?;
     if split.len() > limits.max_events_per_request {
         return Err(ImportBodyError::TooManyRecords { count: split.len(), max: limits.max_events_per_request });
     }
-    Ok(ImportRecords { body, limits: limits.clone(), now_ms, split: split.into_iter().enumerate(), failed_records: Vec::new(), valid: 0 })
+    let mut records = split.into_iter();
+    if skip > 0 {
+        records.nth(skip - 1);
+    }
+    Ok(records)
 }
+
+type SplitRecords = std::vec::IntoIter<BodyRecord>;
 
 /// The records of a body in order, each checked as it is reached: see [`check_import_records`].
 #[derive(Debug)]
 pub struct ImportRecords<'a> {
     body: &'a [u8],
+    format: InputFormat,
     limits: Limits,
     now_ms: i64,
-    split: std::iter::Enumerate<std::vec::IntoIter<BodyRecord>>,
+    source: Source<'a>,
     /// One entry per issue of every invalid record reached so far.
     pub failed_records: Vec<FailedRecord>,
     /// How many records reached so far passed every rule.
     pub valid: usize,
 }
 
-impl ImportRecords<'_> {
-    /// How many records are left to check.
-    pub fn remaining(&self) -> usize {
-        self.split.len()
-    }
+/// Where [`ImportRecords`] finds its records.
+#[derive(Debug)]
+enum Source<'a> {
+    /// Split up front.
+    Split(SplitRecords),
+    /// Found while checking them.
+    Array(ArrayWalk<'a>),
+    /// After the last record, or after an error.
+    Done,
 }
 
 impl<'a> Iterator for ImportRecords<'a> {
-    type Item = CheckedRecord<'a>;
+    type Item = Result<CheckedRecord<'a>, ImportBodyError>;
 
-    fn next(&mut self) -> Option<CheckedRecord<'a>> {
-        let (i, record) = self.split.next()?;
-        let bytes = &self.body[record.range.clone()];
-        let (check, text) = match std::str::from_utf8(bytes) {
-            Ok(text) => (check_event_text(text, &self.limits, self.now_ms), Some(text)),
-            Err(_) => (check_event(bytes, &self.limits, self.now_ms), None),
+    fn next(&mut self) -> Option<Self::Item> {
+        let checked = match &mut self.source {
+            Source::Done => return None,
+            Source::Split(split) => {
+                let Some(record) = split.next() else {
+                    self.source = Source::Done;
+                    return None;
+                };
+                let bytes = &self.body[record.range.clone()];
+                let (check, text) = match std::str::from_utf8(bytes) {
+                    Ok(text) => (check_event_text(text, &self.limits, self.now_ms), Some(text)),
+                    Err(_) => (check_event(bytes, &self.limits, self.now_ms), None),
+                };
+                CheckedRecord { record, check, text }
+            }
+            Source::Array(walk) => match walk.step(&self.limits, self.now_ms) {
+                Step::Record(checked) => checked,
+                Step::End => {
+                    self.source = Source::Done;
+                    return None;
+                }
+                Step::Irregular => {
+                    // The splitter is the authority on framing: it gives the exact error, or
+                    // (one record over the limit) the count.
+                    match split_checked(self.body, self.format, &self.limits, walk.index) {
+                        Ok(rest) => self.source = Source::Split(rest),
+                        Err(e) => {
+                            self.source = Source::Done;
+                            return Some(Err(e));
+                        }
+                    }
+                    return self.next();
+                }
+            },
         };
-        if check.is_valid() {
+        if checked.check.is_valid() {
             self.valid += 1;
         } else {
-            self.failed_records.extend(failed_records(i, &check));
+            self.failed_records.extend(failed_records(checked.record.pos.index as usize, &checked.check));
         }
-        Some(CheckedRecord { record, check, text })
+        Some(Ok(checked))
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        self.split.size_hint()
+        match &self.source {
+            Source::Split(split) => split.size_hint(),
+            Source::Array(_) => (0, None),
+            Source::Done => (0, Some(0)),
+        }
+    }
+}
+
+/// A JSON array body read one element at a time, each element found and checked in one pass (see
+/// [`check_import_records`]). It follows well-formed arrays only: at anything else (a framing
+/// error, one record over the limit) it reports [`Step::Irregular`], and the body goes to
+/// [`split_body`], which finds the same records and gives the exact error.
+#[derive(Debug)]
+struct ArrayWalk<'a> {
+    /// The whole body (validated as UTF-8 once), including any byte-order mark.
+    text: &'a str,
+    /// Where reading resumes: after the `[`, or after the last element handed out.
+    at: usize,
+    /// The number of elements handed out.
+    index: usize,
+    /// The line at `at`, 1-based.
+    line: u64,
+    /// Whether the body has a newline at all: most arrays are written on one line, and their
+    /// records need not be searched for one.
+    newlines: bool,
+}
+
+/// What [`ArrayWalk::step`] found. Returned by value once per record: boxing the large variant
+/// would allocate once per record.
+#[allow(clippy::large_enum_variant)]
+enum Step<'a> {
+    Record(CheckedRecord<'a>),
+    End,
+    Irregular,
+}
+
+/// A UTF-8 byte-order mark, which [`split_body`] skips too.
+const BOM: &str = "\u{feff}";
+
+impl<'a> ArrayWalk<'a> {
+    /// A walk when `body` is UTF-8 text whose first non-blank byte is `[` (and `format` allows an
+    /// array), with the cursor after the `[`.
+    fn start(body: &'a [u8], format: InputFormat) -> Option<Self> {
+        if format == InputFormat::Ndjson {
+            return None;
+        }
+        let text = std::str::from_utf8(body).ok()?;
+        let at = if text.starts_with(BOM) { BOM.len() } else { 0 };
+        let newlines = memchr::memchr(b'\n', body).is_some();
+        let mut walk = Self { text, at, index: 0, line: 1, newlines };
+        walk.skip_blank();
+        (walk.byte() == Some(b'[')).then(|| {
+            walk.at += 1;
+            walk
+        })
+    }
+
+    fn byte(&self) -> Option<u8> {
+        self.text.as_bytes().get(self.at).copied()
+    }
+
+    fn skip_blank(&mut self) {
+        while let Some(b) = self.byte() {
+            match b {
+                b'\n' => self.line += 1,
+                b' ' | b'\t' | b'\r' => {}
+                _ => break,
+            }
+            self.at += 1;
+        }
+    }
+
+    /// The next element, with its check; or the end of a well-formed array.
+    fn step(&mut self, limits: &Limits, now_ms: i64) -> Step<'a> {
+        self.skip_blank();
+        let first = match (self.index, self.byte()) {
+            (0, Some(b']')) => return self.close(),
+            (0, first) => first,
+            (_, Some(b',')) => {
+                self.at += 1;
+                self.skip_blank();
+                self.byte()
+            }
+            (_, Some(b']')) => return self.close(),
+            _ => return Step::Irregular,
+        };
+        // A `,` or `]` where an element should be, the end of the body, or one record too many.
+        let Some(first) = first.filter(|b| !matches!(b, b',' | b']')) else { return Step::Irregular };
+        if self.index >= limits.max_events_per_request {
+            return Step::Irregular;
+        }
+        let (start, line) = (self.at, self.line);
+        let bytes = self.text.as_bytes();
+        let (check, end) = match check_event_at(self.text, start, limits, now_ms) {
+            Some((check, end)) => {
+                // The scanner gives up on a control character inside a string, so every newline
+                // of the record is between values, where the splitter counts them too.
+                if self.newlines {
+                    self.line += memchr::memchr_iter(b'\n', &bytes[start..end]).count() as u64;
+                }
+                (check, end)
+            }
+            None => {
+                let Some(end) = Element::starting_with(first).scan(bytes, start, &mut self.line) else { return Step::Irregular };
+                // `start` follows ASCII and `end` is at or after an ASCII delimiter: both are
+                // character boundaries.
+                (check_event_walk(&self.text[start..end], limits, now_ms), end)
+            }
+        };
+        let record = BodyRecord { pos: RecordPos { index: self.index as u64, line }, range: start..end, oversized: None };
+        self.at = end;
+        self.index += 1;
+        Step::Record(CheckedRecord { record, check, text: Some(&self.text[start..end]) })
+    }
+
+    /// After the closing `]`: the end, when only blanks follow.
+    fn close(&mut self) -> Step<'a> {
+        self.at += 1;
+        self.skip_blank();
+        if self.at == self.text.len() {
+            Step::End
+        } else {
+            Step::Irregular
+        }
     }
 }
 
@@ -159,18 +339,18 @@ mod tests {
         assert_eq!(checked.records[2].check.insert_id.as_deref(), Some("c"));
     }
 
-    /// One record at a time gives what the whole-body check gives, and request-level refusals
-    /// come before any record.
+    /// One record at a time gives what the whole-body check gives; for NDJSON, request-level
+    /// refusals come before any record.
     #[test]
     fn records_one_at_a_time_match_the_whole_body_check() {
         let body = format!("{}\n{}\nnot json\n{}", event("a", 1_767_225_600), event("b", 0), event("c", 1_767_225_600));
         let whole = check_import_body(body.as_bytes(), InputFormat::Ndjson, &Limits::default(), NOW).unwrap();
         let mut records = check_import_records(body.as_bytes(), InputFormat::Ndjson, &Limits::default(), NOW).unwrap();
-        assert_eq!(records.remaining(), 4);
-        let first = records.next().unwrap();
+        assert_eq!(records.size_hint(), (4, Some(4)));
+        let first = records.next().unwrap().unwrap();
         assert!(first.check.is_valid());
-        assert_eq!((records.remaining(), records.valid, records.failed_records.len()), (3, 1, 0));
-        let rest: Vec<_> = records.by_ref().collect();
+        assert_eq!((records.size_hint().0, records.valid, records.failed_records.len()), (3, 1, 0));
+        let rest: Vec<_> = records.by_ref().map(Result::unwrap).collect();
         assert_eq!(rest.len(), 3);
         assert_eq!(records.valid, whole.valid);
         assert_eq!(records.failed_records, whole.failed_records);
@@ -186,7 +366,7 @@ mod tests {
         let mut body = format!("{}\n", event("a", 1_767_225_600)).into_bytes();
         body.extend_from_slice(b"{\"event\":\"\xff\"}\n");
         body.extend_from_slice(event("b", 0).as_bytes());
-        let records: Vec<_> = check_import_records(&body, InputFormat::Ndjson, &Limits::default(), NOW).unwrap().collect();
+        let records: Vec<_> = check_import_records(&body, InputFormat::Ndjson, &Limits::default(), NOW).unwrap().map(Result::unwrap).collect();
         let texts: Vec<Option<&str>> = records.iter().map(|r| r.text).collect();
         assert_eq!(texts, [Some(event("a", 1_767_225_600).as_str()), None, Some(event("b", 0).as_str())]);
         for r in &records {

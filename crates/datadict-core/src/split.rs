@@ -87,12 +87,8 @@ pub struct RecordSplitter {
     /// The open record's length so far, counted even when its bytes are skipped.
     open_len: u64,
     open_line: u64,
-    /// Element scanner: nesting depth, string and escape state, and whether the element is a
-    /// bare scalar (a number or literal, which ends at a delimiter rather than a closing byte).
-    depth: u32,
-    in_string: bool,
-    escape: bool,
-    scalar: bool,
+    /// The open array element's scan.
+    element: Element,
     index: u64,
     line: u64,
     bom_checked: bool,
@@ -141,6 +137,80 @@ fn describe_byte(b: Option<u8>) -> String {
     }
 }
 
+/// The scan of one array element: nesting depth, string and escape state, and whether the
+/// element is a bare scalar (a number or literal, which ends at a delimiter rather than a closing
+/// byte). It finds where the element ends without parsing it, across chunks.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Element {
+    depth: u32,
+    in_string: bool,
+    escape: bool,
+    scalar: bool,
+}
+
+impl Element {
+    /// The scan of an element whose first byte is `first` (not yet scanned).
+    pub(crate) fn starting_with(first: u8) -> Self {
+        Self { scalar: !matches!(first, b'{' | b'[' | b'"'), ..Self::default() }
+    }
+
+    /// Scans `chunk[i..]`: `Some(end)` when the element ends at `end` (exclusive) in this chunk,
+    /// `None` when the chunk ends first. Adds the newlines seen outside strings to `lines`. The
+    /// state lives in locals during the loop and goes back to `self` when the loop ends.
+    pub(crate) fn scan(&mut self, chunk: &[u8], mut i: usize, lines: &mut u64) -> Option<usize> {
+        let Self { mut depth, mut in_string, mut escape, scalar } = *self;
+        let mut newlines = 0;
+        let end = loop {
+            let Some(&b) = chunk.get(i) else { break None };
+            if in_string {
+                if escape {
+                    escape = false;
+                    i += 1;
+                    continue;
+                }
+                match find_quote_or_backslash(&chunk[i..]) {
+                    None => i = chunk.len(),
+                    Some(off) => {
+                        i += off + 1;
+                        if chunk[i - 1] == b'\\' {
+                            escape = true;
+                        } else {
+                            in_string = false;
+                            if depth == 0 {
+                                break Some(i);
+                            }
+                        }
+                    }
+                }
+                continue;
+            }
+            if scalar {
+                if b == b',' || b == b']' || is_blank(b) {
+                    break Some(i);
+                }
+                i += 1;
+                continue;
+            }
+            match b {
+                b'"' => in_string = true,
+                b'{' | b'[' => depth += 1,
+                b'}' | b']' => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        break Some(i + 1);
+                    }
+                }
+                b'\n' => newlines += 1,
+                _ => {}
+            }
+            i += 1;
+        };
+        (self.depth, self.in_string, self.escape) = (depth, in_string, escape);
+        *lines += newlines;
+        end
+    }
+}
+
 impl RecordSplitter {
     /// A splitter for `format`. A record longer than `max_record_bytes` is not buffered: it is
     /// reported with `oversized` set, so a client can reject it without holding it in memory.
@@ -157,10 +227,7 @@ impl RecordSplitter {
             open: false,
             open_len: 0,
             open_line: 1,
-            depth: 0,
-            in_string: false,
-            escape: false,
-            scalar: false,
+            element: Element::default(),
             index: 0,
             line: 1,
             bom_checked: false,
@@ -255,7 +322,7 @@ impl RecordSplitter {
                         i + 1
                     } else {
                         self.open_record();
-                        self.scalar = !matches!(b, b'{' | b'[' | b'"');
+                        self.element = Element::starting_with(b);
                         self.state = State::InValue;
                         self.scan_value(chunk, i, i, emit)
                     }
@@ -319,10 +386,7 @@ impl RecordSplitter {
         self.open = true;
         self.open_len = 0;
         self.open_line = self.line;
-        self.depth = 0;
-        self.in_string = false;
-        self.escape = false;
-        self.scalar = false;
+        self.element = Element::default();
     }
 
     /// Appends `part` (the rest of the open record within the current chunk) to the carry-over
@@ -393,57 +457,10 @@ impl RecordSplitter {
     }
 
     /// Scans an array element from `chunk[i..]`, which started at `start` in this chunk (or in an
-    /// earlier chunk when the record is carried over); returns where scanning stopped. The element
-    /// state lives in locals during the loop and goes back to `self` when the loop ends.
-    fn scan_value(&mut self, chunk: &[u8], mut i: usize, start: usize, emit: &mut dyn FnMut(RawRecord<'_>)) -> usize {
-        let (mut depth, mut in_string, mut escape, scalar) = (self.depth, self.in_string, self.escape, self.scalar);
+    /// earlier chunk when the record is carried over); returns where scanning stopped.
+    fn scan_value(&mut self, chunk: &[u8], i: usize, start: usize, emit: &mut dyn FnMut(RawRecord<'_>)) -> usize {
         let mut lines = 0;
-        let end = loop {
-            let Some(&b) = chunk.get(i) else { break None };
-            if in_string {
-                if escape {
-                    escape = false;
-                    i += 1;
-                    continue;
-                }
-                match find_quote_or_backslash(&chunk[i..]) {
-                    None => i = chunk.len(),
-                    Some(off) => {
-                        i += off + 1;
-                        if chunk[i - 1] == b'\\' {
-                            escape = true;
-                        } else {
-                            in_string = false;
-                            if depth == 0 {
-                                break Some(i);
-                            }
-                        }
-                    }
-                }
-                continue;
-            }
-            if scalar {
-                if b == b',' || b == b']' || is_blank(b) {
-                    break Some(i);
-                }
-                i += 1;
-                continue;
-            }
-            match b {
-                b'"' => in_string = true,
-                b'{' | b'[' => depth += 1,
-                b'}' | b']' => {
-                    depth = depth.saturating_sub(1);
-                    if depth == 0 {
-                        break Some(i + 1);
-                    }
-                }
-                b'\n' => lines += 1,
-                _ => {}
-            }
-            i += 1;
-        };
-        (self.depth, self.in_string, self.escape) = (depth, in_string, escape);
+        let end = self.element.scan(chunk, i, &mut lines);
         self.line += lines;
         match end {
             Some(end) => self.end_value(chunk, start, end, emit),

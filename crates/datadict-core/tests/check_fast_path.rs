@@ -1,9 +1,11 @@
 //! The fast path of `check_event` (a hand-written scanner) must give exactly what the serde walk
 //! gives, issues, warnings, messages and extracted fields included, for any input: the event
 //! fixtures, hand-picked edge cases of the JSON grammar and the limits, generated events, and
-//! generated events with bytes deleted, inserted or replaced.
+//! generated events with bytes deleted, inserted or replaced. Likewise, reading a JSON array body
+//! in one pass (each record found by checking it) must give what splitting it first and then
+//! checking each record gives, framing errors and record counts included.
 
-use datadict_core::{check_event, check_event_reference, Limits};
+use datadict_core::{check_event, check_event_reference, check_import_body, failed_records, split_body, CheckedRecord, ImportBodyError, InputFormat, Limits};
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 
@@ -170,5 +172,135 @@ proptest! {
         }
         same(&bytes, &Limits::default()).map_err(TestCaseError::fail)?;
         same(&bytes, &small_limits()).map_err(TestCaseError::fail)?;
+    }
+}
+
+/// What splitting first and then checking each record gives, as [`check_import_body`] gave it
+/// before it read arrays in one pass: request limits, framing and count, then every record.
+fn split_then_check<'a>(body: &'a [u8], format: InputFormat, limits: &Limits) -> Result<Vec<CheckedRecord<'a>>, ImportBodyError> {
+    if body.len() > limits.max_request_bytes {
+        return Err(ImportBodyError::TooLarge { bytes: body.len(), max: limits.max_request_bytes });
+    }
+    let split = split_body(body, format)?;
+    if split.len() > limits.max_events_per_request {
+        return Err(ImportBodyError::TooManyRecords { count: split.len(), max: limits.max_events_per_request });
+    }
+    Ok(split
+        .into_iter()
+        .map(|record| {
+            let bytes = &body[record.range.clone()];
+            CheckedRecord { check: check_event(bytes, limits, NOW), text: std::str::from_utf8(bytes).ok(), record }
+        })
+        .collect())
+}
+
+fn same_body(body: &[u8], format: InputFormat, limits: &Limits) -> Result<(), String> {
+    let expected = split_then_check(body, format, limits);
+    let got = check_import_body(body, format, limits, NOW);
+    let agree = match (&got, &expected) {
+        (Ok(got), Ok(expected)) => {
+            let failed: Vec<_> = expected.iter().flat_map(|r| failed_records(r.record.pos.index as usize, &r.check)).collect();
+            got.records.len() == expected.len()
+                && got.records.iter().zip(expected).all(|(g, e)| g.record == e.record && g.check == e.check && g.text == e.text)
+                && got.failed_records == failed
+                && got.valid == expected.iter().filter(|r| r.check.is_valid()).count()
+        }
+        (Err(got), Err(expected)) => got == expected,
+        _ => false,
+    };
+    if agree {
+        Ok(())
+    } else {
+        Err(format!("body {:?} ({format:?})\none pass: {got:?}\nsplit first: {expected:?}", String::from_utf8_lossy(body)))
+    }
+}
+
+#[test]
+fn array_bodies_read_in_one_pass_as_when_split_first() {
+    let valid = r#"{"event":"e","properties":{"time":1767225600,"distinct_id":"u","$insert_id":"a-1"}}"#;
+    let escaped = r#"{"event":"caf\u00e9 ] }","properties":{"time":1767225600,"distinct_id":"u\"1","$insert_id":"a-2"}}"#;
+    let pretty = "{\n  \"event\": \"e\",\n  \"properties\": {\"time\": 1767225600, \"distinct_id\": \"u\", \"$insert_id\": \"a-3\"}\n}";
+    let bodies = [
+        "[]".to_owned(),
+        " \n[ \n ]\n ".to_owned(),
+        "\u{feff}[{}]".to_owned(),
+        format!("[{valid}]"),
+        format!("\n[\n{valid},\n{escaped} ,{pretty}\n,\"text\", 12 ,[1,{{}}],null\n]\n"),
+        format!("[{valid},]"),
+        format!("[,{valid}]"),
+        format!("[{valid},,{valid}]"),
+        format!("[{valid}{valid}]"),
+        format!("[{valid}]x"),
+        format!("[{valid}] [{valid}]"),
+        format!("[{valid},{valid}"),
+        format!("[{valid},"),
+        "[1 2]".to_owned(),
+        "[{\"event\":\"e\"\n\"x\"}, 1]".to_owned(),
+        "[\"unterminated".to_owned(),
+        format!("{valid}\n{valid}"),
+        "{}".to_owned(),
+        "".to_owned(),
+    ];
+    let limits = [Limits::default(), Limits { max_events_per_request: 2, ..Limits::default() }, Limits { max_events_per_request: 0, ..Limits::default() }];
+    for body in &bodies {
+        for format in [InputFormat::Auto, InputFormat::JsonArray, InputFormat::Ndjson] {
+            for limits in &limits {
+                same_body(body.as_bytes(), format, limits).unwrap();
+            }
+        }
+    }
+    // An array that is not UTF-8 is split first, as before.
+    same_body(format!("[{valid},{{\"event\":\"\u{ff}\"}}]").replace('\u{ff}', "\u{fffd}").as_bytes(), InputFormat::Auto, &Limits::default()).unwrap();
+    let mut raw = format!("[{valid},").into_bytes();
+    raw.extend_from_slice(b"{\"event\":\"\xff\"}]");
+    same_body(&raw, InputFormat::Auto, &Limits::default()).unwrap();
+    // Cut at every byte: every way an array can end too early.
+    let whole = format!("[{valid},\n {escaped},{pretty}, 7]");
+    for cut in 0..=whole.len() {
+        let part = &whole.as_bytes()[..cut];
+        for limits in &limits {
+            same_body(part, InputFormat::Auto, limits).unwrap();
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1000, ..ProptestConfig::default() })]
+
+    /// Arrays of generated events with any blanks between them, some pretty-printed, with bytes
+    /// of the framing or the records deleted, inserted or replaced, under limits that refuse some.
+    #[test]
+    fn generated_array_bodies_read_in_one_pass_as_when_split_first(
+        events in proptest::collection::vec((event(), any::<bool>()), 0..6),
+        gaps in proptest::collection::vec(prop::sample::select(vec!["", " ", "\n", " \r\n\t"]), 14),
+        bom in any::<bool>(),
+        edits in proptest::collection::vec((any::<prop::sample::Index>(), 0u8..3, prop::sample::select(b"{}[],:\"\\ 0-.eE1tnu\xc3\xa9\xff\n".to_vec())), 0..3),
+        max_events in 0usize..7,
+    ) {
+        let mut body = if bom { "\u{feff}".to_owned() } else { String::new() };
+        body.push_str(gaps[0]);
+        body.push('[');
+        for (i, (e, pretty)) in events.iter().enumerate() {
+            if i > 0 {
+                body.push(',');
+            }
+            body.push_str(gaps[2 * i + 1]);
+            body.push_str(&if *pretty { serde_json::to_string_pretty(e).unwrap() } else { e.to_string() });
+            body.push_str(gaps[2 * i + 2]);
+        }
+        body.push(']');
+        body.push_str(gaps[13]);
+        let mut bytes = body.into_bytes();
+        for (at, op, byte) in edits {
+            let i = at.index(bytes.len() + 1);
+            match op {
+                0 if i < bytes.len() => { bytes.remove(i); }
+                1 if i < bytes.len() => bytes[i] = byte,
+                _ => bytes.insert(i, byte),
+            }
+        }
+        let limits = Limits { max_events_per_request: max_events, ..small_limits() };
+        same_body(&bytes, InputFormat::Auto, &Limits::default()).map_err(TestCaseError::fail)?;
+        same_body(&bytes, InputFormat::JsonArray, &limits).map_err(TestCaseError::fail)?;
     }
 }

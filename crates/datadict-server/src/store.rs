@@ -740,6 +740,11 @@ pub struct EventRow<'a> {
 }
 
 impl EventBatch {
+    /// The bytes of text the batch holds (every row's texts).
+    pub fn text_len(&self) -> usize {
+        self.text.len()
+    }
+
     /// An empty batch with room for `rows` rows of about `bytes` bytes of text in all.
     pub fn with_capacity(rows: usize, bytes: usize) -> Self {
         Self { text: String::with_capacity(bytes), rows: Vec::with_capacity(rows) }

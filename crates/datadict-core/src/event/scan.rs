@@ -23,7 +23,17 @@ use std::borrow::Cow;
 /// Scans `text`, one whole record. On `Some`, `properties` holds every top-level property in
 /// input order; on `None` it may hold some and the caller must clear it.
 pub(super) fn scan<'a>(text: &'a str, limits: &Limits, properties: &mut Vec<PropertySeen<'a>>) -> Option<Found<'a>> {
-    let mut s = Scanner { text, bytes: text.as_bytes(), at: 0, limits };
+    let (found, end) = scan_at(text, 0, limits, properties)?;
+    let mut s = Scanner { text, bytes: text.as_bytes(), at: end, limits };
+    s.skip_ws();
+    (s.at == s.bytes.len()).then_some(found)
+}
+
+/// Scans the record that starts at `at` in `text` (a record, or a whole body holding records)
+/// and returns what [`scan`] would, with where the record ends (after its closing `}`); what
+/// follows the record is not looked at.
+pub(super) fn scan_at<'a>(text: &'a str, at: usize, limits: &Limits, properties: &mut Vec<PropertySeen<'a>>) -> Option<(Found<'a>, usize)> {
+    let mut s = Scanner { text, bytes: text.as_bytes(), at, limits };
     let mut found = Found::default();
     s.expect(b'{')?;
     if !s.peek_is(b'}') {
@@ -46,8 +56,7 @@ pub(super) fn scan<'a>(text: &'a str, limits: &Limits, properties: &mut Vec<Prop
     } else {
         s.at += 1;
     }
-    s.skip_ws();
-    (s.at == s.bytes.len()).then_some(found)
+    Some((found, s.at))
 }
 
 /// Bytes that end the quick run through a string: the closing quote, an escape, a control

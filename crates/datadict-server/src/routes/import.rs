@@ -105,15 +105,21 @@ pub fn now_ms() -> i64 {
 /// decisions depend only on the event's name and the names of its properties (never on values or
 /// types), so asking it about a probe event holding every property a schema defines gives the
 /// answer for any event of that name; a test checks the two ways agree.
+///
+/// Its maps hash with foldhash instead of SipHash: they are asked once per event and once per
+/// property of an event with dropped properties. Their keys come from the project's dictionary,
+/// so a sender can only look names up, not fill the maps with colliding ones.
 #[derive(Debug, Clone, Default)]
 pub struct Drops {
-    events: HashMap<String, Dropping>,
+    events: HashMap<String, Dropping, FastHash>,
 }
+
+type FastHash = foldhash::fast::RandomState;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Dropping {
     Event,
-    Properties(HashSet<String>),
+    Properties(HashSet<String, FastHash>),
 }
 
 impl Drops {
@@ -121,7 +127,7 @@ impl Drops {
     /// `namespace`).
     pub fn new(entries: &[SchemaEntry], namespace: &str) -> Self {
         let dictionary = Dictionary::new(entries, namespace);
-        let mut events: HashMap<String, Dropping> = HashMap::new();
+        let mut events: HashMap<String, Dropping, FastHash> = HashMap::default();
         for entry in entries.iter().filter(|e| e.entity_type == EntityType::Event) {
             let probe = EventCheck {
                 event: Some(Cow::Borrowed(entry.name.as_str())),
@@ -136,7 +142,7 @@ impl Drops {
             } else if !findings.dropped_properties.is_empty() {
                 // Two entries with one name (the dictionary keeps one rule per name) add up.
                 if let Dropping::Properties(names) =
-                    events.entry(entry.name.clone()).or_insert_with(|| Dropping::Properties(HashSet::new()))
+                    events.entry(entry.name.clone()).or_insert_with(|| Dropping::Properties(HashSet::default()))
                 {
                     names.extend(findings.dropped_properties);
                 }
@@ -164,6 +170,10 @@ impl Drops {
 /// enough that a part costs nothing noticeable to send.
 const ROWS_PER_PART: usize = 250;
 
+/// The text room reserved for a request's first part (about 250 records of 1 KB); the record
+/// count is not known before the records are read.
+const FIRST_PART_BYTES: usize = 256 * 1024;
+
 /// Checks a whole body with the core's import rules. A body that cannot be split, holds no
 /// record or too many is refused as a whole; otherwise every record is judged on its own, and the
 /// valid ones are prepared for storage and sent to `sink` in parts: events the dictionary drops
@@ -177,24 +187,28 @@ pub fn check_batch(
     now_ms: i64,
     sink: &mut EventSink,
 ) -> Result<Checked, ApiError> {
-    let mut records = check_import_records(body, format, limits, now_ms).map_err(|e| match e {
+    let refuse = |e: ImportBodyError| match e {
         ImportBodyError::TooLarge { .. } | ImportBodyError::TooManyRecords { .. } => ApiError::PayloadTooLarge(e.to_string()),
         ImportBodyError::Framing(_) => ApiError::BadRequest(e.to_string()),
-    })?;
-    if records.remaining() == 0 {
-        return Err(ApiError::BadRequest("the body holds no events; send at least one event".into()));
-    }
+    };
+    let mut records = check_import_records(body, format, limits, now_ms).map_err(refuse)?;
     let mut out = Checked { stored: 0, failed: Vec::new(), dropped: 0 };
-    let part_bytes = body.len() / records.remaining() * (ROWS_PER_PART + 8);
-    let mut rows = EventBatch::with_capacity(ROWS_PER_PART, part_bytes);
+    // The first part's text is at most the body; later parts are sized from the one before.
+    let mut rows = EventBatch::with_capacity(ROWS_PER_PART, body.len().min(FIRST_PART_BYTES));
+    let mut seen = 0usize;
     // With the event writer idle, records are checked as the loop reaches them, so that the
     // writer stores the first parts while the rest are checked (with one client, the two overlap
     // on two cores). With other requests in hand the writer would wait for each of this request's
     // parts while theirs are ready, so every record is checked first, and the parts follow
-    // each other quickly.
+    // each other quickly. A JSON array's framing and record count are only known at its end
+    // (the core reads it once): an error there returns here, and the caller drops the sink,
+    // which rolls back the parts already sent.
     // (Checked first, the records iterator is then empty, and the chain reads the vector alone.)
-    let checked_first: Vec<CheckedRecord<'_>> = if sink.writer_is_idle() { Vec::new() } else { records.by_ref().collect() };
-    for record in checked_first.into_iter().chain(records.by_ref()) {
+    let checked_first: Vec<CheckedRecord<'_>> =
+        if sink.writer_is_idle() { Vec::new() } else { records.by_ref().collect::<Result<_, _>>().map_err(refuse)? };
+    for record in checked_first.into_iter().map(Ok).chain(records.by_ref()) {
+        let record = record.map_err(refuse)?;
+        seen += 1;
         let check = record.check;
         if !check.is_valid() {
             continue;
@@ -229,8 +243,12 @@ pub fn check_batch(
         }
         if rows.len() == ROWS_PER_PART {
             out.stored += rows.len();
-            sink.send(std::mem::replace(&mut rows, EventBatch::with_capacity(ROWS_PER_PART, part_bytes)))?;
+            let next = EventBatch::with_capacity(ROWS_PER_PART, rows.text_len() + rows.text_len() / 8);
+            sink.send(std::mem::replace(&mut rows, next))?;
         }
+    }
+    if seen == 0 {
+        return Err(ApiError::BadRequest("the body holds no events; send at least one event".into()));
     }
     out.stored += rows.len();
     sink.send(rows)?;

@@ -318,3 +318,40 @@ fn failures_and_copies_across_the_parts_of_a_large_body() {
     assert_eq!(tenth["results"].as_array().unwrap().len(), 1);
     assert_eq!(tenth["results"][0]["properties"]["copy"], "second");
 }
+
+/// A JSON array is read once, its records stored part by part as they are checked, so its
+/// framing and its record count are known only at its end. A body refused there (a trailing
+/// comma, text after the array, one event too many) still stores nothing: the parts already
+/// sent are rolled back. A good body sent next is stored whole.
+#[test]
+fn a_body_refused_at_its_end_stores_nothing() {
+    let f = fixture();
+    let t = now_ms() - 60_000;
+    let events: Vec<_> = (0..1_000).map(|i| event("Page View", t + i, "u1", &format!("id-{i}"), json!({}))).collect();
+    let array = serde_json::to_string(&events).unwrap();
+    let gzipped = |text: &str| gzip(text.as_bytes());
+    let headers = [("Content-Type", "application/json"), ("Content-Encoding", "gzip")];
+
+    let trailing_comma = format!("{},]", &array[..array.len() - 1]);
+    let r = f.import("&strict=1", &gzipped(&trailing_comma), &headers);
+    assert_eq!(r.status, 400, "{}", r.text);
+    assert!(r.json()["error"].as_str().unwrap().contains("remove the trailing comma"), "{}", r.text);
+
+    let after = format!("{array}\n{{}}");
+    let r = f.import("&strict=1", &gzipped(&after), &headers);
+    assert_eq!(r.status, 400, "{}", r.text);
+    assert!(r.json()["error"].as_str().unwrap().contains("after the closing `]` at line 2"), "{}", r.text);
+
+    let too_many: Vec<_> = (0..2_001).map(|i| event("E", t, "u", &format!("i{i}"), json!({}))).collect();
+    let r = f.import_json("&strict=1", &too_many);
+    assert_eq!(r.status, 413, "{}", r.text);
+    assert!(r.json()["error"].as_str().unwrap().contains("holds 2001 events; send at most 2000"), "{}", r.text);
+
+    assert_eq!(f.events("limit=1000")["results"].as_array().unwrap().len(), 0, "events were stored");
+    let counts = f.server.get(&format!("/api/app/projects/{}/event-counts", f.p), &f.owner).json();
+    assert_eq!(counts["results"], json!([]), "{counts}");
+
+    let r = f.import("&strict=1", &gzipped(&array), &headers);
+    assert_eq!((r.status, r.json()["num_records_imported"].clone()), (200, json!(1000)), "{}", r.text);
+    assert_eq!(f.events("limit=1000")["results"].as_array().unwrap().len(), 1000);
+}
