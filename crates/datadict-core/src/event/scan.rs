@@ -138,7 +138,7 @@ impl<'a> Scanner<'a, '_> {
     }
 
     /// A string without escapes, borrowed from the input (the cursor is on its opening quote).
-    #[inline]
+    #[inline(always)]
     fn plain_string(&mut self) -> Option<&'a str> {
         if self.bytes.get(self.at) != Some(&b'"') {
             return None;
@@ -155,7 +155,7 @@ impl<'a> Scanner<'a, '_> {
 
     /// Any string whose value is not kept: simple escapes are allowed, `\u` is not. Returns the
     /// length of its text as written, which is at least the length of its value.
-    #[inline]
+    #[inline(always)]
     fn skip_string(&mut self) -> Option<usize> {
         if self.bytes.get(self.at) != Some(&b'"') {
             return None;
