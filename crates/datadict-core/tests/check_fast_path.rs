@@ -146,6 +146,27 @@ fn event() -> impl Strategy<Value = Value> {
     )
 }
 
+/// A few edits of one byte each: where, what (0 deletes, 1 replaces, 2 inserts) and which byte,
+/// among those that matter to JSON and to UTF-8.
+type Edits = Vec<(prop::sample::Index, u8, u8)>;
+
+fn edits(count: std::ops::Range<usize>) -> impl Strategy<Value = Edits> {
+    proptest::collection::vec((any::<prop::sample::Index>(), 0u8..3, prop::sample::select(b"{}[],:\"\\ 0-.eE1tnu\xc3\xa9\xff\n".to_vec())), count)
+}
+
+fn apply(bytes: &mut Vec<u8>, edits: Edits) {
+    for (at, op, byte) in edits {
+        let i = at.index(bytes.len() + 1);
+        match op {
+            0 if i < bytes.len() => {
+                bytes.remove(i);
+            }
+            1 if i < bytes.len() => bytes[i] = byte,
+            _ => bytes.insert(i, byte),
+        }
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
 
@@ -159,17 +180,10 @@ proptest! {
     #[test]
     fn mutated_events_check_the_same_both_ways(
         e in event(),
-        edits in proptest::collection::vec((any::<prop::sample::Index>(), 0u8..3, prop::sample::select(b"{}[],:\"\\ 0-.eE1tnu\xc3\xa9\xff\n".to_vec())), 1..4),
+        edits in edits(1..4),
     ) {
         let mut bytes = e.to_string().into_bytes();
-        for (at, op, byte) in edits {
-            let i = at.index(bytes.len() + 1);
-            match op {
-                0 if i < bytes.len() => { bytes.remove(i); }
-                1 if i < bytes.len() => bytes[i] = byte,
-                _ => bytes.insert(i, byte),
-            }
-        }
+        apply(&mut bytes, edits);
         same(&bytes, &Limits::default()).map_err(TestCaseError::fail)?;
         same(&bytes, &small_limits()).map_err(TestCaseError::fail)?;
     }
@@ -274,7 +288,7 @@ proptest! {
         events in proptest::collection::vec((event(), any::<bool>()), 0..6),
         gaps in proptest::collection::vec(prop::sample::select(vec!["", " ", "\n", " \r\n\t"]), 14),
         bom in any::<bool>(),
-        edits in proptest::collection::vec((any::<prop::sample::Index>(), 0u8..3, prop::sample::select(b"{}[],:\"\\ 0-.eE1tnu\xc3\xa9\xff\n".to_vec())), 0..3),
+        edits in edits(0..3),
         max_events in 0usize..7,
     ) {
         let mut body = if bom { "\u{feff}".to_owned() } else { String::new() };
@@ -291,14 +305,7 @@ proptest! {
         body.push(']');
         body.push_str(gaps[13]);
         let mut bytes = body.into_bytes();
-        for (at, op, byte) in edits {
-            let i = at.index(bytes.len() + 1);
-            match op {
-                0 if i < bytes.len() => { bytes.remove(i); }
-                1 if i < bytes.len() => bytes[i] = byte,
-                _ => bytes.insert(i, byte),
-            }
-        }
+        apply(&mut bytes, edits);
         let limits = Limits { max_events_per_request: max_events, ..small_limits() };
         same_body(&bytes, InputFormat::Auto, &Limits::default()).map_err(TestCaseError::fail)?;
         same_body(&bytes, InputFormat::JsonArray, &limits).map_err(TestCaseError::fail)?;
