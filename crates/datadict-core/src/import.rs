@@ -1,5 +1,7 @@
-//! Checking a whole import request body (spec §4.4, rules from FACTS.md): request-level limits
-//! first (bytes, record count), then every record, producing the strict-mode `failed_records`.
+//! Checking a whole import request body (spec §4.4, rules from FACTS.md): its size, its framing
+//! and record count, and every record, producing the strict-mode `failed_records`. A JSON array is
+//! read in one pass (records found by checking them, framing and count known at its end); other
+//! bodies are split first.
 
 use crate::api::{failed_records, FailedRecord, ImportResponse};
 use crate::event::{check_event, check_event_at, check_event_text, check_event_walk, EventCheck};
