@@ -206,7 +206,9 @@ impl<'a> Iterator for ImportRecords<'a> {
 /// [`split_body`], which finds the same records and gives the exact error.
 #[derive(Debug)]
 struct ArrayWalk<'a> {
-    /// The whole body (validated as UTF-8 once), including any byte-order mark.
+    /// The whole body, including any byte-order mark.
+    bytes: &'a [u8],
+    /// The same, validated as UTF-8 once (once the body is known to be an array).
     text: &'a str,
     /// Where reading resumes: after the `[`, or after the last element handed out.
     at: usize,
@@ -238,19 +240,21 @@ impl<'a> ArrayWalk<'a> {
         if format == InputFormat::Ndjson {
             return None;
         }
-        let text = std::str::from_utf8(body).ok()?;
-        let at = if text.starts_with(BOM) { BOM.len() } else { 0 };
-        let newlines = memchr::memchr(b'\n', body).is_some();
-        let mut walk = Self { text, at, index: 0, line: 1, newlines };
+        let at = if body.starts_with(BOM.as_bytes()) { BOM.len() } else { 0 };
+        let mut walk = Self { bytes: body, text: "", at, index: 0, line: 1, newlines: false };
+        // The array's `[` is looked for before the body is validated: NDJSON is not validated here.
         walk.skip_blank();
-        (walk.byte() == Some(b'[')).then(|| {
-            walk.at += 1;
-            walk
-        })
+        if walk.byte() != Some(b'[') {
+            return None;
+        }
+        walk.text = std::str::from_utf8(body).ok()?;
+        walk.newlines = memchr::memchr(b'\n', body).is_some();
+        walk.at += 1;
+        Some(walk)
     }
 
     fn byte(&self) -> Option<u8> {
-        self.text.as_bytes().get(self.at).copied()
+        self.bytes.get(self.at).copied()
     }
 
     fn skip_blank(&mut self) {
@@ -284,7 +288,7 @@ impl<'a> ArrayWalk<'a> {
             return Step::Irregular;
         }
         let (start, line) = (self.at, self.line);
-        let bytes = self.text.as_bytes();
+        let bytes = self.bytes;
         let (check, end) = match check_event_at(self.text, start, limits, now_ms) {
             Some((check, end)) => {
                 // The scanner gives up on a control character inside a string, so every newline
@@ -311,7 +315,7 @@ impl<'a> ArrayWalk<'a> {
     fn close(&mut self) -> Step<'a> {
         self.at += 1;
         self.skip_blank();
-        if self.at == self.text.len() {
+        if self.at == self.bytes.len() {
             Step::End
         } else {
             Step::Irregular
