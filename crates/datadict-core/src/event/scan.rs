@@ -209,7 +209,10 @@ impl<'a> Scanner<'a, '_> {
     /// One value whose parent container is at nesting level `depth` (0 for a top-level
     /// property's value). `keep`: the rules read this value, so strings and numbers carry it;
     /// otherwise they carry no payload (a string as `Str(None)`, a float as `Float(0.0)`).
+    #[inline(always)]
     fn value(&mut self, depth: usize, keep: bool) -> Option<Seen<'a>> {
+        // Scalars (most values) are read here, inlined into the loops over members and items;
+        // containers, which recurse, in `container`.
         self.skip_ws();
         match *self.bytes.get(self.at)? {
             b'"' => {
@@ -221,46 +224,41 @@ impl<'a> Scanner<'a, '_> {
                     (self.skip_string()? <= max).then_some(Seen::Str(None))
                 }
             }
-            b'{' => {
-                let level = self.enter(depth)?;
-                let mut keys = 0usize;
-                if self.peek_is(b'}') {
-                    self.at += 1;
-                } else {
-                    loop {
-                        self.skip_ws();
-                        self.skip_string()?;
-                        self.expect(b':')?;
-                        self.value(level, false)?;
-                        keys += 1;
-                        if !self.comma_or(b'}')? {
-                            break;
-                        }
-                    }
-                }
-                (keys < self.limits.object_keys_below).then_some(Seen::Object)
-            }
-            b'[' => {
-                let level = self.enter(depth)?;
-                let mut items = 0usize;
-                if self.peek_is(b']') {
-                    self.at += 1;
-                } else {
-                    loop {
-                        self.value(level, false)?;
-                        items += 1;
-                        if !self.comma_or(b']')? {
-                            break;
-                        }
-                    }
-                }
-                (items < self.limits.array_items_below).then_some(Seen::Array)
-            }
+            open @ (b'{' | b'[') => self.container(depth, open),
             b't' => self.literal(b"true", Seen::Bool(true)),
             b'f' => self.literal(b"false", Seen::Bool(false)),
             b'n' => self.literal(b"null", Seen::Null),
             b'-' | b'0'..=b'9' => self.number(keep),
             _ => None,
+        }
+    }
+
+    /// An object or array (the cursor is on `open`) whose parent is at nesting level `depth`.
+    #[inline(never)]
+    fn container(&mut self, depth: usize, open: u8) -> Option<Seen<'a>> {
+        let level = self.enter(depth)?;
+        let close = if open == b'{' { b'}' } else { b']' };
+        let mut count = 0usize;
+        if self.peek_is(close) {
+            self.at += 1;
+        } else {
+            loop {
+                if open == b'{' {
+                    self.skip_ws();
+                    self.skip_string()?;
+                    self.expect(b':')?;
+                }
+                self.value(level, false)?;
+                count += 1;
+                if !self.comma_or(close)? {
+                    break;
+                }
+            }
+        }
+        if open == b'{' {
+            (count < self.limits.object_keys_below).then_some(Seen::Object)
+        } else {
+            (count < self.limits.array_items_below).then_some(Seen::Array)
         }
     }
 
