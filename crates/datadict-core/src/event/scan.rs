@@ -208,7 +208,8 @@ impl<'a> Scanner<'a, '_> {
 
     /// One value whose parent container is at nesting level `depth` (0 for a top-level
     /// property's value). `keep`: the rules read this value, so strings and numbers carry it;
-    /// otherwise they carry no payload (a string as `Str(None)`, a float as `Float(0.0)`).
+    /// otherwise they carry no payload (a string as `Str(None)`, a float as `Float(0.0)`, an
+    /// integer as `UInt(0)`).
     #[inline(always)]
     fn value(&mut self, depth: usize, keep: bool) -> Option<Seen<'a>> {
         // Scalars (most values) are read here, inlined into the loops over members and items;
@@ -318,14 +319,16 @@ impl<'a> Scanner<'a, '_> {
         if fraction {
             return (!keep).then_some(Seen::Float(0.0));
         }
-        let magnitude = digits.iter().fold(0u64, |n, d| n * 10 + u64::from(d - b'0'));
-        match (negative, magnitude) {
-            // The walk reads `-0` as the float -0.0.
-            (true, 0) => None,
-            // At most 18 digits: below 10^18, within `i64`.
-            (true, n) => Some(Seen::Int(-(n as i64))),
-            (false, n) => Some(Seen::UInt(n)),
+        // The walk reads `-0` as the float -0.0.
+        if negative && digits == b"0" {
+            return None;
         }
+        if !keep {
+            return Some(Seen::UInt(0));
+        }
+        let magnitude = digits.iter().fold(0u64, |n, d| n * 10 + u64::from(d - b'0'));
+        // At most 18 digits: below 10^18, within `i64`.
+        Some(if negative { Seen::Int(-(magnitude as i64)) } else { Seen::UInt(magnitude) })
     }
 }
 
