@@ -704,10 +704,9 @@ pub fn check_insert_id(id: &str, limits: &Limits, issues: &mut Vec<Issue>) {
         issues.push(Issue::new(INSERT_ID, IssueCode::InvalidInsertId, "`properties.$insert_id` is empty; give 1 to 36 characters from `A-Z`, `a-z`, `0-9` and `-`"));
         return;
     }
-    let allowed = |c: char| c.is_ascii_alphanumeric() || c == '-';
     // The byte test (a table) is the common, fast path; the character is found only to name it.
     if !id.bytes().all(|b| INSERT_ID_BYTES[usize::from(b)]) {
-        let bad = id.chars().find(|c| !allowed(*c)).unwrap_or('?');
+        let bad = id.chars().find(|&c| !c.is_ascii() || !INSERT_ID_BYTES[c as usize]).unwrap_or('?');
         issues.push(Issue::new(
             INSERT_ID,
             IssueCode::InvalidInsertId,
