@@ -6,7 +6,7 @@
 use crate::api::{failed_records, FailedRecord, ImportResponse};
 use crate::event::{check_event, check_event_at, check_event_text, check_event_walk, EventCheck};
 use crate::limits::Limits;
-use crate::split::{split_body, BodyRecord, Element, InputFormat, RecordPos, SplitError};
+use crate::split::{is_blank, split_body, BodyRecord, Element, InputFormat, RecordPos, SplitError, BOM};
 
 /// Why a request body is refused as a whole.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -230,9 +230,6 @@ enum Step<'a> {
     Irregular,
 }
 
-/// A UTF-8 byte-order mark, which [`split_body`] skips too.
-const BOM: &str = "\u{feff}";
-
 impl<'a> ArrayWalk<'a> {
     /// A walk when `body` is UTF-8 text whose first non-blank byte is `[` (and `format` allows an
     /// array), with the cursor after the `[`.
@@ -240,7 +237,7 @@ impl<'a> ArrayWalk<'a> {
         if format == InputFormat::Ndjson {
             return None;
         }
-        let at = if body.starts_with(BOM.as_bytes()) { BOM.len() } else { 0 };
+        let at = if body.starts_with(BOM) { BOM.len() } else { 0 };
         let mut walk = Self { bytes: body, text: "", at, index: 0, line: 1, newlines: false };
         // The array's `[` is looked for before the body is validated: NDJSON is not validated here.
         walk.skip_blank();
@@ -258,12 +255,8 @@ impl<'a> ArrayWalk<'a> {
     }
 
     fn skip_blank(&mut self) {
-        while let Some(b) = self.byte() {
-            match b {
-                b'\n' => self.line += 1,
-                b' ' | b'\t' | b'\r' => {}
-                _ => break,
-            }
+        while let Some(b) = self.byte().filter(|&b| is_blank(b)) {
+            self.line += u64::from(b == b'\n');
             self.at += 1;
         }
     }

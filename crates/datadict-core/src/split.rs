@@ -103,9 +103,9 @@ impl Default for RecordSplitter {
 }
 
 /// The first three bytes of a UTF-8 byte-order mark, which some tools write at the start of a file.
-const BOM: &[u8] = b"\xEF\xBB\xBF";
+pub(crate) const BOM: &[u8] = b"\xEF\xBB\xBF";
 
-fn is_blank(b: u8) -> bool {
+pub(crate) fn is_blank(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\r' | b'\n')
 }
 
@@ -321,8 +321,7 @@ impl RecordSplitter {
                         self.state = State::Done;
                         i + 1
                     } else {
-                        self.open_record();
-                        self.element = Element::starting_with(b);
+                        self.open_record(b);
                         self.state = State::InValue;
                         self.scan_value(chunk, i, i, emit)
                     }
@@ -382,11 +381,12 @@ impl RecordSplitter {
         }
     }
 
-    fn open_record(&mut self) {
+    /// Opens an array element whose first byte is `first`.
+    fn open_record(&mut self, first: u8) {
         self.open = true;
         self.open_len = 0;
         self.open_line = self.line;
-        self.element = Element::default();
+        self.element = Element::starting_with(first);
     }
 
     /// Appends `part` (the rest of the open record within the current chunk) to the carry-over
@@ -459,10 +459,7 @@ impl RecordSplitter {
     /// Scans an array element from `chunk[i..]`, which started at `start` in this chunk (or in an
     /// earlier chunk when the record is carried over); returns where scanning stopped.
     fn scan_value(&mut self, chunk: &[u8], i: usize, start: usize, emit: &mut dyn FnMut(RawRecord<'_>)) -> usize {
-        let mut lines = 0;
-        let end = self.element.scan(chunk, i, &mut lines);
-        self.line += lines;
-        match end {
+        match self.element.scan(chunk, i, &mut self.line) {
             Some(end) => self.end_value(chunk, start, end, emit),
             None => {
                 self.keep(&chunk[start..]);
