@@ -12,7 +12,7 @@ use axum::http::HeaderMap;
 use axum::response::Response;
 use utoipa_axum::{router::OpenApiRouter, routes};
 use datadict_core::event::{EventCheck, PropertySeen};
-use datadict_core::{check_against_dictionary, check_import_records, CheckedRecord, remove_properties, Dictionary, EntityType, FailedRecord, ImportBodyError, InputFormat, IssueCode, Limits, SchemaEntry};
+use datadict_core::{check_against_dictionary, check_import_records, remove_properties, Dictionary, EntityType, FailedRecord, ImportBodyError, InputFormat, IssueCode, Limits, SchemaEntry};
 use serde::Deserialize;
 use serde_json::Value;
 use std::borrow::Cow;
@@ -196,17 +196,15 @@ pub fn check_batch(
     // The first part's text is at most the body; later parts are sized from the one before.
     let mut rows = EventBatch::with_capacity(ROWS_PER_PART, body.len().min(FIRST_PART_BYTES));
     let mut seen = 0usize;
-    // With the event writer idle, records are checked as the loop reaches them, so that the
-    // writer stores the first parts while the rest are checked (with one client, the two overlap
-    // on two cores). With other requests in hand the writer would wait for each of this request's
-    // parts while theirs are ready, so every record is checked first, and the parts follow
-    // each other quickly. A JSON array's framing and record count are only known at its end
-    // (the core reads it once): an error there returns here, and the caller drops the sink,
-    // which rolls back the parts already sent.
-    // (Checked first, the records iterator is then empty, and the chain reads the vector alone.)
-    let checked_first: Vec<CheckedRecord<'_>> =
-        if sink.writer_is_idle() { Vec::new() } else { records.by_ref().collect::<Result<_, _>>().map_err(refuse)? };
-    for record in checked_first.into_iter().map(Ok).chain(records.by_ref()) {
+    // With the event writer idle, each part is sent as soon as it is prepared, so that the writer
+    // stores the first parts while the rest are checked (with one client, the two overlap on two
+    // cores). With other requests in hand the writer would wait for each of this request's parts
+    // while theirs are ready, so the parts are held until every record is checked, and then
+    // follow each other quickly. A JSON array's framing and record count are only known at its
+    // end (the core reads it once): an error there returns here, and the caller drops the sink,
+    // which rolls back the parts already sent (held parts are never sent).
+    let mut held: Option<Vec<EventBatch>> = if sink.writer_is_idle() { None } else { Some(Vec::new()) };
+    for record in records.by_ref() {
         let record = record.map_err(refuse)?;
         seen += 1;
         let check = record.check;
@@ -244,13 +242,20 @@ pub fn check_batch(
         if rows.len() == ROWS_PER_PART {
             out.stored += rows.len();
             let next = EventBatch::with_capacity(ROWS_PER_PART, rows.text_len() + rows.text_len() / 8);
-            sink.send(std::mem::replace(&mut rows, next))?;
+            let part = std::mem::replace(&mut rows, next);
+            match &mut held {
+                Some(held) => held.push(part),
+                None => sink.send(part)?,
+            }
         }
     }
     if seen == 0 {
         return Err(ApiError::BadRequest("the body holds no events; send at least one event".into()));
     }
     out.stored += rows.len();
+    for part in held.into_iter().flatten() {
+        sink.send(part)?;
+    }
     sink.send(rows)?;
     out.failed = records.failed_records;
     Ok(out)
