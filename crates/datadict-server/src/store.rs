@@ -884,8 +884,8 @@ pub fn insert_events(conn: &mut Connection, project_id: i64, batch: &EventBatch,
 /// back on. An `INSERT` checked against a foreign key may fail half-way, so inside a transaction
 /// SQLite keeps a statement journal for it: a copy of every page the statement changes that
 /// earlier statements had already changed (the right edges of the table and of the dedup key),
-/// spilled to a temporary file past 64 KiB. For the event writer that was a fifth of its CPU
-/// (measured: 4.2–4.3 s against 3.3–3.4 s per 1,000,000 events). The only foreign key of
+/// spilled to a temporary file past 64 KiB. For the event writer that was about a sixth of its
+/// CPU (4 clients, alternating runs: 4.1–4.3 s against 3.3–3.6 s per 1,000,000 events). The only foreign key of
 /// `events` and `event_volume` is the project, which every caller has checked (the request's
 /// credentials, or the job's project), and projects are never deleted. Turning the checks off or
 /// on expires the connection's prepared statements, which are prepared again on their next use:
