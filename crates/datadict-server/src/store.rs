@@ -1416,10 +1416,10 @@ mod tests {
     #[test]
     fn a_group_commit_isolates_each_batch() {
         with_project_1(|conn| {
-            let job = |project_id: i64, parts: Vec<Part>| {
+            let job = |parts: Vec<Part>| {
                 let (tx, rx) = channel();
                 parts.into_iter().for_each(|p| tx.send(p).unwrap());
-                InsertJob { project_id, parts: rx, now_s: 0, done: tokio::sync::oneshot::channel().0 }
+                InsertJob { project_id: 1, parts: rx, now_s: 0, done: tokio::sync::oneshot::channel().0 }
             };
             // An insert that fails half-way through a job: a row this trigger refuses, after
             // the job's first part was stored.
@@ -1429,11 +1429,11 @@ mod tests {
             )
             .unwrap();
             let jobs = [
-                job(1, vec![Part::Rows(batch(&[(1_000, "a", "first")])), Part::End]),
-                job(1, vec![Part::Rows(batch(&[(5_000, "b", "stored, then rolled back")])), Part::Rows(batch(&[(6_000, "b", "refused")])), Part::End]),
+                job(vec![Part::Rows(batch(&[(1_000, "a", "first")])), Part::End]),
+                job(vec![Part::Rows(batch(&[(5_000, "b", "stored, then rolled back")])), Part::Rows(batch(&[(6_000, "b", "refused")])), Part::End]),
                 // A request that failed after sending a part: its part is rolled back.
-                job(1, vec![Part::Rows(batch(&[(3_000, "d", "unfinished")]))]),
-                job(1, vec![Part::Rows(batch(&[(1_000, "a", "second")])), Part::Rows(batch(&[(2_000, "c", "third")])), Part::End]),
+                job(vec![Part::Rows(batch(&[(3_000, "d", "unfinished")]))]),
+                job(vec![Part::Rows(batch(&[(1_000, "a", "second")])), Part::Rows(batch(&[(2_000, "c", "third")])), Part::End]),
             ];
             // As the event writer runs a group.
             let results = without_foreign_keys(conn, |conn| insert_group(conn, &jobs)).unwrap();
