@@ -287,6 +287,7 @@ impl Store {
         let checkpoint = self.checkpoint.clone();
         tokio::task::spawn_blocking(move || {
             let mut guard = conn.lock().map_err(|_| anyhow::anyhow!("the database lock is poisoned"))?;
+            set_foreign_keys(&guard, true)?;
             let out = f(&mut guard);
             after_write(&guard, checkpoint.as_deref());
             out
@@ -332,6 +333,7 @@ impl Store {
     /// Runs `f` with the writer connection on the current thread (for start-up and the admin CLI).
     pub fn call_sync<T>(&self, f: impl FnOnce(&mut Connection) -> anyhow::Result<T>) -> anyhow::Result<T> {
         let mut guard = self.conn.lock().map_err(|_| anyhow::anyhow!("the database lock is poisoned"))?;
+        set_foreign_keys(&guard, true)?;
         let out = f(&mut guard);
         after_write(&guard, self.checkpoint.as_deref());
         out
@@ -476,8 +478,7 @@ fn spawn_event_writer(conn: Arc<Mutex<Connection>>, checkpoint: Option<Arc<Check
                 jobs.push(job);
             }
             let results = match conn.lock() {
-                Ok(mut guard) => without_foreign_keys(&mut guard, |conn| insert_group(conn, &jobs))
-                    .unwrap_or_else(|e| jobs.iter().map(|_| Err(anyhow::anyhow!("{e:#}"))).collect()),
+                Ok(mut guard) => write_group(&mut guard, &jobs),
                 Err(_) => jobs.iter().map(|_| Err(anyhow::anyhow!("the database lock is poisoned"))).collect(),
             };
             for (job, result) in jobs.into_iter().zip(results) {
@@ -491,6 +492,15 @@ fn spawn_event_writer(conn: Arc<Mutex<Connection>>, checkpoint: Option<Arc<Check
         }
     })?;
     Ok(EventWriter { jobs: tx, in_flight })
+}
+
+/// What the event writer does with a group: [`insert_group`] with the foreign-key checks off,
+/// which it leaves off for the next group (see [`set_foreign_keys`]).
+fn write_group(conn: &mut Connection, jobs: &[InsertJob]) -> Vec<anyhow::Result<usize>> {
+    match set_foreign_keys(conn, false) {
+        Ok(()) => insert_group(conn, jobs),
+        Err(e) => jobs.iter().map(|_| Err(anyhow::anyhow!("{e:#}"))).collect(),
+    }
 }
 
 /// Stores the jobs of a group in one transaction, each in a savepoint; returns each job's outcome.
@@ -880,26 +890,40 @@ pub fn insert_events(conn: &mut Connection, project_id: i64, batch: &EventBatch,
     })?
 }
 
-/// Runs `f`, which writes events, with the connection's foreign-key checks off, and turns them
-/// back on. An `INSERT` checked against a foreign key may fail half-way, so inside a transaction
-/// SQLite keeps a statement journal for it: a copy of every page the statement changes that
-/// earlier statements had already changed (the right edges of the table and of the dedup key),
-/// spilled to a temporary file past 64 KiB. For the event writer that was about a sixth of its
-/// CPU (4 clients, alternating runs: 4.1–4.3 s against 3.3–3.6 s per 1,000,000 events). The only foreign key of
-/// `events` and `event_volume` is the project, which every caller has checked (the request's
-/// credentials, or the job's project), and projects are never deleted. Turning the checks off or
-/// on expires the connection's prepared statements, which are prepared again on their next use:
-/// about 0.5 M instructions per group commit (callgrind), against 2,000 events or more.
+/// Runs `f`, which writes events, with the connection's foreign-key checks off, and then sets
+/// them as they were (see [`set_foreign_keys`] for why events are written without them).
 fn without_foreign_keys<T>(conn: &mut Connection, f: impl FnOnce(&mut Connection) -> T) -> anyhow::Result<T> {
     use rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_FKEY;
-    conn.set_db_config(SQLITE_DBCONFIG_ENABLE_FKEY, false).context("cannot turn off the foreign-key checks for an event insert")?;
+    let were_on = conn.db_config(SQLITE_DBCONFIG_ENABLE_FKEY).context("cannot read whether foreign keys are checked")?;
+    set_foreign_keys(conn, false)?;
     let out = f(conn);
     // It cannot fail outside a transaction (it only sets a flag); if it did, the connection
-    // would go on without checks, so say so.
-    if let Err(e) = conn.set_db_config(SQLITE_DBCONFIG_ENABLE_FKEY, true) {
-        tracing::error!("cannot turn the foreign-key checks back on: {e}");
+    // would go on without checks until its next `Store::call`, so say so.
+    if let Err(e) = set_foreign_keys(conn, were_on) {
+        tracing::error!("{e:#}");
     }
     Ok(out)
+}
+
+/// Turns the connection's foreign-key checks on or off. Events are written without them: an
+/// `INSERT` checked against a foreign key may fail half-way, so inside a transaction SQLite keeps
+/// a statement journal for it, a copy of every page the statement changes that earlier
+/// statements had already changed (the right edges of the table and of the dedup key), spilled
+/// to a temporary file past 64 KiB. For the event writer that was about a sixth of its CPU (4
+/// clients, alternating runs: 4.1–4.3 s against 3.3–3.6 s per 1,000,000 events). The only
+/// foreign key of `events` and `event_volume` is the project, which every caller has checked
+/// (the request's credentials, or the job's project), and projects are never deleted.
+///
+/// A change of the setting (SQLite does nothing when it is so already) expires the connection's
+/// prepared statements, which are prepared again on their next use: about 0.5 M instructions
+/// (callgrind), a fifth of a millisecond. So the event writer leaves the checks off between its
+/// group commits, and the other writes on its connection ([`Store::call`], [`Store::call_sync`])
+/// turn them on first: under a stream of imports the setting never changes.
+fn set_foreign_keys(conn: &Connection, on: bool) -> anyhow::Result<()> {
+    use rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_FKEY;
+    conn.set_db_config(SQLITE_DBCONFIG_ENABLE_FKEY, on)
+        .with_context(|| format!("cannot turn the foreign-key checks {}", if on { "on" } else { "off" }))?;
+    Ok(())
 }
 
 /// The width of an `event_volume` bucket. Integer division as SQLite's `/` does it.
@@ -1193,8 +1217,9 @@ mod tests {
         stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().collect::<Result<_, _>>().unwrap()
     }
 
-    /// Runs `test` on the writer connection of a new in-memory store holding project 1.
-    fn with_project_1(test: impl FnOnce(&mut Connection)) {
+    /// Runs `test` on the writer connection of a new in-memory store holding project 1; returns
+    /// the store.
+    fn with_project_1(test: impl FnOnce(&mut Connection)) -> Store {
         let store = Store::open_in_memory().unwrap();
         store
             .call_sync(|conn| {
@@ -1203,6 +1228,7 @@ mod tests {
                 Ok(())
             })
             .unwrap();
+        store
     }
 
     /// `event_volume` says what the events table holds, per project, name and hour.
@@ -1415,7 +1441,7 @@ mod tests {
     /// are committed. The foreign-key checks the writer turns off are on again afterwards.
     #[test]
     fn a_group_commit_isolates_each_batch() {
-        with_project_1(|conn| {
+        let store = with_project_1(|conn| {
             let job = |parts: Vec<Part>| {
                 let (tx, rx) = channel();
                 parts.into_iter().for_each(|p| tx.send(p).unwrap());
@@ -1436,18 +1462,33 @@ mod tests {
                 job(vec![Part::Rows(batch(&[(1_000, "a", "second")])), Part::Rows(batch(&[(2_000, "c", "third")])), Part::End]),
             ];
             // As the event writer runs a group.
-            let results = without_foreign_keys(conn, |conn| insert_group(conn, &jobs)).unwrap();
+            let results = write_group(conn, &jobs);
             assert_eq!(results.iter().map(|r| r.as_ref().ok().copied()).collect::<Vec<_>>(), [Some(1), None, None, Some(2)]);
             assert!(format!("{:#}", results[1].as_ref().unwrap_err()).contains("refused by the test"), "{results:?}");
             assert_eq!(stored(conn), [(1_000, "second".into()), (2_000, "third".into())]);
             // The rolled-back parts are not counted either.
             assert_volume_matches_events(conn);
-            // The checks are on again for the connection's other writes.
+            // The writer leaves the checks off for its next group.
             let on: i64 = conn.query_row("PRAGMA foreign_keys", [], |r| r.get(0)).unwrap();
-            assert_eq!(on, 1);
-            let err = conn.execute("INSERT INTO schemas (project_id, entity_type, name, schema_json) VALUES (99, 'event', 'e', '{}')", []);
-            assert!(format!("{err:?}").contains("FOREIGN KEY"), "{err:?}");
+            assert_eq!(on, 0);
         });
+        // The other writes on the connection check foreign keys again, whatever ran before.
+        let err = store.call_sync(|conn| {
+            Ok(conn.execute("INSERT INTO schemas (project_id, entity_type, name, schema_json) VALUES (99, 'event', 'e', '{}')", [])?)
+        });
+        assert!(format!("{err:?}").contains("FOREIGN KEY"), "{err:?}");
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        store.call_sync(|conn| Ok(write_group(conn, &[]))).unwrap();
+        let err = rt.block_on(store.call(|conn| {
+            Ok(conn.execute("INSERT INTO schemas (project_id, entity_type, name, schema_json) VALUES (99, 'event', 'e', '{}')", [])?)
+        }));
+        assert!(format!("{err:?}").contains("FOREIGN KEY"), "{err:?}");
+        // `insert_events` sets the checks back as they were.
+        store.call_sync(|conn| {
+            insert_events(conn, 1, &batch(&[(7_000, "e", "fourth")]), 0)?;
+            Ok(assert_eq!(conn.query_row("PRAGMA foreign_keys", [], |r| r.get::<_, i64>(0))?, 1))
+        })
+        .unwrap();
     }
 
     /// A database created before the dedup key gained `time_ms` keeps its old key, and the insert
