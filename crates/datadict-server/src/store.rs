@@ -1486,7 +1486,8 @@ mod tests {
         // `insert_events` sets the checks back as they were.
         store.call_sync(|conn| {
             insert_events(conn, 1, &batch(&[(7_000, "e", "fourth")]), 0)?;
-            Ok(assert_eq!(conn.query_row("PRAGMA foreign_keys", [], |r| r.get::<_, i64>(0))?, 1))
+            assert_eq!(conn.query_row("PRAGMA foreign_keys", [], |r| r.get::<_, i64>(0))?, 1);
+            Ok(())
         })
         .unwrap();
     }
