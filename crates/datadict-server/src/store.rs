@@ -1438,7 +1438,8 @@ mod tests {
 
     /// Jobs committed together: each is stored or not on its own (a job whose insert fails after
     /// a first part was stored, a request that stops half-way: both rolled back), and the others
-    /// are committed. The foreign-key checks the writer turns off are on again afterwards.
+    /// are committed. The writer leaves the foreign-key checks off for its next group, and every
+    /// other write on the connection turns them on first.
     #[test]
     fn a_group_commit_isolates_each_batch() {
         let store = with_project_1(|conn| {
@@ -1472,16 +1473,16 @@ mod tests {
             let on: i64 = conn.query_row("PRAGMA foreign_keys", [], |r| r.get(0)).unwrap();
             assert_eq!(on, 0);
         });
-        // The other writes on the connection check foreign keys again, whatever ran before.
-        let err = store.call_sync(|conn| {
+        // The other writes on the connection check foreign keys again, whatever ran before: a
+        // schema for a project that does not exist is refused.
+        let orphan = |conn: &mut Connection| {
             Ok(conn.execute("INSERT INTO schemas (project_id, entity_type, name, schema_json) VALUES (99, 'event', 'e', '{}')", [])?)
-        });
+        };
+        let err = store.call_sync(orphan);
         assert!(format!("{err:?}").contains("FOREIGN KEY"), "{err:?}");
-        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
         store.call_sync(|conn| Ok(write_group(conn, &[]))).unwrap();
-        let err = rt.block_on(store.call(|conn| {
-            Ok(conn.execute("INSERT INTO schemas (project_id, entity_type, name, schema_json) VALUES (99, 'event', 'e', '{}')", [])?)
-        }));
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let err = rt.block_on(store.call(orphan));
         assert!(format!("{err:?}").contains("FOREIGN KEY"), "{err:?}");
         // `insert_events` sets the checks back as they were.
         store.call_sync(|conn| {
