@@ -1,7 +1,7 @@
 //! Loading events and profiles produced by a job (a warehouse sync, a migration) through the same
 //! path as `POST /import` and `POST /engage`: the core's checks via `routes::import::check_batch`,
-//! the dictionary's drops, then `store::insert_events` with its de-duplication. There is no second
-//! way of inserting events.
+//! the dictionary's drops, then the event writer (`Store::event_sink`) with its de-duplication.
+//! There is no second way of inserting events.
 
 use crate::error::ApiError;
 use crate::routes::import::{check_batch, now_ms, Drops};

@@ -891,7 +891,8 @@ pub fn insert_events(conn: &mut Connection, project_id: i64, batch: &EventBatch,
 }
 
 /// Runs `f`, which writes events, with the connection's foreign-key checks off, and then sets
-/// them as they were (see [`set_foreign_keys`] for why events are written without them).
+/// them as they were (see [`set_foreign_keys`] for why events are written without them): its
+/// caller (the bench's bare insert, tests) may write other tables after it.
 fn without_foreign_keys<T>(conn: &mut Connection, f: impl FnOnce(&mut Connection) -> T) -> anyhow::Result<T> {
     use rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_FKEY;
     let were_on = conn.db_config(SQLITE_DBCONFIG_ENABLE_FKEY).context("cannot read whether foreign keys are checked")?;
