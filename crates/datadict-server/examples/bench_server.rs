@@ -7,12 +7,13 @@
 //! For each client count, a fresh server process over a fresh data folder receives the same
 //! gzipped 2,000-event batches over loopback from that many threads (keep-alive connections, one
 //! batch per request, `strict=1`, project-token auth). Then the same rows are bulk-inserted into a
-//! fresh store with the server's own storage code (`store::insert_events`: the same table and
-//! indexes, one transaction per 2,000 rows, WAL, synchronous=FULL), without HTTP, gzip, validation
-//! or the dedup digest (computed when the rows are built, as the server computes it before taking
-//! the writer): the ceiling the server is measured against. Prints one JSON line per case.
+//! fresh store with the server's own storage code (`Store::write_events`: the event writer's
+//! steps, the same table and indexes, one transaction per 2,000 rows, WAL, synchronous=FULL),
+//! without HTTP, gzip, validation or the dedup digest (computed when the rows are built, as the
+//! server computes it before taking the writer): the ceiling the server is measured against.
+//! Prints one JSON line per case.
 
-use datadict_server::store::{self, EventBatch, Store, Synchronous};
+use datadict_server::store::{EventBatch, Store, Synchronous};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -195,7 +196,7 @@ fn bare_insert(rows: &[EventBatch]) -> Value {
     let cpu_before = cpu_secs(std::process::id());
     let started = Instant::now();
     for batch in rows {
-        store.call_sync(|conn| store::insert_events(conn, project, batch, 0)).unwrap();
+        store.write_events(project, batch, 0).unwrap();
     }
     let events: usize = rows.iter().map(EventBatch::len).sum();
     let secs = started.elapsed().as_secs_f64();

@@ -330,6 +330,20 @@ impl Store {
         EventSink { writer: self.events.clone(), project_id, now_s, parts: None, answer: None }
     }
 
+    /// Stores a batch of events on the current thread as the event writer stores a group: in one
+    /// transaction on the writer connection, with the foreign-key checks left off (see
+    /// [`set_foreign_keys`]), then a checkpoint if one is due. The bench's bare insert, the
+    /// ceiling the server is measured against.
+    pub fn write_events(&self, project_id: i64, batch: &EventBatch, now_s: i64) -> anyhow::Result<usize> {
+        let mut guard = self.conn.lock().map_err(|_| anyhow::anyhow!("the database lock is poisoned"))?;
+        set_foreign_keys(&guard, false)?;
+        let tx = guard.transaction()?;
+        upsert_rows(&tx, project_id, batch, now_s)?;
+        tx.commit()?;
+        after_write(&guard, self.checkpoint.as_deref());
+        Ok(batch.len())
+    }
+
     /// Runs `f` with the writer connection on the current thread (for start-up and the admin CLI).
     pub fn call_sync<T>(&self, f: impl FnOnce(&mut Connection) -> anyhow::Result<T>) -> anyhow::Result<T> {
         let mut guard = self.conn.lock().map_err(|_| anyhow::anyhow!("the database lock is poisoned"))?;
@@ -891,8 +905,8 @@ pub fn insert_events(conn: &mut Connection, project_id: i64, batch: &EventBatch,
 }
 
 /// Runs `f`, which writes events, with the connection's foreign-key checks off, and then sets
-/// them as they were (see [`set_foreign_keys`] for why events are written without them): its
-/// caller (the bench's bare insert, tests) may write other tables after it.
+/// them as they were (see [`set_foreign_keys`] for why events are written without them): the
+/// caller may write other tables after it.
 fn without_foreign_keys<T>(conn: &mut Connection, f: impl FnOnce(&mut Connection) -> T) -> anyhow::Result<T> {
     use rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_FKEY;
     let were_on = conn.db_config(SQLITE_DBCONFIG_ENABLE_FKEY).context("cannot read whether foreign keys are checked")?;
