@@ -1508,6 +1508,24 @@ mod tests {
         .unwrap();
     }
 
+    /// `Store::write_events` (the bench's bare insert) stores and de-duplicates as the writer
+    /// does, and the next write through the store checks foreign keys again.
+    #[test]
+    fn write_events_takes_the_writer_steps() {
+        let store = with_project_1(|_| {});
+        store.write_events(1, &batch(&[(1_000, "a", "first"), (2_000, "b", "other")]), 0).unwrap();
+        store.write_events(1, &batch(&[(1_000, "a", "second")]), 0).unwrap();
+        store
+            .call_sync(|conn| {
+                assert_eq!(stored(conn), [(1_000, "second".into()), (2_000, "other".into())]);
+                assert_volume_matches_events(conn);
+                let err = conn.execute("INSERT INTO schemas (project_id, entity_type, name, schema_json) VALUES (99, 'event', 'e', '{}')", []);
+                assert!(format!("{err:?}").contains("FOREIGN KEY"), "{err:?}");
+                Ok(())
+            })
+            .unwrap();
+    }
+
     /// A database created before the dedup key gained `time_ms` keeps its old key, and the insert
     /// still de-duplicates against it.
     #[test]
