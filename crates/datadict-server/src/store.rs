@@ -493,7 +493,7 @@ fn spawn_event_writer(conn: Arc<Mutex<Connection>>, checkpoint: Option<Arc<Check
             }
             let results = match conn.lock() {
                 Ok(mut guard) => write_group(&mut guard, &jobs),
-                Err(_) => jobs.iter().map(|_| Err(anyhow::anyhow!("the database lock is poisoned"))).collect(),
+                Err(_) => fail_each(&jobs, "the database lock is poisoned"),
             };
             for (job, result) in jobs.into_iter().zip(results) {
                 // The request may have gone (its client disconnected); its rows are stored anyway.
@@ -513,15 +513,20 @@ fn spawn_event_writer(conn: Arc<Mutex<Connection>>, checkpoint: Option<Arc<Check
 fn write_group(conn: &mut Connection, jobs: &[InsertJob]) -> Vec<anyhow::Result<usize>> {
     match set_foreign_keys(conn, false) {
         Ok(()) => insert_group(conn, jobs),
-        Err(e) => jobs.iter().map(|_| Err(anyhow::anyhow!("{e:#}"))).collect(),
+        Err(e) => fail_each(jobs, format!("{e:#}")),
     }
+}
+
+/// The outcome of a group in which every job failed for the same reason.
+fn fail_each(jobs: &[InsertJob], why: impl std::fmt::Display) -> Vec<anyhow::Result<usize>> {
+    jobs.iter().map(|_| Err(anyhow::anyhow!("{why}"))).collect()
 }
 
 /// Stores the jobs of a group in one transaction, each in a savepoint; returns each job's outcome.
 fn insert_group(conn: &mut Connection, jobs: &[InsertJob]) -> Vec<anyhow::Result<usize>> {
     let mut tx = match conn.transaction() {
         Ok(tx) => tx,
-        Err(e) => return jobs.iter().map(|_| Err(anyhow::anyhow!("cannot begin a transaction: {e}"))).collect(),
+        Err(e) => return fail_each(jobs, format!("cannot begin a transaction: {e}")),
     };
     let mut results = Vec::with_capacity(jobs.len());
     for job in jobs {
@@ -547,7 +552,7 @@ fn insert_group(conn: &mut Connection, jobs: &[InsertJob]) -> Vec<anyhow::Result
     }
     match tx.commit() {
         Ok(()) => results,
-        Err(e) => jobs.iter().map(|_| Err(anyhow::anyhow!("cannot commit the events: {e}"))).collect(),
+        Err(e) => fail_each(jobs, format!("cannot commit the events: {e}")),
     }
 }
 
