@@ -10,8 +10,10 @@
 //! fresh store with the server's own storage code (`Store::write_events`: the event writer's
 //! steps, the same table and indexes, one transaction per 2,000 rows, WAL, synchronous=FULL),
 //! without HTTP, gzip, validation or the dedup digest (computed when the rows are built, as the
-//! server computes it before taking the writer): the ceiling the server is measured against.
-//! Prints one JSON line per case.
+//! server computes it before taking the writer): the ceiling the server is measured against. The
+//! bare insert runs before the first server case and after every case, and each server case gets
+//! `ratio_to_bare`, its rate over the mean of the two bare runs around it.
+//! Prints one JSON line per case, in the order they ran.
 
 use datadict_server::store::{EventBatch, Store, Synchronous};
 use serde_json::{json, Value};
@@ -43,11 +45,26 @@ fn main() {
         gz_bytes as f64 / 1e6
     );
     let batches = Arc::new(batches);
+    // The bare insert runs before the first server case and after each one, and each case is
+    // compared with the mean of the two bare runs around it: this host's speed drifts from minute
+    // to minute, and one bare run at the end measured the later cases' neighbour but not the
+    // first's.
+    let mut before = bare_insert(&rows);
+    println!("{before}");
     for &c in &clients {
-        let line = run_server_case(server, &batches, events, c);
+        let mut line = run_server_case(server, &batches, events, c);
+        let after = bare_insert(&rows);
+        let bare = (rate(&before) + rate(&after)) / 2.0;
+        line["bare_events_per_sec_around"] = json!([rate(&before), rate(&after)]);
+        line["ratio_to_bare"] = json!((rate(&line) / bare * 100.0).round() / 100.0);
         println!("{line}");
+        println!("{after}");
+        before = after;
     }
-    println!("{}", bare_insert(&rows));
+}
+
+fn rate(case: &Value) -> f64 {
+    case["events_per_sec"].as_f64().unwrap_or(0.0)
 }
 
 /// xorshift64*: the same events on every run.
