@@ -49,11 +49,14 @@ fn main() {
     // compared with the mean of the two bare runs around it: this host's speed drifts from minute
     // to minute, and one bare run at the end measured the later cases' neighbour but not the
     // first's.
-    let mut before = bare_insert(&rows);
+    // Every case's data folder is kept until the end: deleting a gigabyte of database (with the
+    // file system's online discard) slowed the fsyncs of the case that followed it.
+    let mut folders = Vec::new();
+    let mut before = bare_insert(&rows, &mut folders);
     println!("{before}");
     for &c in &clients {
-        let mut line = run_server_case(server, &batches, events, c);
-        let after = bare_insert(&rows);
+        let mut line = run_server_case(server, &batches, events, c, &mut folders);
+        let after = bare_insert(&rows, &mut folders);
         let bare = (rate(&before) + rate(&after)) / 2.0;
         line["bare_events_per_sec_around"] = json!([rate(&before), rate(&after)]);
         line["ratio_to_bare"] = json!((rate(&line) / bare * 100.0).round() / 100.0);
@@ -122,7 +125,7 @@ fn generate(n: usize, base_ms: i64) -> (Vec<Vec<u8>>, Vec<EventBatch>, usize) {
     (batches, rows, raw_bytes)
 }
 
-fn run_server_case(server: &str, batches: &Arc<Vec<Vec<u8>>>, events: usize, clients: usize) -> Value {
+fn run_server_case(server: &str, batches: &Arc<Vec<Vec<u8>>>, events: usize, clients: usize, folders: &mut Vec<tempfile::TempDir>) -> Value {
     let dir = tempfile::tempdir().unwrap();
     let mut child = Command::new(server)
         .arg("--data-dir")
@@ -197,6 +200,7 @@ fn run_server_case(server: &str, batches: &Arc<Vec<Vec<u8>>>, events: usize, cli
     let mut l = latencies.lock().unwrap().clone();
     l.sort_by(f64::total_cmp);
     let pct = |p: f64| l[((l.len() as f64 - 1.0) * p).round() as usize];
+    folders.push(dir);
     json!({"case": "server", "clients": clients, "events": events, "secs": round(secs),
         "events_per_sec": (events as f64 / secs).round(), "p50_ms": round(pct(0.5)), "p99_ms": round(pct(0.99)),
         "server_peak_rss_mib": round(rss_kib as f64 / 1024.0), "server_cpu_secs": round(cpu_secs),
@@ -204,7 +208,7 @@ fn run_server_case(server: &str, batches: &Arc<Vec<Vec<u8>>>, events: usize, cli
 }
 
 /// The same rows through the server's storage code alone: one transaction per 2,000 rows.
-fn bare_insert(rows: &[EventBatch]) -> Value {
+fn bare_insert(rows: &[EventBatch], folders: &mut Vec<tempfile::TempDir>) -> Value {
     let dir = tempfile::tempdir().unwrap();
     // The server reads the same variable, so that both run with the same setting.
     let synchronous = std::env::var("DATADICT_SQLITE_SYNCHRONOUS").ok().and_then(|s| Synchronous::parse(&s)).unwrap_or_default();
@@ -218,6 +222,8 @@ fn bare_insert(rows: &[EventBatch]) -> Value {
     let events: usize = rows.iter().map(EventBatch::len).sum();
     let secs = started.elapsed().as_secs_f64();
     let cpu = cpu_secs(std::process::id()) - cpu_before;
+    drop(store);
+    folders.push(dir);
     json!({"case": "bare_sqlite_insert", "events": events, "secs": round(secs),
         "events_per_sec": (events as f64 / secs).round(), "cpu_secs": round(cpu),
         "events_per_cpu_sec": (events as f64 / cpu).round()})
