@@ -49,6 +49,7 @@ fn main() {
     // compared with the mean of the two bare runs around it: this host's speed drifts from minute
     // to minute, and one bare run at the end measured the later cases' neighbour but not the
     // first's.
+    //
     // Every case's data folder (about 0.7 GB per million events) is kept until the end: with
     // each folder deleted as its case ended, the 16-client case's p99 was 1.1-1.5 s, against
     // 0.17-0.25 s with them kept (two alternating rounds, BENCHMARKS.md). Why the deletion slows

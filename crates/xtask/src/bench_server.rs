@@ -2,8 +2,8 @@
 //! `bench_server` example of `datadict-server`, then runs it. The example starts the server binary
 //! once per client count over a fresh data folder, sends gzipped 2,000-event batches over loopback
 //! and prints events/s, p50/p99 request latency and the server's peak RSS, beside a bare SQLite
-//! bulk insert of the same rows run before and after each case, and each case's ratio to the two
-//! bare runs around it (see the example's header for the details).
+//! bulk insert of the same rows run before and after each case, and each case's ratio to the
+//! mean of the two bare runs around it (see the example's header for the details).
 
 use crate::util::{cargo, run, step, target_dir};
 use anyhow::{bail, Context};
