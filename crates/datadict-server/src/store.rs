@@ -7,7 +7,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 use std::path::Path;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// A project's role for a service account (FACTS.md: writes need owner or admin).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -286,7 +286,7 @@ impl Store {
         let conn = self.conn.clone();
         let checkpoint = self.checkpoint.clone();
         tokio::task::spawn_blocking(move || {
-            let mut guard = conn.lock().map_err(|_| anyhow::anyhow!("the database lock is poisoned"))?;
+            let mut guard = lock(&conn)?;
             set_foreign_keys(&guard, true)?;
             let out = f(&mut guard);
             after_write(&guard, checkpoint.as_deref());
@@ -316,8 +316,7 @@ impl Store {
                     return f(&guard);
                 }
             }
-            let guard =
-                readers[start % n].lock().map_err(|_| anyhow::anyhow!("the database lock is poisoned"))?;
+            let guard = lock(&readers[start % n])?;
             f(&guard)
         })
         .await
@@ -335,7 +334,7 @@ impl Store {
     /// [`set_foreign_keys`]), then a checkpoint if one is due. The bench's bare insert, the
     /// ceiling the server is measured against.
     pub fn write_events(&self, project_id: i64, batch: &EventBatch, now_s: i64) -> anyhow::Result<usize> {
-        let mut guard = self.conn.lock().map_err(|_| anyhow::anyhow!("the database lock is poisoned"))?;
+        let mut guard = lock(&self.conn)?;
         set_foreign_keys(&guard, false)?;
         let tx = guard.transaction()?;
         upsert_rows(&tx, project_id, batch, now_s)?;
@@ -346,12 +345,17 @@ impl Store {
 
     /// Runs `f` with the writer connection on the current thread (for start-up and the admin CLI).
     pub fn call_sync<T>(&self, f: impl FnOnce(&mut Connection) -> anyhow::Result<T>) -> anyhow::Result<T> {
-        let mut guard = self.conn.lock().map_err(|_| anyhow::anyhow!("the database lock is poisoned"))?;
+        let mut guard = lock(&self.conn)?;
         set_foreign_keys(&guard, true)?;
         let out = f(&mut guard);
         after_write(&guard, self.checkpoint.as_deref());
         out
     }
+}
+
+/// Takes a connection's lock; a panic while it was held (which poisons it) becomes an error.
+fn lock(conn: &Mutex<Connection>) -> anyhow::Result<MutexGuard<'_, Connection>> {
+    conn.lock().map_err(|_| anyhow::anyhow!("the database lock is poisoned"))
 }
 
 /// Commits between two checkpoints by the writer itself (see [`after_write`]).
@@ -491,9 +495,9 @@ fn spawn_event_writer(conn: Arc<Mutex<Connection>>, checkpoint: Option<Arc<Check
                 let Ok(job) = rx.try_recv() else { break };
                 jobs.push(job);
             }
-            let results = match conn.lock() {
+            let results = match lock(&conn) {
                 Ok(mut guard) => write_group(&mut guard, &jobs),
-                Err(_) => fail_each(&jobs, "the database lock is poisoned"),
+                Err(e) => fail_each(&jobs, e),
             };
             for (job, result) in jobs.into_iter().zip(results) {
                 // The request may have gone (its client disconnected); its rows are stored anyway.
