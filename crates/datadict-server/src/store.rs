@@ -1499,9 +1499,7 @@ mod tests {
         });
         // The other writes on the connection check foreign keys again, whatever ran before: a
         // schema for a project that does not exist is refused.
-        let orphan = |conn: &mut Connection| {
-            Ok(conn.execute("INSERT INTO schemas (project_id, entity_type, name, schema_json) VALUES (99, 'event', 'e', '{}')", [])?)
-        };
+        let orphan = |conn: &mut Connection| Ok(insert_orphan_schema(conn)?);
         let err = store.call_sync(orphan);
         assert!(format!("{err:?}").contains("FOREIGN KEY"), "{err:?}");
         store.call_sync(|conn| Ok(write_group(conn, &[]))).unwrap();
@@ -1517,6 +1515,11 @@ mod tests {
         .unwrap();
     }
 
+    /// A schema for project 99, which does not exist: refused when foreign keys are checked.
+    fn insert_orphan_schema(conn: &Connection) -> rusqlite::Result<usize> {
+        conn.execute("INSERT INTO schemas (project_id, entity_type, name, schema_json) VALUES (99, 'event', 'e', '{}')", [])
+    }
+
     /// `Store::write_events` (the bench's bare insert) stores and de-duplicates as the writer
     /// does, and the next write through the store checks foreign keys again.
     #[test]
@@ -1528,7 +1531,7 @@ mod tests {
             .call_sync(|conn| {
                 assert_eq!(stored(conn), [(1_000, "second".into()), (2_000, "other".into())]);
                 assert_volume_matches_events(conn);
-                let err = conn.execute("INSERT INTO schemas (project_id, entity_type, name, schema_json) VALUES (99, 'event', 'e', '{}')", []);
+                let err = insert_orphan_schema(conn);
                 assert!(format!("{err:?}").contains("FOREIGN KEY"), "{err:?}");
                 Ok(())
             })
