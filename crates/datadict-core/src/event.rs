@@ -51,6 +51,24 @@ impl EventCheck<'_> {
         self.issues.is_empty()
     }
 
+    /// Cuts `event` and `distinct_id` to what the service stores of them (strings over `max` bytes
+    /// are truncated, FACTS.md), so that the columns an event is found, counted, de-duplicated and
+    /// dropped by agree with its stored record ([`truncate_strings`] cuts the record the same
+    /// way). `$insert_id` is at most 36 bytes when valid; `time` is a number.
+    pub fn truncate_key_fields(&mut self, max: usize) {
+        for field in [&mut self.event, &mut self.distinct_id].into_iter().flatten() {
+            if field.len() > max {
+                *field = match std::mem::take(field) {
+                    Cow::Borrowed(s) => Cow::Borrowed(truncated(s, max)),
+                    Cow::Owned(mut s) => {
+                        s.truncate(truncated(&s, max).len());
+                        Cow::Owned(s)
+                    }
+                };
+            }
+        }
+    }
+
     /// Detaches the result from the input buffer.
     pub fn into_owned(self) -> EventCheck<'static> {
         let own = |c: Option<Cow<'_, str>>| c.map(|c| Cow::Owned(c.into_owned()));
@@ -68,6 +86,34 @@ impl EventCheck<'_> {
             issues: self.issues,
             warnings: self.warnings,
         }
+    }
+}
+
+/// The longest start of `s` of at most `max` bytes that ends on a character boundary: what the
+/// service keeps of a string over the truncation length (FACTS.md: "strings are truncated at 255
+/// bytes"; a character is never split).
+pub fn truncated(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut cut = max;
+    while !s.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    &s[..cut]
+}
+
+/// Truncates every string value in `value` (at any depth; object keys are left as they are) with
+/// [`truncated`].
+pub fn truncate_strings(value: &mut serde_json::Value, max: usize) {
+    match value {
+        serde_json::Value::String(s) if s.len() > max => {
+            let keep = truncated(s, max).len();
+            s.truncate(keep);
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(|v| truncate_strings(v, max)),
+        serde_json::Value::Object(map) => map.values_mut().for_each(|v| truncate_strings(v, max)),
+        _ => {}
     }
 }
 

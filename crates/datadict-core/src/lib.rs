@@ -80,7 +80,7 @@ pub use schema::{
     PropertyType, Schema, SchemaEntry, DEFAULT_NAMESPACE,
 };
 pub use validate::{validate_schema_entry, validate_schema_entry_json, SchemaRules};
-pub use event::{check_event, check_event_reference, check_event_text, validate_event_json, EventCheck, PropertySeen};
+pub use event::{check_event, check_event_reference, check_event_text, truncate_strings, truncated, validate_event_json, EventCheck, PropertySeen};
 pub use limits::{Limits, FORBIDDEN_IDS};
 pub use merge::merge_schema;
 pub use api::{

@@ -199,3 +199,21 @@ fn results_can_outlive_the_input() {
     assert_eq!(owned.distinct_id.as_deref(), Some("u1"));
     assert_eq!(owned.properties.len(), 3);
 }
+
+/// A cut never splits a character, leaves short strings alone, and cuts the key fields of a
+/// check (borrowed or owned) and the string values of a record the same way; keys stay whole.
+#[test]
+fn truncation_cuts_on_character_boundaries() {
+    assert_eq!(truncated("abé", 3), "ab");
+    assert_eq!(truncated("abé", 4), "abé");
+    assert_eq!(truncated("", 0), "");
+    let long = format!("{}é", "x".repeat(254));
+    let mut c = EventCheck { event: Some(Cow::Borrowed(&long)), distinct_id: Some(Cow::Owned(long.clone())), ..EventCheck::default() };
+    c.truncate_key_fields(255);
+    assert_eq!(c.event.as_deref(), Some("x".repeat(254).as_str()));
+    assert_eq!(c.distinct_id.as_deref(), Some("x".repeat(254).as_str()));
+    let mut value = serde_json::json!({"k": long, "a": [long, 1], long.clone(): "short"});
+    truncate_strings(&mut value, 255);
+    let cut = "x".repeat(254);
+    assert_eq!(value, serde_json::json!({"k": cut, "a": [cut, 1], long: "short"}));
+}

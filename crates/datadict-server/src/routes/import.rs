@@ -12,7 +12,7 @@ use axum::http::HeaderMap;
 use axum::response::Response;
 use utoipa_axum::{router::OpenApiRouter, routes};
 use datadict_core::event::{EventCheck, PropertySeen};
-use datadict_core::{check_against_dictionary, check_import_records, remove_properties, Dictionary, EntityType, FailedRecord, ImportBodyError, InputFormat, IssueCode, Limits, SchemaEntry};
+use datadict_core::{check_against_dictionary, check_import_records, remove_properties, truncate_strings, Dictionary, EntityType, FailedRecord, ImportBodyError, InputFormat, IssueCode, Limits, SchemaEntry};
 use serde::Deserialize;
 use serde_json::Value;
 use std::borrow::Cow;
@@ -207,9 +207,15 @@ pub fn check_batch(
     for record in records.by_ref() {
         let record = record.map_err(refuse)?;
         seen += 1;
-        let check = record.check;
+        let mut check = record.check;
         if !check.is_valid() {
             continue;
+        }
+        // A string over the truncation length is stored cut: the event is then known by its cut
+        // name and distinct_id, for the dictionary's drops, the dedup key and the columns alike.
+        let truncates = check.warnings.iter().any(|w| w.code == IssueCode::StringTruncated);
+        if truncates {
+            check.truncate_key_fields(limits.string_truncate_bytes);
         }
         let mut bytes = Cow::Borrowed(&body[record.record.range]);
         let Some(dropped_properties) = drops.of(&check) else {
@@ -227,7 +233,7 @@ pub fn check_batch(
             // The core's rules make these fields required; a record without them is not valid.
             return Err(ApiError::Internal(anyhow::anyhow!("a valid event lacks a key field")));
         };
-        if check.warnings.iter().any(|w| w.code == IssueCode::StringTruncated) {
+        if truncates {
             let record = truncate_record(&bytes, limits.string_truncate_bytes)?;
             rows.push(event, time_ms, distinct_id, insert_id, &record);
         } else {
@@ -267,21 +273,6 @@ fn truncate_record(bytes: &[u8], max: usize) -> Result<String, ApiError> {
     let mut value: Value = serde_json::from_slice(bytes).map_err(|e| ApiError::Internal(e.into()))?;
     truncate_strings(&mut value, max);
     serde_json::to_string(&value).map_err(|e| ApiError::Internal(e.into()))
-}
-
-fn truncate_strings(value: &mut Value, max: usize) {
-    match value {
-        Value::String(s) if s.len() > max => {
-            let mut cut = max;
-            while !s.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            s.truncate(cut);
-        }
-        Value::Array(items) => items.iter_mut().for_each(|v| truncate_strings(v, max)),
-        Value::Object(map) => map.values_mut().for_each(|v| truncate_strings(v, max)),
-        _ => {}
-    }
 }
 
 #[cfg(test)]

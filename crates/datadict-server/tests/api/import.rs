@@ -230,6 +230,40 @@ fn long_strings_are_truncated_at_255_bytes() {
     assert_eq!(props["list"][0].as_str().unwrap().len(), 254);
 }
 
+/// An event name or `distinct_id` over 255 bytes is stored cut (on a character boundary), and the
+/// event is then known by the cut value everywhere: found and counted under it, de-duplicated by it
+/// (two names that differ only after the cut are one event, and the later copy wins), and dropped
+/// by a schema of that name.
+#[test]
+fn long_names_and_distinct_ids_are_known_by_what_is_stored() {
+    let f = fixture();
+    let t = now_ms();
+    // 254 bytes, then a two-byte character across the 255-byte cut: the cut keeps the 254.
+    let stem = format!("{}é", "E".repeat(254));
+    let cut_name = "E".repeat(254);
+    let (user, cut_user) = ("u".repeat(300), "u".repeat(255));
+    let r = f.import_json("&strict=1", &[
+        event(&format!("{stem} one"), t, &user, "long-1", json!({"v": 1})),
+        event(&format!("{stem} two"), t, &user, "long-1", json!({"v": 2})),
+    ]);
+    assert_eq!(r.json()["num_records_imported"], 2, "{}", r.text);
+    let found = f.events(&format!("event={cut_name}"))["results"].clone();
+    assert_eq!(found.as_array().unwrap().len(), 1, "{found}");
+    assert_eq!((&found[0]["event"], &found[0]["properties"]["distinct_id"]), (&json!(cut_name), &json!(cut_user)));
+    assert_eq!(found[0]["properties"]["v"], 2);
+    assert_eq!(f.events(&format!("distinct_id={cut_user}"))["results"], found);
+    assert_eq!(f.events(&format!("distinct_id={user}"))["results"], json!([]));
+    let counts = f.server.get(&format!("/api/app/projects/{}/event-counts", f.p), &f.owner).json();
+    assert_eq!((&counts["results"][0]["event"], &counts["results"][0]["count"]), (&json!(cut_name), &json!(1)), "{counts}");
+    // A schema of the cut name marked dropped drops the long name's events.
+    let schema = json!({"metadata": {"com.vendor": {"dropped": true}}});
+    let r = f.server.post_json(&format!("/api/app/projects/{}/schemas/event/{cut_name}", f.p), &f.owner, &schema);
+    assert_eq!(r.status, 200, "{}", r.text);
+    let r = f.import_json("&strict=1", &[event(&format!("{stem} three"), t, "u2", "long-2", json!({}))]);
+    assert_eq!(r.json()["num_records_imported"], 1, "{}", r.text);
+    assert_eq!(f.events(&format!("event={cut_name}"))["results"], found);
+}
+
 #[test]
 fn size_limits_answer_413() {
     let mut config = Config::default();
