@@ -14,6 +14,8 @@ use subtle::ConstantTimeEq;
 #[derive(Debug, Clone)]
 pub struct Principal {
     pub account_id: i64,
+    /// The project the request names, read from its URL.
+    pub project_id: i64,
     pub username: String,
     pub role: Role,
 }
@@ -75,21 +77,25 @@ pub fn basic_credentials(headers: &HeaderMap) -> Result<(String, String), ApiErr
     Ok((user.to_owned(), pass.to_owned()))
 }
 
-/// Authenticates a service account and checks its role in `project_id` for `access`.
+/// Authenticates a service account and checks its role for `access` in the project whose id is
+/// `project` (as written in the URL). The credentials are judged first: a request without valid
+/// ones gets 401 whatever else is wrong with it, and only then a malformed project id gets 400.
 pub async fn authorize(
     state: &AppState,
     headers: &HeaderMap,
-    project_id: i64,
+    project: &str,
     access: Access,
 ) -> Result<Principal, ApiError> {
     let (username, secret) = basic_credentials(headers)?;
+    let project_id = crate::routes::parse_project_id(project);
+    let asked = project_id.as_ref().ok().copied();
     let (account, role) = state
         .store
         .read(move |conn| {
             let account = store::service_account_by_name(conn, &username)?;
-            let role = match &account {
-                Some(a) => store::role_of(conn, a.id, project_id)?,
-                None => None,
+            let role = match (&account, asked) {
+                (Some(a), Some(project_id)) => store::role_of(conn, a.id, project_id)?,
+                _ => None,
             };
             Ok((account, role))
         })
@@ -102,6 +108,7 @@ pub async fn authorize(
     let Some(account) = account.filter(|_| valid) else {
         return Err(ApiError::Unauthorized("invalid credentials: check the service account user name and secret".into()));
     };
+    let project_id = project_id?;
     let Some(role) = role else {
         return Err(ApiError::Forbidden(format!(
             "service account `{}` has no access to project {project_id}; ask a project owner to grant it a role",
@@ -110,12 +117,12 @@ pub async fn authorize(
     };
     if access == Access::Write && !role.can_write() {
         return Err(ApiError::Forbidden(format!(
-            "service account `{}` is a {} of project {project_id}; changing the dictionary needs the owner or admin role",
+            "service account `{}` is a {} of project {project_id}; this request writes to the project (its dictionary, events, profiles or warehouse imports), which needs the owner or admin role",
             account.username,
             role.as_str()
         )));
     }
-    Ok(Principal { account_id: account.id, username: account.username, role })
+    Ok(Principal { account_id: account.id, project_id, username: account.username, role })
 }
 
 #[cfg(test)]

@@ -1,8 +1,9 @@
 //! The one error type of the API. It knows its status code and writes the spec's error body
 //! (`{"error": ..., "status": "error"}`); server faults are logged and kept opaque.
 
-use axum::body::Bytes;
-use axum::extract::{FromRequest, Request};
+use axum::body::{Body, Bytes};
+use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::request::Parts;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -98,18 +99,60 @@ pub struct JsonBody(pub serde_json::Value);
 impl<S: Send + Sync> FromRequest<S> for JsonBody {
     type Rejection = ApiError;
 
-    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        let bytes = Bytes::from_request(req, state).await.map_err(|e| {
-            if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                ApiError::PayloadTooLarge(format!(
-                    "the request body is larger than {} bytes; send a smaller body",
-                    crate::SCHEMA_BODY_LIMIT
-                ))
-            } else {
-                ApiError::BadRequest(format!("cannot read the request body ({e}); send the body again"))
-            }
+    async fn from_request(req: Request, _state: &S) -> Result<Self, Self::Rejection> {
+        let limit = crate::JSON_BODY_LIMIT;
+        let bytes = read_limited(req.into_body(), limit).await?.ok_or_else(|| {
+            ApiError::PayloadTooLarge(format!("the request body is larger than {limit} bytes; send a smaller body"))
         })?;
         parse_json(&bytes).map(JsonBody)
+    }
+}
+
+/// Reads a body of at most `limit` bytes (`None` when it is larger). A larger body is still read
+/// to its end, up to [`DRAIN_LIMIT`], and discarded: answering 413 while the client is still
+/// sending would make it see a broken connection instead of the answer.
+pub async fn read_limited(body: Body, limit: usize) -> Result<Option<Bytes>, ApiError> {
+    use http_body_util::BodyExt;
+    use axum::body::HttpBody as _;
+    let mut body = body;
+    // Sized once from `Content-Length` when it is within the limit, instead of grown and copied
+    // as frames arrive (a client's length is only a hint: the loop below still counts).
+    let announced = usize::try_from(body.size_hint().lower()).unwrap_or(usize::MAX);
+    let mut buf = Vec::with_capacity(if announced <= limit { announced } else { 0 });
+    let mut seen = 0usize;
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| ApiError::BadRequest(format!("cannot read the request body ({e}); send it again")))?;
+        let Ok(data) = frame.into_data() else { continue };
+        seen += data.len();
+        if seen <= limit {
+            buf.extend_from_slice(&data);
+        } else if seen > DRAIN_LIMIT {
+            break;
+        }
+    }
+    Ok((seen <= limit).then(|| Bytes::from(buf)))
+}
+
+/// How much of an over-limit body is read and discarded before the connection is given up.
+pub const DRAIN_LIMIT: usize = 256 * 1024 * 1024;
+
+/// The path parameters of a request (as `axum::extract::Path`), whose rejection is the API's own
+/// error body: a segment that does not decode to UTF-8 (`%FF`) gets a 400 that says which.
+#[derive(Debug)]
+pub struct ApiPath<T>(pub T);
+
+impl<T: serde::de::DeserializeOwned + Send, S: Send + Sync> FromRequestParts<S> for ApiPath<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        match axum::extract::Path::<T>::from_request_parts(parts, state).await {
+            Ok(axum::extract::Path(value)) => Ok(Self(value)),
+            Err(e) if e.status().is_server_error() => Err(ApiError::Internal(anyhow::anyhow!("path parameters: {}", e.body_text()))),
+            Err(e) => Err(ApiError::BadRequest(format!(
+                "the URL path cannot be read ({}); percent-encode each path segment as UTF-8 text",
+                e.body_text()
+            ))),
+        }
     }
 }
 

@@ -97,8 +97,10 @@ impl Default for Config {
     }
 }
 
-/// The largest body the schemas API accepts (the dictionary of a large project fits easily).
-pub const SCHEMA_BODY_LIMIT: usize = 16 * 1024 * 1024;
+/// The largest JSON body of the application API (schemas, warehouse imports, migrations): the
+/// dictionary of a large project fits easily. [`error::JsonBody`](crate::error::JsonBody) applies
+/// it, and reads a larger body to its end before answering 413 (see `read_limited`).
+pub const JSON_BODY_LIMIT: usize = 16 * 1024 * 1024;
 
 /// The whole HTTP surface: the application API under `/api/app`, and the web app at `/`.
 pub fn app(state: AppState) -> Router {

@@ -8,11 +8,11 @@
 //!   days (at most 30: spec §8 leaves older events out of the dictionary view).
 
 use crate::auth::{authorize, Access};
-use crate::error::ApiError;
-use crate::routes::parse_project_id;
+use crate::error::{ApiError, ApiPath};
+use crate::routes::read_query;
 use crate::store::{self, EventQuery, PropertyFilter};
 use crate::AppState;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Query, State};
 use axum::http::HeaderMap;
 use axum::Json;
 use utoipa_axum::{router::OpenApiRouter, routes};
@@ -75,12 +75,11 @@ pub struct EventsPage {
 async fn list_events(
     State(state): State<AppState>,
     headers: HeaderMap,
-    Path(project_id): Path<String>,
+    ApiPath(project_id): ApiPath<String>,
     query: Result<Query<EventsQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Json<EventsPage>, ApiError> {
-    let project_id = parse_project_id(&project_id)?;
-    authorize(&state, &headers, project_id, Access::Read).await?;
-    let Query(q) = query.map_err(|e| ApiError::BadRequest(format!("the query string cannot be read ({e}); see the parameters in /openapi.json")))?;
+    let project_id = authorize(&state, &headers, &project_id, Access::Read).await?.project_id;
+    let q = read_query(query)?;
     let limit = match q.limit.as_deref() {
         None => DEFAULT_PAGE,
         Some(raw) => raw.parse::<usize>().ok().filter(|n| (1..=MAX_PAGE).contains(n)).ok_or_else(|| {
@@ -166,10 +165,9 @@ pub struct ProfileBody {
 async fn get_profile(
     State(state): State<AppState>,
     headers: HeaderMap,
-    Path((project_id, distinct_id)): Path<(String, String)>,
+    ApiPath((project_id, distinct_id)): ApiPath<(String, String)>,
 ) -> Result<Json<ProfileResponse>, ApiError> {
-    let project_id = parse_project_id(&project_id)?;
-    authorize(&state, &headers, project_id, Access::Read).await?;
+    let project_id = authorize(&state, &headers, &project_id, Access::Read).await?.project_id;
     let id = distinct_id.clone();
     let found = state.store.read(move |conn| store::get_profile(conn, project_id, &id)).await?;
     let Some(properties) = found else {
@@ -211,11 +209,11 @@ pub struct EventCounts {
 async fn event_counts(
     State(state): State<AppState>,
     headers: HeaderMap,
-    Path(project_id): Path<String>,
-    Query(q): Query<CountsQuery>,
+    ApiPath(project_id): ApiPath<String>,
+    query: Result<Query<CountsQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Json<EventCounts>, ApiError> {
-    let project_id = parse_project_id(&project_id)?;
-    authorize(&state, &headers, project_id, Access::Read).await?;
+    let project_id = authorize(&state, &headers, &project_id, Access::Read).await?.project_id;
+    let q = read_query(query)?;
     let days = match q.days.as_deref() {
         None => MAX_COUNT_DAYS,
         Some(raw) => raw.parse::<i64>().ok().filter(|d| (1..=MAX_COUNT_DAYS).contains(d)).ok_or_else(|| {

@@ -3,7 +3,7 @@
 //! reading a possibly gzipped body within the size limit, and splitting it into records.
 
 use crate::auth::{authorize, basic_credentials, hash_secret, Access};
-use crate::error::ApiError;
+use crate::error::{read_limited, ApiError};
 use crate::ratelimit::{Kind, Limit};
 use crate::store;
 use crate::AppState;
@@ -67,7 +67,6 @@ pub async fn authorize_ingest(
     headers: &HeaderMap,
     project_id: Option<&str>,
 ) -> Result<i64, ApiError> {
-    let project_id = project_id.map(crate::routes::parse_project_id).transpose()?;
     let (user, secret) = basic_credentials(headers)?;
     if secret.is_empty() {
         let hash = hash_secret(&user);
@@ -75,6 +74,8 @@ pub async fn authorize_ingest(
         let Some(token_project) = found else {
             return Err(ApiError::Unauthorized(INVALID_CREDENTIALS.into()));
         };
+        // Credentials first: a malformed `project_id` is only reported to a valid token.
+        let project_id = project_id.map(crate::routes::parse_project_id).transpose()?;
         if let Some(asked) = project_id.filter(|p| *p != token_project) {
             return Err(ApiError::Forbidden(format!(
                 "the project token is not the token of project {asked}; send that project's token or leave out `project_id`"
@@ -89,7 +90,7 @@ pub async fn authorize_ingest(
     };
     match authorize(state, headers, project_id, Access::Write).await {
         Err(ApiError::Unauthorized(_)) => Err(ApiError::Unauthorized(INVALID_CREDENTIALS.into())),
-        other => other.map(|_| project_id),
+        other => other.map(|principal| principal.project_id),
     }
 }
 
@@ -172,34 +173,6 @@ pub fn input_format(headers: &HeaderMap) -> InputFormat {
         InputFormat::Auto
     }
 }
-
-/// Reads a body of at most `limit` bytes (`None` when it is larger). A larger body is still read
-/// to its end, up to [`DRAIN_LIMIT`], and discarded: answering 413 while the client is still
-/// sending would make it see a broken connection instead of the answer.
-async fn read_limited(body: Body, limit: usize) -> Result<Option<Bytes>, ApiError> {
-    use http_body_util::BodyExt;
-    use axum::body::HttpBody as _;
-    let mut body = body;
-    // Sized once from `Content-Length` when it is within the limit, instead of grown and copied
-    // as frames arrive (a client's length is only a hint: the loop below still counts).
-    let announced = usize::try_from(body.size_hint().lower()).unwrap_or(usize::MAX);
-    let mut buf = Vec::with_capacity(if announced <= limit { announced } else { 0 });
-    let mut seen = 0usize;
-    while let Some(frame) = body.frame().await {
-        let frame = frame.map_err(|e| ApiError::BadRequest(format!("cannot read the request body ({e}); send it again")))?;
-        let Ok(data) = frame.into_data() else { continue };
-        seen += data.len();
-        if seen <= limit {
-            buf.extend_from_slice(&data);
-        } else if seen > DRAIN_LIMIT {
-            break;
-        }
-    }
-    Ok((seen <= limit).then(|| Bytes::from(buf)))
-}
-
-/// How much of an over-limit body is read and discarded before the connection is given up.
-pub const DRAIN_LIMIT: usize = 256 * 1024 * 1024;
 
 /// The answer of a batch: 200 with the count, or (strict mode with failures) 400 listing them.
 pub fn batch_response(imported: usize, failed: Vec<FailedRecord>, strict: bool) -> Response {

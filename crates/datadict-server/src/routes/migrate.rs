@@ -5,14 +5,14 @@
 //! Both are registered with their OpenAPI operations (tag "Migration") at the root of the API.
 
 use crate::auth::hash_secret;
-use crate::error::{ApiError, JsonBody};
+use crate::error::{ApiError, ApiPath, JsonBody};
 use crate::jobs::new_id;
 use crate::migrate::{self, Secrets};
 use crate::routes::import::now_ms;
 use crate::store;
 use crate::store_jobs::{self, Counts, MigrationJob, MigrationPhase};
 use crate::AppState;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
 use datadict_core::{validate_migration_request, validate_source_tool, Date, Issue, IssueCode, MigrationRequest};
@@ -37,7 +37,7 @@ pub fn status_url(job_id: &str) -> String {
         (status = 413, description = "the body is larger than the server reads", body = Object)
     )
 )]
-async fn start(State(state): State<AppState>, Path(tool): Path<String>, body: Result<JsonBody, ApiError>) -> Result<(StatusCode, Json<Value>), ApiError> {
+async fn start(State(state): State<AppState>, ApiPath(tool): ApiPath<String>, body: Result<JsonBody, ApiError>) -> Result<(StatusCode, Json<Value>), ApiError> {
     let JsonBody(body) = body?;
     let today = Date::from_ms(now_ms());
     let check = validate_migration_request(&body, today);
@@ -93,7 +93,7 @@ async fn start(State(state): State<AppState>, Path(tool): Path<String>, body: Re
         (status = 404, description = "there is no job with this id; the API's error body says so", body = Object)
     )
 )]
-async fn status(State(state): State<AppState>, Path(job_id): Path<String>) -> Result<Json<Value>, ApiError> {
+async fn status(State(state): State<AppState>, ApiPath(job_id): ApiPath<String>) -> Result<Json<Value>, ApiError> {
     let id = job_id.clone();
     let job = state
         .store

@@ -10,6 +10,8 @@ pub mod schemas;
 pub mod warehouse;
 
 use crate::error::ApiError;
+use axum::extract::rejection::QueryRejection;
+use axum::extract::Query;
 use datadict_core::EntityType;
 
 /// Parses the `projectId` path segment; the message says what a project id looks like.
@@ -22,4 +24,13 @@ pub fn parse_project_id(raw: &str) -> Result<i64, ApiError> {
 /// Parses the `entityType` path segment.
 pub fn parse_entity_type(raw: &str) -> Result<EntityType, ApiError> {
     raw.parse().map_err(|e: datadict_core::schema::UnknownEntityType| ApiError::BadRequest(e.to_string()))
+}
+
+/// The query string as axum read it, or the API's 400 saying why it cannot be read (a repeated
+/// key, for example). Handlers take the `Result` and call this after authenticating, so that a
+/// caller without valid credentials gets 401 whatever the query holds.
+pub fn read_query<T>(query: Result<Query<T>, QueryRejection>) -> Result<T, ApiError> {
+    query.map(|Query(q)| q).map_err(|e| {
+        ApiError::BadRequest(format!("the query string cannot be read ({}); see the parameters in /openapi.json", e.body_text()))
+    })
 }

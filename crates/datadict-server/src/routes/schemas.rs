@@ -21,12 +21,13 @@
 //!   cannot disagree with it, and a refused request removes nothing.
 
 use crate::auth::{authorize, Access, Principal};
-use crate::error::{ApiError, JsonBody};
+use crate::error::{ApiError, ApiPath, JsonBody};
 use crate::ratelimit::{Kind, Limit};
-use crate::routes::{parse_entity_type, parse_project_id};
+use crate::routes::{parse_entity_type, read_query};
 use crate::store;
 use crate::AppState;
-use axum::extract::{DefaultBodyLimit, Path, Query, State};
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Query, State};
 use axum::http::HeaderMap;
 use axum::Json;
 use utoipa_axum::{router::OpenApiRouter, routes};
@@ -47,7 +48,6 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(list_all, upload_batch, delete_all))
         .routes(routes!(list_by_type, delete_by_type))
         .routes(routes!(get_one, upload_one, delete_one))
-        .layer(DefaultBodyLimit::max(crate::SCHEMA_BODY_LIMIT))
 }
 
 #[derive(Debug, Deserialize)]
@@ -57,8 +57,9 @@ pub struct ListQuery {
 
 /// Authorizes a schemas request and charges the project's schemas rate limit (after
 /// authentication, so that strangers cannot use up a project's budget).
-async fn admit(state: &AppState, headers: &HeaderMap, project_id: i64, access: Access) -> Result<Principal, ApiError> {
-    let principal = authorize(state, headers, project_id, access).await?;
+async fn admit(state: &AppState, headers: &HeaderMap, project: &str, access: Access) -> Result<Principal, ApiError> {
+    let principal = authorize(state, headers, project, access).await?;
+    let project_id = principal.project_id;
     if let Some(per_minute) = state.config.schema_rate_limit {
         state
             .config
@@ -119,10 +120,9 @@ fn check_deletions(config: &crate::Config, count: usize, narrow: &str) -> Result
 async fn list_all(
     State(state): State<AppState>,
     headers: HeaderMap,
-    Path(project_id): Path<String>,
+    ApiPath(project_id): ApiPath<String>,
 ) -> Result<Json<ListSchemasResponse>, ApiError> {
-    let project_id = parse_project_id(&project_id)?;
-    admit(&state, &headers, project_id, Access::Read).await?;
+    let project_id = admit(&state, &headers, &project_id, Access::Read).await?.project_id;
     let results = state.store.read(move |conn| store::list_schemas(conn, project_id, None, None)).await?;
     Ok(Json(ListSchemasResponse::ok(results)))
 }
@@ -141,12 +141,12 @@ async fn list_all(
 async fn list_by_type(
     State(state): State<AppState>,
     headers: HeaderMap,
-    Path((project_id, entity_type)): Path<(String, String)>,
-    Query(query): Query<ListQuery>,
+    ApiPath((project_id, entity_type)): ApiPath<(String, String)>,
+    query: Result<Query<ListQuery>, QueryRejection>,
 ) -> Result<Json<ListSchemasResponse>, ApiError> {
-    let project_id = parse_project_id(&project_id)?;
+    let project_id = admit(&state, &headers, &project_id, Access::Read).await?.project_id;
     let entity_type = parse_entity_type(&entity_type)?;
-    admit(&state, &headers, project_id, Access::Read).await?;
+    let query = read_query(query)?;
     let results = state
         .store
         .read(move |conn| store::list_schemas(conn, project_id, Some(entity_type), query.entity_name.as_deref()))
@@ -169,11 +169,10 @@ async fn list_by_type(
 async fn get_one(
     State(state): State<AppState>,
     headers: HeaderMap,
-    Path((project_id, entity_type, name)): Path<(String, String, String)>,
+    ApiPath((project_id, entity_type, name)): ApiPath<(String, String, String)>,
 ) -> Result<Json<Schema>, ApiError> {
-    let project_id = parse_project_id(&project_id)?;
+    let project_id = admit(&state, &headers, &project_id, Access::Read).await?.project_id;
     let entity_type = parse_entity_type(&entity_type)?;
-    admit(&state, &headers, project_id, Access::Read).await?;
     let lookup = name.clone();
     let schema = state.store.read(move |conn| store::get_schema(conn, project_id, entity_type, &lookup)).await?;
     schema.map(Json).ok_or_else(|| {
@@ -198,12 +197,12 @@ async fn get_one(
 async fn upload_one(
     State(state): State<AppState>,
     headers: HeaderMap,
-    Path((project_id, entity_type, name)): Path<(String, String, String)>,
-    JsonBody(body): JsonBody,
+    ApiPath((project_id, entity_type, name)): ApiPath<(String, String, String)>,
+    body: Result<JsonBody, ApiError>,
 ) -> Result<Json<StatusResponse>, ApiError> {
-    let project_id = parse_project_id(&project_id)?;
+    let project_id = admit(&state, &headers, &project_id, Access::Write).await?.project_id;
     let entity_type = parse_entity_type(&entity_type)?;
-    admit(&state, &headers, project_id, Access::Write).await?;
+    let JsonBody(body) = body?;
     let rules = SchemaRules { namespace: state.config.namespace.clone() };
     let mut issues = Vec::new();
     if name.trim().is_empty() {
@@ -249,11 +248,11 @@ async fn upload_one(
 async fn upload_batch(
     State(state): State<AppState>,
     headers: HeaderMap,
-    Path(project_id): Path<String>,
-    JsonBody(body): JsonBody,
+    ApiPath(project_id): ApiPath<String>,
+    body: Result<JsonBody, ApiError>,
 ) -> Result<Json<BatchUploadResponse>, ApiError> {
-    let project_id = parse_project_id(&project_id)?;
-    admit(&state, &headers, project_id, Access::Write).await?;
+    let project_id = admit(&state, &headers, &project_id, Access::Write).await?.project_id;
+    let JsonBody(body) = body?;
     let rules = SchemaRules { namespace: state.config.namespace.clone() };
     let (entries, truncate) = parse_batch(&body, &rules)?;
     let namespace = rules.namespace;
@@ -355,10 +354,9 @@ fn parse_batch(body: &Value, rules: &SchemaRules) -> Result<(Vec<SchemaEntry>, b
 async fn delete_all(
     State(state): State<AppState>,
     headers: HeaderMap,
-    Path(project_id): Path<String>,
+    ApiPath(project_id): ApiPath<String>,
 ) -> Result<Json<DeleteResponse>, ApiError> {
-    let project_id = parse_project_id(&project_id)?;
-    admit(&state, &headers, project_id, Access::Write).await?;
+    let project_id = admit(&state, &headers, &project_id, Access::Write).await?.project_id;
     delete(&state, project_id, None, None).await
 }
 
@@ -376,12 +374,12 @@ async fn delete_all(
 async fn delete_by_type(
     State(state): State<AppState>,
     headers: HeaderMap,
-    Path((project_id, entity_type)): Path<(String, String)>,
-    Query(query): Query<ListQuery>,
+    ApiPath((project_id, entity_type)): ApiPath<(String, String)>,
+    query: Result<Query<ListQuery>, QueryRejection>,
 ) -> Result<Json<DeleteResponse>, ApiError> {
-    let project_id = parse_project_id(&project_id)?;
+    let project_id = admit(&state, &headers, &project_id, Access::Write).await?.project_id;
     let entity_type = parse_entity_type(&entity_type)?;
-    admit(&state, &headers, project_id, Access::Write).await?;
+    let query = read_query(query)?;
     delete(&state, project_id, Some(entity_type), query.entity_name).await
 }
 
@@ -399,11 +397,10 @@ async fn delete_by_type(
 async fn delete_one(
     State(state): State<AppState>,
     headers: HeaderMap,
-    Path((project_id, entity_type, name)): Path<(String, String, String)>,
+    ApiPath((project_id, entity_type, name)): ApiPath<(String, String, String)>,
 ) -> Result<Json<DeleteResponse>, ApiError> {
-    let project_id = parse_project_id(&project_id)?;
+    let project_id = admit(&state, &headers, &project_id, Access::Write).await?.project_id;
     let entity_type = parse_entity_type(&entity_type)?;
-    admit(&state, &headers, project_id, Access::Write).await?;
     delete(&state, project_id, Some(entity_type), Some(name)).await
 }
 

@@ -12,15 +12,14 @@
 //! operations (tag "Warehouse Imports"), nested under `/api/app` by `routes::meta::api`.
 
 use crate::auth::{authorize, Access};
-use crate::error::{ApiError, JsonBody};
+use crate::error::{ApiError, ApiPath, JsonBody};
 use crate::jobs::new_id;
 use crate::routes::import::now_ms;
-use crate::routes::parse_project_id;
 use crate::store_jobs::{self, ImportRow, Queued, Run};
 use crate::warehouse::sync::{self, SyncJob};
 use crate::warehouse::{self, Mapping, NewImport, Source};
 use crate::AppState;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -88,9 +87,8 @@ async fn load_import(state: &AppState, project_id: i64, import_id: i64) -> Resul
     ),
     security(("ServiceAccount" = []))
 )]
-async fn create(State(state): State<AppState>, headers: HeaderMap, Path(project_id): Path<String>, body: Result<JsonBody, ApiError>) -> Result<(StatusCode, Json<Value>), ApiError> {
-    let project_id = parse_project_id(&project_id)?;
-    authorize(&state, &headers, project_id, Access::Write).await?;
+async fn create(State(state): State<AppState>, headers: HeaderMap, ApiPath(project_id): ApiPath<String>, body: Result<JsonBody, ApiError>) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let project_id = authorize(&state, &headers, &project_id, Access::Write).await?.project_id;
     let JsonBody(body) = body?;
     // Validation opens the source file to learn its columns: off the reactor.
     let root = state.config.jobs.warehouse_file_root.clone();
@@ -120,9 +118,8 @@ async fn create(State(state): State<AppState>, headers: HeaderMap, Path(project_
     ),
     security(("ServiceAccount" = []))
 )]
-async fn list(State(state): State<AppState>, headers: HeaderMap, Path(project_id): Path<String>) -> Result<Json<Value>, ApiError> {
-    let project_id = parse_project_id(&project_id)?;
-    authorize(&state, &headers, project_id, Access::Read).await?;
+async fn list(State(state): State<AppState>, headers: HeaderMap, ApiPath(project_id): ApiPath<String>) -> Result<Json<Value>, ApiError> {
+    let project_id = authorize(&state, &headers, &project_id, Access::Read).await?.project_id;
     let rows = state
         .store
         .read(move |conn| {
@@ -150,9 +147,8 @@ async fn list(State(state): State<AppState>, headers: HeaderMap, Path(project_id
     ),
     security(("ServiceAccount" = []))
 )]
-async fn get_one(State(state): State<AppState>, headers: HeaderMap, Path((project_id, import_id)): Path<(String, String)>) -> Result<Json<Value>, ApiError> {
-    let project_id = parse_project_id(&project_id)?;
-    authorize(&state, &headers, project_id, Access::Read).await?;
+async fn get_one(State(state): State<AppState>, headers: HeaderMap, ApiPath((project_id, import_id)): ApiPath<(String, String)>) -> Result<Json<Value>, ApiError> {
+    let project_id = authorize(&state, &headers, &project_id, Access::Read).await?.project_id;
     let import_id = parse_import_id(&import_id)?;
     let row = load_import(&state, project_id, import_id).await?;
     let last = state.store.read(move |conn| store_jobs::list_runs(conn, import_id, 1)).await?;
@@ -170,9 +166,8 @@ async fn get_one(State(state): State<AppState>, headers: HeaderMap, Path((projec
     ),
     security(("ServiceAccount" = []))
 )]
-async fn delete(State(state): State<AppState>, headers: HeaderMap, Path((project_id, import_id)): Path<(String, String)>) -> Result<Json<Value>, ApiError> {
-    let project_id = parse_project_id(&project_id)?;
-    authorize(&state, &headers, project_id, Access::Write).await?;
+async fn delete(State(state): State<AppState>, headers: HeaderMap, ApiPath((project_id, import_id)): ApiPath<(String, String)>) -> Result<Json<Value>, ApiError> {
+    let project_id = authorize(&state, &headers, &project_id, Access::Write).await?.project_id;
     let import_id = parse_import_id(&import_id)?;
     let deleted = state.store.call(move |conn| store_jobs::delete_import(conn, project_id, import_id)).await?;
     if !deleted {
@@ -199,11 +194,10 @@ async fn delete(State(state): State<AppState>, headers: HeaderMap, Path((project
 async fn manual_sync(
     State(state): State<AppState>,
     headers: HeaderMap,
-    Path((project_id, import_id)): Path<(String, String)>,
+    ApiPath((project_id, import_id)): ApiPath<(String, String)>,
     body: Result<JsonBody, ApiError>,
 ) -> Result<Response, ApiError> {
-    let project_id = parse_project_id(&project_id)?;
-    authorize(&state, &headers, project_id, Access::Write).await?;
+    let project_id = authorize(&state, &headers, &project_id, Access::Write).await?.project_id;
     let import_id = parse_import_id(&import_id)?;
     let row = load_import(&state, project_id, import_id).await?;
     // FACTS.md: the body is `{}`; an absent body is accepted too, anything else is refused.
@@ -254,9 +248,8 @@ async fn manual_sync(
     ),
     security(("ServiceAccount" = []))
 )]
-async fn runs(State(state): State<AppState>, headers: HeaderMap, Path((project_id, import_id)): Path<(String, String)>) -> Result<Json<Value>, ApiError> {
-    let project_id = parse_project_id(&project_id)?;
-    authorize(&state, &headers, project_id, Access::Read).await?;
+async fn runs(State(state): State<AppState>, headers: HeaderMap, ApiPath((project_id, import_id)): ApiPath<(String, String)>) -> Result<Json<Value>, ApiError> {
+    let project_id = authorize(&state, &headers, &project_id, Access::Read).await?.project_id;
     let import_id = parse_import_id(&import_id)?;
     load_import(&state, project_id, import_id).await?;
     let runs = state.store.read(move |conn| store_jobs::list_runs(conn, import_id, HISTORY)).await?;
@@ -274,9 +267,8 @@ async fn runs(State(state): State<AppState>, headers: HeaderMap, Path((project_i
     ),
     security(("ServiceAccount" = []))
 )]
-async fn run_one(State(state): State<AppState>, headers: HeaderMap, Path((project_id, import_id, run_id)): Path<(String, String, String)>) -> Result<Json<Value>, ApiError> {
-    let project_id = parse_project_id(&project_id)?;
-    authorize(&state, &headers, project_id, Access::Read).await?;
+async fn run_one(State(state): State<AppState>, headers: HeaderMap, ApiPath((project_id, import_id, run_id)): ApiPath<(String, String, String)>) -> Result<Json<Value>, ApiError> {
+    let project_id = authorize(&state, &headers, &project_id, Access::Read).await?.project_id;
     let import_id = parse_import_id(&import_id)?;
     load_import(&state, project_id, import_id).await?;
     let run = state
