@@ -79,6 +79,181 @@ fn every_route_answers_401_and_403_by_role() {
     }
 }
 
+/// The warehouse-import routes: method, path, body, whether it writes, and what an allowed caller
+/// gets. `{fresh}` stands for an import created just before each call, so that every caller of
+/// DELETE has an import of its own to delete.
+fn warehouse_routes(p: i64, id: i64, run_id: &str, create: &serde_json::Value) -> Vec<(&'static str, String, Option<serde_json::Value>, bool, u16)> {
+    let w = format!("/api/app/projects/{p}/warehouse-sources/imports");
+    vec![
+        ("GET", w.clone(), None, false, 200),
+        ("GET", format!("{w}/{id}"), None, false, 200),
+        ("GET", format!("{w}/{id}/runs"), None, false, 200),
+        ("GET", format!("{w}/{id}/runs/{run_id}"), None, false, 200),
+        // No such import: an authorized caller learns that (404), others do not.
+        ("GET", format!("{w}/999"), None, false, 404),
+        ("GET", format!("{w}/{id}/runs/no-such-run"), None, false, 404),
+        ("POST", w.clone(), Some(create.clone()), true, 201),
+        ("PUT", format!("{w}/{id}/manual-sync"), Some(json!({})), true, 200),
+        ("PUT", format!("{w}/999/manual-sync"), Some(json!({})), true, 404),
+        ("DELETE", format!("{w}/{{fresh}}"), None, true, 200),
+        ("DELETE", format!("{w}/999"), None, true, 404),
+    ]
+}
+
+/// Polls a warehouse run (`path` is its `.../runs/{run_id}`) until it has ended, with a deadline.
+fn wait_run(server: &Server, path: &str, who: &Account) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let r = server.get(path, who);
+        assert_eq!(r.status, 200, "{path}: {}", r.text);
+        let status = r.json()["results"]["status"].clone();
+        if status == "succeeded" || status == "failed" {
+            return;
+        }
+        assert!(std::time::Instant::now() < deadline, "{path} did not end: {}", r.text);
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// Every warehouse-import route (list, get one, runs, one run, create, manual sync, delete) answers
+/// 401 without valid credentials, 403 to an account without a role in the project and to a
+/// consumer on writes, and its own answer (200/201/404) to the roles allowed; a refused call
+/// changes neither the imports nor the run history.
+#[test]
+fn every_warehouse_route_answers_401_and_403_by_role() {
+    let server = Server::start();
+    let p = server.project("p").id;
+    let other = server.project("other").id;
+    let owner = server.account("owner", p, Some(Role::Owner));
+    let admin = server.account("admin", p, Some(Role::Admin));
+    let consumer = server.account("consumer", p, Some(Role::Consumer));
+    let stranger = server.account("stranger", other, Some(Role::Owner));
+    let file = server.dir.path().join("people.ndjson");
+    std::fs::write(&file, "{\"u\":\"a\"}\n").unwrap();
+    let body = json!({"name": "people", "kind": "people", "source": {"type": "ndjson", "path": file.to_str().unwrap()}, "mapping": {"user_column_name": "u"}});
+    let w = format!("/api/app/projects/{p}/warehouse-sources/imports");
+    let create = || {
+        let r = server.post_json(&w, &owner, &body);
+        assert_eq!(r.status, 201, "{}", r.text);
+        r.json()["results"]["id"].as_i64().unwrap()
+    };
+    let id = create();
+    // One ended run, so that GET one run answers 200.
+    let r = call(&server, "PUT", &format!("{w}/{id}/manual-sync"), Some((&owner.username, &owner.secret)), &Some(json!({})));
+    assert_eq!(r.status, 200, "{}", r.text);
+    let run_id = r.json()["results"]["run_id"].as_str().unwrap().to_owned();
+    wait_run(&server, &format!("{w}/{id}/runs/{run_id}"), &owner);
+    // What a write could change: the imports (each with its last run) and the run history.
+    let snapshot = || format!("{}\n{}", server.get(&w, &owner).text, server.get(&format!("{w}/{id}/runs"), &owner).text);
+
+    for (method, template, body, writes, allowed) in warehouse_routes(p, id, &run_id, &body) {
+        let check = |who: &str, auth: Option<(&str, &str)>, want: u16| {
+            let want = if want == 200 { allowed } else { want };
+            let path = if template.contains("{fresh}") { template.replace("{fresh}", &create().to_string()) } else { template.clone() };
+            let before = snapshot();
+            let r = call(&server, method, &path, auth, &body);
+            assert_eq!(r.status, want, "{who}: {method} {path}: {}", r.text);
+            if want >= 400 {
+                assert_eq!(r.json()["status"], "error", "{who}: {method} {path}");
+                let msg = r.json()["error"].as_str().unwrap().to_owned();
+                assert!(!msg.is_empty() && msg.chars().next().unwrap().is_lowercase(), "{msg}");
+                if want == 403 {
+                    let needle = if who == "consumer" { "needs the owner or admin role".to_owned() } else { format!("no access to project {p}") };
+                    assert!(msg.contains(&needle), "{who}: {method} {path}: `{needle}` not in {msg}");
+                }
+            }
+            if want == 401 || want == 403 {
+                assert_eq!(snapshot(), before, "{who}: the refused {method} {path} changed something");
+            }
+            if method == "PUT" && r.status == 200 {
+                // The next caller's sync would be a 409 while this run has not ended.
+                let run = r.json()["results"]["run_id"].as_str().unwrap().to_owned();
+                wait_run(&server, &format!("{w}/{id}/runs/{run}"), &owner);
+            }
+        };
+        check("nobody", None, 401);
+        check("wrong secret", Some((&owner.username, "not-the-secret")), 401);
+        check("unknown user", Some(("ghost", &owner.secret)), 401);
+        check("no role", Some((&stranger.username, &stranger.secret)), 403);
+        check("consumer", Some((&consumer.username, &consumer.secret)), if writes { 403 } else { 200 });
+        check("admin", Some((&admin.username, &admin.secret)), 200);
+        check("owner", Some((&owner.username, &owner.secret)), 200);
+    }
+    // The two allowed syncs and the first one are in the history; the two allowed creates are listed.
+    assert_eq!(server.get(&format!("{w}/{id}/runs"), &owner).json()["results"].as_array().unwrap().len(), 3);
+    let listed = server.get(&w, &owner).json()["results"].as_array().unwrap().len();
+    // The first import, the admin's and owner's creates, and the five fresh imports whose deletion
+    // was refused (nobody, wrong secret, unknown user, no role, consumer).
+    assert_eq!(listed, 1 + 2 + 5);
+}
+
+/// `/import` and `/engage` with a service account and `?project_id=`: 401 without valid
+/// credentials (`status` `Unauthorized`), 403 without a role or with the consumer role (ingestion
+/// writes), 200 for admin and owner; nothing a refused request sent is stored.
+#[test]
+fn ingestion_answers_401_and_403_by_role() {
+    let server = Server::start();
+    let p = server.project("p").id;
+    let other = server.project("other").id;
+    let owner = server.account("owner", p, Some(Role::Owner));
+    let admin = server.account("admin", p, Some(Role::Admin));
+    let consumer = server.account("consumer", p, Some(Role::Consumer));
+    let stranger = server.account("stranger", other, Some(Role::Owner));
+    let t = crate::common::now_ms() - 60_000;
+    let event = |who: &str| json!([{"event": "Matrix", "properties": {"time": t, "distinct_id": "u1", "$insert_id": format!("id-{}", who.replace(' ', "-"))}}]);
+    let update = |who: &str| json!([{"$distinct_id": "u1", "$set": {who: true}}]);
+    let events = || {
+        let r = server.get(&format!("/api/app/projects/{p}/events?limit=1000"), &owner);
+        assert_eq!(r.status, 200, "{}", r.text);
+        r.json()["results"].as_array().unwrap().iter().map(|e| e["properties"]["$insert_id"].as_str().unwrap().to_owned()).collect::<Vec<_>>()
+    };
+    let profile = || server.get(&format!("/api/app/projects/{p}/profiles/u1"), &owner);
+
+    for route in ["/import", "/engage"] {
+        let path = format!("{route}?strict=1&project_id={p}");
+        let check = |who: &str, auth: Option<(&str, &str)>, want: u16| {
+            let body = if route == "/import" { event(who) } else { update(who) };
+            let r = server.send("POST", &path, auth, &[("Content-Type", "application/json")], Some(serde_json::to_vec(&body).unwrap()));
+            assert_eq!(r.status, want, "{who}: {path}: {}", r.text);
+            let json = r.json();
+            assert_eq!(json["code"], want, "{who}: {path}: {}", r.text);
+            let msg = json["error"].as_str().unwrap_or_default().to_owned();
+            match want {
+                200 => assert_eq!(json["num_records_imported"], 1, "{who}: {path}: {}", r.text),
+                401 => {
+                    assert_eq!(json["status"], "Unauthorized", "{who}: {path}: {}", r.text);
+                    assert!(!msg.is_empty(), "{who}: {path}: {}", r.text);
+                }
+                _ => {
+                    assert_eq!(json["status"], "Forbidden", "{who}: {path}: {}", r.text);
+                    assert!(msg.contains(&format!("project {p}")), "{who}: {path}: {msg}");
+                }
+            }
+        };
+        check("nobody", None, 401);
+        check("wrong secret", Some((&owner.username, "not-the-secret")), 401);
+        check("unknown user", Some(("ghost", &owner.secret)), 401);
+        check("no role", Some((&stranger.username, &stranger.secret)), 403);
+        check("consumer", Some((&consumer.username, &consumer.secret)), 403);
+        // Nothing a refused request sent was stored.
+        if route == "/import" {
+            assert_eq!(events(), Vec::<String>::new());
+        } else {
+            assert_eq!(profile().status, 404, "{}", profile().text);
+        }
+        check("admin", Some((&admin.username, &admin.secret)), 200);
+        check("owner", Some((&owner.username, &owner.secret)), 200);
+    }
+    // A wrong secret gets FACTS.md's 401 body word for word.
+    let r = server.send("POST", &format!("/import?project_id={p}"), Some((&owner.username, "nope")), &[], Some(serde_json::to_vec(&event("x")).unwrap()));
+    assert_eq!((r.status, r.json()), (401, json!({"code": 401, "error": "Invalid credentials", "status": "Unauthorized"})));
+    let mut stored = events();
+    stored.sort();
+    assert_eq!(stored, vec!["id-admin", "id-owner"]);
+    let r = profile();
+    assert_eq!(r.json()["results"]["$properties"], json!({"admin": true, "owner": true}), "{}", r.text);
+}
+
 fn cli(dir: &std::path::Path, args: &[&str]) -> (bool, String, String) {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_datadict-server"))
         .arg("--data-dir")

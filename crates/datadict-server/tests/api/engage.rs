@@ -81,3 +81,122 @@ fn engage_answers_403_to_readers_and_429_over_the_rate_limit() {
     assert_eq!(limited.json()["error"], "Project exceeded rate limits. Please retry the request with exponential backoff.");
     assert!(limited.header("retry-after").is_some());
 }
+
+/// A `Content-Encoding` other than gzip (here `br`) is answered 415 with a message naming the
+/// encoding, with or without credentials, and nothing of the body is applied.
+#[test]
+fn an_unsupported_content_encoding_is_answered_415() {
+    let server = Server::start();
+    let project = server.project("p");
+    let owner = server.account("owner", project.id, Some(Role::Owner));
+    let body = serde_json::to_vec(&json!([{"$token": project.token, "$distinct_id": "u1", "$set": {"plan": "pro"}}])).unwrap();
+    let with_account = format!("/engage?strict=1&project_id={}", project.id);
+    for (path, auth) in [("/engage?strict=1", None), (with_account.as_str(), Some((owner.username.as_str(), owner.secret.as_str())))] {
+        let r = server.send("POST", path, auth, &[("Content-Encoding", "br")], Some(body.clone()));
+        assert_eq!(r.status, 415, "{path}: {}", r.text);
+        let json = r.json();
+        assert_eq!(json["code"], 415, "{}", r.text);
+        assert_eq!(json["status"], "Unsupported Media Type", "{}", r.text);
+        let msg = json["error"].as_str().unwrap();
+        assert!(msg.contains("`Content-Encoding: br`") && msg.contains("gzip"), "{msg}");
+    }
+    assert_eq!(server.get(&format!("/api/app/projects/{}/profiles/u1", project.id), &owner).status, 404);
+}
+
+/// An NDJSON body (`application/x-ndjson`, one update a line) is applied line by line, in order.
+#[test]
+fn an_ndjson_body_is_applied_in_order() {
+    let server = Server::start();
+    let project = server.project("p");
+    let owner = server.account("owner", project.id, Some(Role::Owner));
+    let tok = project.token.as_str();
+    let lines = format!(
+        "{}\n{}\n",
+        json!({"$token": tok, "$distinct_id": "u1", "$set": {"plan": "pro", "n": 1}}),
+        json!({"$token": tok, "$distinct_id": "u1", "$add": {"n": 2}})
+    );
+    let r = server.send("POST", "/engage?strict=1", None, &[("Content-Type", "application/x-ndjson")], Some(lines.into_bytes()));
+    assert_eq!((r.status, r.json()), (200, json!({"code": 200, "num_records_imported": 2, "status": "OK"})), "{}", r.text);
+    let r = server.get(&format!("/api/app/projects/{}/profiles/u1", project.id), &owner);
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.json()["results"]["$properties"], json!({"plan": "pro", "n": 3}), "{}", r.text);
+}
+
+/// One update of exactly `bytes` bytes of compact JSON that sets `pad` on `user`.
+fn update_of_size(token: &str, user: &str, bytes: usize) -> String {
+    let empty = json!({"$token": token, "$distinct_id": user, "$set": {"pad": ""}}).to_string();
+    let text = json!({"$token": token, "$distinct_id": user, "$set": {"pad": "x".repeat(bytes - empty.len())}}).to_string();
+    assert_eq!(text.len(), bytes);
+    text
+}
+
+/// FACTS.md's limit of 1 MB per update: an update of exactly the limit is applied, one byte more
+/// is a failed record (strict mode: 400) whose message gives both sizes, and the rest of the batch
+/// is still applied.
+#[test]
+fn an_update_over_1_mb_is_refused_and_the_rest_applied() {
+    let server = Server::start();
+    let project = server.project("p");
+    let owner = server.account("owner", project.id, Some(Role::Owner));
+    let tok = project.token.as_str();
+    let limit = datadict_core::Limits::default().max_profile_update_bytes;
+    assert_eq!(limit, 1024 * 1024);
+    let small = json!({"$token": tok, "$distinct_id": "small", "$set": {"plan": "pro"}}).to_string();
+    let body = format!("[{},{},{}]", update_of_size(tok, "at-limit", limit), update_of_size(tok, "over", limit + 1), small);
+    let r = server.send("POST", "/engage?strict=1", None, &[("Content-Type", "application/json")], Some(body.into_bytes()));
+    assert_eq!(r.status, 400, "{}", r.text);
+    let json = r.json();
+    assert_eq!(json["num_records_imported"], 2, "{json}");
+    let failed = json["failed_records"].as_array().unwrap();
+    assert_eq!(failed.len(), 1, "{json}");
+    assert_eq!(failed[0]["index"], 1, "{json}");
+    let msg = failed[0]["message"].as_str().unwrap();
+    assert!(msg.contains(&format!("the update is {} bytes; it must be at most {limit} bytes", limit + 1)), "{msg}");
+    let profile = |user: &str| server.get(&format!("/api/app/projects/{}/profiles/{user}", project.id), &owner);
+    assert_eq!(profile("at-limit").status, 200);
+    assert_eq!(profile("over").status, 404, "{}", profile("over").text);
+    assert_eq!(profile("small").json()["results"]["$properties"], json!({"plan": "pro"}));
+
+    // Without strict mode the batch is answered 200 and the skipped update is counted in a header.
+    let body = format!("[{},{}]", update_of_size(tok, "over", limit + 1), json!({"$token": tok, "$distinct_id": "small", "$set": {"n": 1}}));
+    let r = server.send("POST", "/engage", None, &[], Some(body.into_bytes()));
+    assert_eq!((r.status, r.json()["num_records_imported"].clone()), (200, json!(1)), "{}", r.text);
+    assert_eq!(r.header("x-datadict-records-skipped"), Some("1"));
+    assert_eq!(profile("over").status, 404);
+}
+
+/// FACTS.md's limit of 2,000 properties per profile: an update that names 2,001 is refused, and
+/// so is one that would take a full profile over the limit; replacing a value of a full profile
+/// is still allowed.
+#[test]
+fn a_profile_holds_at_most_2000_properties() {
+    let server = Server::start();
+    let project = server.project("p");
+    let owner = server.account("owner", project.id, Some(Role::Owner));
+    let tok = project.token.as_str();
+    let limit = datadict_core::Limits::default().max_profile_properties;
+    assert_eq!(limit, 2000);
+    let props = |n: usize| Value::Object((0..n).map(|i| (format!("p{i}"), json!(i))).collect());
+    let updates = json!([
+        {"$token": tok, "$distinct_id": "u1", "$set": props(limit + 1)},
+        {"$token": tok, "$distinct_id": "u1", "$set": props(limit)},
+        {"$token": tok, "$distinct_id": "u1", "$set": {"one_more": 1}},
+        {"$token": tok, "$distinct_id": "u1", "$set": {"p0": "changed"}}
+    ]);
+    let r = server.send("POST", "/engage?strict=1", None, &[], Some(serde_json::to_vec(&updates).unwrap()));
+    assert_eq!(r.status, 400, "{}", r.text);
+    let json = r.json();
+    assert_eq!(json["num_records_imported"], 2, "{json}");
+    let failed = json["failed_records"].as_array().unwrap();
+    let indexes: Vec<u64> = failed.iter().map(|f| f["index"].as_u64().unwrap()).collect();
+    assert_eq!(indexes, vec![0, 2], "{json}");
+    let first = failed[0]["message"].as_str().unwrap();
+    assert!(first.contains("names 2001 properties; a profile holds at most 2000"), "{first}");
+    let second = failed[1]["message"].as_str().unwrap();
+    assert!(second.contains("the profile would hold 2001 properties; a profile holds at most 2000"), "{second}");
+    let r = server.get(&format!("/api/app/projects/{}/profiles/u1", project.id), &owner);
+    let stored = r.json()["results"]["$properties"].clone();
+    assert_eq!(stored.as_object().unwrap().len(), limit);
+    assert_eq!(stored["p0"], "changed");
+    assert!(stored.get("one_more").is_none());
+}

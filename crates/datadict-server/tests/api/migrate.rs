@@ -298,3 +298,23 @@ fn wrong_credentials_and_too_many_events_fail_before_loading() {
     assert_eq!(job["phase"], "succeeded", "{job}");
     assert_eq!(job["events"]["counted"], 0);
 }
+
+/// `POST /migrate/{source_tool}` reads bodies up to the JSON body limit of the other JSON routes:
+/// a body 1 KiB over it is answered 413 with the error body naming the limit in bytes, and one
+/// 1 KiB under it is read (and refused for what it holds: 400 naming the unknown field).
+#[test]
+fn a_body_over_the_json_limit_is_answered_413() {
+    let source = source_tool::start(vec![], 0);
+    let server = server_for(&source, 1000);
+    let headers = [("Content-Type", "application/json")];
+    let limit = crate::common::JSON_BODY_LIMIT;
+    let r = server.send("POST", "/migrate/amplitude", None, &headers, Some(crate::common::padded_object(limit + 1024)));
+    assert_eq!(r.status, 413, "{}", r.text);
+    assert_eq!(r.json()["status"], "error");
+    let msg = r.json()["error"].as_str().unwrap().to_owned();
+    assert!(msg.contains(&limit.to_string()), "the limit {limit} is not in: {msg}");
+    let r = server.send("POST", "/migrate/amplitude", None, &headers, Some(crate::common::padded_object(limit - 1024)));
+    assert_eq!(r.status, 400, "a body under the limit of {limit} bytes must be read: {}", &r.text[..r.text.len().min(500)]);
+    assert!(r.json()["error"].as_str().unwrap().contains("`pad` is not a field of a migration request"), "{}", r.text);
+    assert!(source.seen.lock().unwrap().is_empty(), "nothing is exported for a refused request");
+}

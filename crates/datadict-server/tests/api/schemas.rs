@@ -121,13 +121,15 @@ fn a_bad_body_lists_every_problem_and_changes_nothing() {
     for (path, body, needle) in [
         (base.clone(), json!([]), "must be an object"),
         (base.clone(), json!({}), "`entries` is required"),
-        (format!("{base}/event/X"), json!({"properties": []}), "schemaJson"),
+        (format!("{base}/event/X"), json!({"properties": []}), "`properties` is an array; it must be an object"),
         (format!("{base}/event/X"), json!({"properties": {"p": {}}}), "properties.p.type"),
         (format!("{base}/profile/$user"), json!({"properties": {"p": {"type": "string", "metadata": {"com.vendor": {"dropped": true}}}}}), "only events"),
     ] {
         let r = server.post_json(&path, &owner, &body);
         assert_eq!(r.status, 400, "{path} {body}");
-        let _ = needle;
+        assert_eq!(r.json()["status"], "error", "{path} {body}");
+        let error = r.json()["error"].as_str().unwrap().to_owned();
+        assert!(error.contains(needle), "`{needle}` missing from the answer to {path} {body}: {error}");
     }
     let r = server.send("POST", &base, Some((&owner.username, &owner.secret)), &[], Some(b"{\"entries\": [".to_vec()));
     assert_eq!(r.status, 400);

@@ -419,3 +419,25 @@ fn file_sources_stay_inside_the_configured_folder() {
     assert_eq!(server.post_json(&imports(p), &owner, &body(&link)).status, 400);
     assert_eq!(server.post_json(&imports(p), &owner, &body(&inside)).status, 201);
 }
+
+/// `POST .../warehouse-sources/imports` reads bodies up to the JSON body limit of the other JSON
+/// routes: a body 1 KiB over it is answered 413 with the error body naming the limit in bytes, and
+/// one 1 KiB under it is read (and refused for what it holds: 400 naming the unknown field).
+#[test]
+fn a_create_body_over_the_json_limit_is_answered_413() {
+    let server = Server::start();
+    let p = server.project("p").id;
+    let owner = server.account("owner", p, Some(Role::Owner));
+    let auth = Some((owner.username.as_str(), owner.secret.as_str()));
+    let headers = [("Content-Type", "application/json")];
+    let limit = crate::common::JSON_BODY_LIMIT;
+    let r = server.send("POST", &imports(p), auth, &headers, Some(crate::common::padded_object(limit + 1024)));
+    assert_eq!(r.status, 413, "{}", r.text);
+    assert_eq!(r.json()["status"], "error");
+    let msg = r.json()["error"].as_str().unwrap().to_owned();
+    assert!(msg.contains(&limit.to_string()), "the limit {limit} is not in: {msg}");
+    let r = server.send("POST", &imports(p), auth, &headers, Some(crate::common::padded_object(limit - 1024)));
+    assert_eq!(r.status, 400, "a body under the limit of {limit} bytes must be read: {}", &r.text[..r.text.len().min(500)]);
+    assert!(r.json()["error"].as_str().unwrap().contains("`pad` is not a field of an import"), "{}", r.text);
+    assert_eq!(server.get(&imports(p), &owner).json()["results"], json!([]));
+}

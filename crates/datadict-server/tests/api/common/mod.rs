@@ -8,6 +8,21 @@ use datadict_server::{admin, app, AppState, Config, Store};
 use serde_json::Value;
 use std::sync::Arc;
 
+/// The largest JSON body the JSON routes (schemas, warehouse imports, migration) read. The server
+/// names it `SCHEMA_BODY_LIMIT`; if it is renamed (`JSON_BODY_LIMIT`), only this line changes.
+pub const JSON_BODY_LIMIT: usize = datadict_server::SCHEMA_BODY_LIMIT;
+
+/// A JSON object of exactly `bytes` bytes: `{"pad":"xxx..."}`, so that a size test is exact.
+pub fn padded_object(bytes: usize) -> Vec<u8> {
+    let empty = br#"{"pad":""}"#.len();
+    let mut out = Vec::with_capacity(bytes);
+    out.extend_from_slice(br#"{"pad":""#);
+    out.resize(bytes - 2, b'x');
+    out.extend_from_slice(br#""}"#);
+    assert!(bytes >= empty && out.len() == bytes);
+    out
+}
+
 /// A running server. Dropping it shuts the server down and removes its folder.
 pub struct Server {
     pub base: String,
