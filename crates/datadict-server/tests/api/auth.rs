@@ -328,3 +328,37 @@ fn the_admin_command_line_manages_projects_accounts_and_roles() {
 fn contains(hay: &[u8], needle: &[u8]) -> bool {
     hay.windows(needle.len()).any(|w| w == needle)
 }
+
+/// Credentials are judged before anything else in the request: without valid ones, a malformed
+/// project id, query string or body still gets 401 (and says nothing about them); with valid ones,
+/// each of those gets its own 400.
+#[test]
+fn credentials_are_judged_before_the_rest_of_the_request() {
+    let server = Server::start();
+    let p = server.project("p").id;
+    let owner = server.account("owner", p, Some(Role::Owner));
+    let json = [("Content-Type", "application/json")];
+    let cases: [(&str, String, Option<&[u8]>, &str); 5] = [
+        ("GET", "/api/app/projects/zz/schemas".into(), None, "project id"),
+        ("GET", format!("/api/app/projects/{p}/event-counts?days=1&days=2"), None, "duplicate field `days`"),
+        ("DELETE", format!("/api/app/projects/{p}/schemas/event?entity_name=a&entity_name=b"), None, "duplicate field `entity_name`"),
+        ("POST", format!("/api/app/projects/{p}/schemas"), Some(b"{bad"), "not valid JSON"),
+        ("POST", format!("/api/app/projects/{p}/schemas/events/X"), Some(b"{}"), "`event` or `profile`"),
+    ];
+    for (method, path, body, problem) in cases {
+        let body = body.map(<[u8]>::to_vec);
+        for (who, auth) in [("nobody", None), ("wrong secret", Some((owner.username.as_str(), "not-the-secret")))] {
+            let r = server.send(method, &path, auth, &json, body.clone());
+            assert_eq!(r.status, 401, "{who}: {method} {path}: {}", r.text);
+            assert!(!r.text.contains(problem), "{who}: {method} {path} told a stranger about the request: {}", r.text);
+        }
+        let r = server.send(method, &path, Some((&owner.username, &owner.secret)), &json, body);
+        assert_eq!(r.status, 400, "owner: {method} {path}: {}", r.text);
+        assert!(r.json()["error"].as_str().unwrap().contains(problem), "owner: {method} {path}: {}", r.text);
+    }
+    // The same on /import: a malformed `project_id` is reported only to valid credentials.
+    let r = server.send("POST", "/import?project_id=zz", Some((&owner.username, "not-the-secret")), &json, Some(b"[]".to_vec()));
+    assert_eq!(r.status, 401, "{}", r.text);
+    let r = server.send("POST", "/import?project_id=zz", Some((&owner.username, &owner.secret)), &json, Some(b"[]".to_vec()));
+    assert_eq!((r.status, r.text.contains("project id")), (400, true), "{}", r.text);
+}

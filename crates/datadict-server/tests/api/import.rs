@@ -264,6 +264,25 @@ fn long_names_and_distinct_ids_are_known_by_what_is_stored() {
     assert_eq!(f.events(&format!("event={cut_name}"))["results"], found);
 }
 
+/// An uncompressed body over the default request limit (10 MB, FACTS.md) is refused with 413 and a
+/// message that names the limit; a body under it is read and judged.
+#[test]
+fn an_uncompressed_body_over_the_default_10_mb_answers_413() {
+    let f = fixture();
+    let limit = datadict_core::Limits::default().max_request_bytes;
+    let padded = |len: usize| {
+        let mut body = b"[".to_vec();
+        body.resize(len - 1, b' ');
+        body.push(b']');
+        body
+    };
+    let r = f.import("&strict=1", &padded(limit + 1), &[("Content-Type", "application/json")]);
+    assert_eq!(r.status, 413, "{}", r.text);
+    assert!(r.json()["error"].as_str().unwrap().contains(&limit.to_string()), "{}", r.text);
+    let r = f.import("&strict=1", &padded(limit), &[("Content-Type", "application/json")]);
+    assert_eq!((r.status, r.json()["error"].as_str().unwrap_or_default().contains("no events")), (400, true), "{}", r.text);
+}
+
 #[test]
 fn size_limits_answer_413() {
     let mut config = Config::default();

@@ -313,6 +313,10 @@ fn a_body_over_the_json_limit_is_answered_413() {
     assert_eq!(r.json()["status"], "error");
     let msg = r.json()["error"].as_str().unwrap().to_owned();
     assert!(msg.contains(&limit.to_string()), "the limit {limit} is not in: {msg}");
+    // Far over the limit too: the body is read to its end, so the client gets the answer rather
+    // than a connection closed while it was still sending.
+    let r = server.send("POST", "/migrate/amplitude", None, &headers, Some(crate::common::padded_object(3 * limit)));
+    assert_eq!(r.status, 413, "{}", r.text);
     let r = server.send("POST", "/migrate/amplitude", None, &headers, Some(crate::common::padded_object(limit - 1024)));
     assert_eq!(r.status, 400, "a body under the limit of {limit} bytes must be read: {}", &r.text[..r.text.len().min(500)]);
     assert!(r.json()["error"].as_str().unwrap().contains("`pad` is not a field of a migration request"), "{}", r.text);

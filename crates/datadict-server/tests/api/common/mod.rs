@@ -8,9 +8,7 @@ use datadict_server::{admin, app, AppState, Config, Store};
 use serde_json::Value;
 use std::sync::Arc;
 
-/// The largest JSON body the JSON routes (schemas, warehouse imports, migration) read. The server
-/// names it `SCHEMA_BODY_LIMIT`; if it is renamed (`JSON_BODY_LIMIT`), only this line changes.
-pub const JSON_BODY_LIMIT: usize = datadict_server::SCHEMA_BODY_LIMIT;
+pub use datadict_server::JSON_BODY_LIMIT;
 
 /// A JSON object of exactly `bytes` bytes: `{"pad":"xxx..."}`, so that a size test is exact.
 pub fn padded_object(bytes: usize) -> Vec<u8> {
