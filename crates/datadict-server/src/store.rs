@@ -726,6 +726,11 @@ pub fn delete_schemas(
     )?)
 }
 
+/// The hash of project `project_id`'s token (the project exists: callers have authorized it).
+pub fn project_token_hash(conn: &Connection, project_id: i64) -> anyhow::Result<String> {
+    Ok(conn.query_row("SELECT token_hash FROM projects WHERE id = ?1", [project_id], |r| r.get(0))?)
+}
+
 /// The project whose token hashes to `token_hash`.
 pub fn project_by_token_hash(conn: &Connection, token_hash: &str) -> anyhow::Result<Option<i64>> {
     Ok(conn

@@ -59,7 +59,7 @@ pub struct EventsPage {
     params(("project_id" = i64, Path, description = "the project id"),
         ("event" = Option<String>, Query, description = "only events of this name"),
         ("distinct_id" = Option<String>, Query, description = "only events of this user"),
-        ("where" = Option<String>, Query, description = "`<property>=<value>`, e.g. `$source=warehouse-import`"),
+        ("where" = Option<String>, Query, description = "`<property>=<value>`, e.g. `$source=warehouse-import`; a name holding `=` is written in double quotes: `\"a=b\"=1`"),
         ("from" = Option<String>, Query, description = "inclusive start: milliseconds since epoch or `YYYY-MM-DD`"),
         ("to" = Option<String>, Query, description = "exclusive end: milliseconds since epoch or `YYYY-MM-DD`"),
         ("limit" = Option<u32>, Query, description = "page size, 1 to 1000 (default 100)"),
@@ -106,15 +106,20 @@ async fn list_events(
 }
 
 fn parse_where(raw: &str) -> Result<PropertyFilter, ApiError> {
-    let Some((name, value)) = raw.split_once('=') else {
+    // `name=value`, or `"name"=value` for a name that holds `=` (names never hold `"`).
+    let split = match raw.trim_start().strip_prefix('"') {
+        Some(rest) => rest.split_once('"').and_then(|(name, after)| Some((name, after.trim_start().strip_prefix('=')?))),
+        None => raw.split_once('='),
+    };
+    let Some((name, value)) = split else {
         return Err(ApiError::BadRequest(format!(
-            "`where={raw}` has no `=`; write `where=<property>=<value>`, e.g. `where=$source=warehouse-import`"
+            "`where={raw}` is not `<property>=<value>`; write e.g. `where=$source=warehouse-import`, and put a name that holds `=` in double quotes: `where=\"a=b\"=1`"
         )));
     };
     let name = name.trim();
     if name.is_empty() || name.contains('"') || name.chars().any(char::is_control) {
         return Err(ApiError::BadRequest(format!(
-            "`{name}` is not a property name that can be filtered on; use the tracked name without quotes"
+            "`{name}` is not a property name that can be filtered on; use the tracked name (a name cannot hold `\"`)"
         )));
     }
     Ok(PropertyFilter { property: name.to_owned(), value: value.trim().to_owned() })

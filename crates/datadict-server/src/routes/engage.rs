@@ -88,8 +88,7 @@ async fn engage(
         .store
         .call(move |conn| {
             let tx = conn.transaction()?;
-            let project_token: String =
-                tx.query_row("SELECT token_hash FROM projects WHERE id = ?1", [project_id], |r| r.get(0))?;
+            let project_token = store::project_token_hash(&tx, project_id)?;
             let mut rejected = Vec::new();
             let mut profiles: HashMap<String, Option<Map<String, Value>>> = HashMap::new();
             let mut applied = 0;

@@ -283,6 +283,55 @@ fn an_uncompressed_body_over_the_default_10_mb_answers_413() {
     assert_eq!((r.status, r.json()["error"].as_str().unwrap_or_default().contains("no events")), (400, true), "{}", r.text);
 }
 
+/// Names and values that look like SQL, HTML, paths or template syntax are data like any other:
+/// stored and read back byte for byte, found by event name, distinct_id and property value, and
+/// usable as schema names (created, read, listed and deleted), without touching other rows.
+#[test]
+fn injection_looking_names_and_values_are_plain_data() {
+    let f = fixture();
+    let t = now_ms();
+    let names = [
+        "x'); DROP TABLE events; --",
+        "\" OR 1=1 --",
+        "<script>alert(1)</script>",
+        "../../etc/passwd",
+        "${jndi:ldap://x.test/a}",
+        "%00%27 AND sleep(5)",
+        "Robert'); -- ünïcödé ✓",
+    ];
+    let events: Vec<Value> = names.iter().enumerate().map(|(i, name)| {
+        event(name, t - i as i64, name, &format!("inj-{i}"), json!({"note": name, "p' OR '1'='1": name}))
+    }).collect();
+    let r = f.import_json("&strict=1", &events);
+    assert_eq!(r.json()["num_records_imported"], names.len(), "{}", r.text);
+    assert_eq!(f.events("")["results"].as_array().unwrap().len(), names.len());
+    let enc = |s: &str| s.bytes().map(|b| format!("%{b:02X}")).collect::<String>();
+    for (i, name) in names.iter().enumerate() {
+        let one = json!([events[i]]);
+        assert_eq!(f.events(&format!("event={}", enc(name)))["results"], one, "event={name}");
+        assert_eq!(f.events(&format!("distinct_id={}", enc(name)))["results"], one, "distinct_id={name}");
+        assert_eq!(f.events(&format!("where={}", enc(&format!("note={name}"))))["results"], one, "where note={name}");
+        // A name that holds `=` is quoted.
+        assert_eq!(f.events(&format!("where={}", enc(&format!("\"p' OR '1'='1\"={name}"))))["results"], one, "where p' OR..={name}");
+        let path = format!("/api/app/projects/{}/schemas/event/{}", f.p, enc(name));
+        let r = f.server.post_json(&path, &f.owner, &json!({"description": name}));
+        assert_eq!(r.status, 200, "{name}: {}", r.text);
+        let r = f.server.get(&path, &f.owner);
+        assert_eq!((r.status, &r.json()["description"]), (200, &json!(name)), "{name}: {}", r.text);
+    }
+    let list = f.server.get(&format!("/api/app/projects/{}/schemas/event", f.p), &f.owner).json();
+    let mut listed: Vec<&str> = list["results"].as_array().unwrap().iter().map(|e| e["name"].as_str().unwrap()).collect();
+    let mut want = names.to_vec();
+    listed.sort_unstable();
+    want.sort_unstable();
+    assert_eq!(listed, want);
+    let first = format!("/api/app/projects/{}/schemas/event/{}", f.p, enc(names[0]));
+    assert_eq!(f.server.delete(&first, &f.owner).json()["results"]["delete_count"], 1);
+    let left = f.server.get(&format!("/api/app/projects/{}/schemas/event", f.p), &f.owner).json();
+    assert_eq!(left["results"].as_array().unwrap().len(), names.len() - 1);
+    assert_eq!(f.events("")["results"].as_array().unwrap().len(), names.len(), "the events are all still there");
+}
+
 #[test]
 fn size_limits_answer_413() {
     let mut config = Config::default();
