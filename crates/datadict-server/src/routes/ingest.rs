@@ -14,7 +14,9 @@ use axum::Json;
 use datadict_core::InputFormat;
 
 // FACTS.md's 401 and 429 messages are kept word for word (capitalised, with a period), against
-// this project's message style, because clients of the service match on them.
+// this project's message style, because clients of the service match on them. The 401 words are
+// those of wrong credentials (the case FACTS.md documents); a missing or unreadable
+// `Authorization` header is a client bug, and its 401 says what is wrong with the header instead.
 use datadict_core::api::import_status::{self, INVALID_CREDENTIALS, RATE_LIMITED};
 use datadict_core::{FailedRecord, ImportResponse};
 

@@ -188,6 +188,7 @@ async fn get_one(
     responses(
         (status = 200, description = "`{\"status\":\"ok\"}`; entity metadata is merged with the stored schema (absent keys kept, `null` removes)", body = Object),
         (status = 400, description = "bad path or body; `error` lists every problem", body = Object),
+        (status = 413, description = "the body is over the JSON body limit (16 MiB)", body = Object),
         (status = 401, description = "missing or invalid credentials", body = Object),
         (status = 403, description = "valid credentials without access to the project or without a write role", body = Object),
         (status = 429, description = "the project's schemas rate limit or events+properties update budget is reached; nothing is written; see `Retry-After`", body = Object)
@@ -239,6 +240,7 @@ async fn upload_one(
     responses(
         (status = 200, description = "`{\"results\":{\"added\":N,\"deleted\":N},\"status\":\"ok\"}`", body = Object),
         (status = 400, description = "bad path or body (`error` lists every problem), or a `truncate` that would remove more schemas than one request may", body = Object),
+        (status = 413, description = "the body is over the JSON body limit (16 MiB)", body = Object),
         (status = 401, description = "missing or invalid credentials", body = Object),
         (status = 403, description = "valid credentials without access to the project or without a write role", body = Object),
         (status = 429, description = "the project's schemas rate limit or events+properties update budget is reached; nothing is written; see `Retry-After`", body = Object)

@@ -160,3 +160,19 @@ fn the_schemas_rate_limit_answers_429_with_retry_after() {
     // Limits are per project.
     assert_eq!(server.get(&format!("/api/app/projects/{q}/schemas"), &owner).status, 200);
 }
+
+/// Both schema uploads refuse a body over the JSON body limit with 413 naming the limit, and write
+/// nothing.
+#[test]
+fn a_schema_body_over_the_json_limit_is_answered_413() {
+    let server = Server::start();
+    let p = server.project("p").id;
+    let owner = server.account("owner", p, Some(Role::Owner));
+    let limit = crate::common::JSON_BODY_LIMIT;
+    for path in [format!("/api/app/projects/{p}/schemas"), format!("/api/app/projects/{p}/schemas/event/Big")] {
+        let r = server.send("POST", &path, Some((&owner.username, &owner.secret)), &[("Content-Type", "application/json")], Some(crate::common::padded_object(limit + 1)));
+        assert_eq!(r.status, 413, "{path}: {}", r.text);
+        assert!(r.json()["error"].as_str().unwrap().contains(&limit.to_string()), "{path}: {}", r.text);
+    }
+    assert_eq!(server.get(&format!("/api/app/projects/{p}/schemas"), &owner).json()["results"], json!([]));
+}
