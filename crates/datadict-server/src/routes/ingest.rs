@@ -85,13 +85,13 @@ pub async fn authorize_ingest(
         }
         return Ok(token_project);
     }
-    let Some(project_id) = project_id else {
-        return Err(ApiError::BadRequest(
-            "`project_id` is required with service account credentials; add `?project_id=<id>` to the URL".into(),
-        ));
-    };
-    match authorize(state, headers, project_id, Access::Write).await {
+    // Without `project_id` the credentials are still judged first; the project id's 400 (which
+    // is all `authorize` answers 400 for) then says that it is missing.
+    match authorize(state, headers, project_id.unwrap_or_default(), Access::Write).await {
         Err(ApiError::Unauthorized(_)) => Err(ApiError::Unauthorized(INVALID_CREDENTIALS.into())),
+        Err(ApiError::BadRequest(_)) if project_id.is_none() => Err(ApiError::BadRequest(
+            "`project_id` is required with service account credentials; add `?project_id=<id>` to the URL".into(),
+        )),
         other => other.map(|principal| principal.project_id),
     }
 }

@@ -361,4 +361,9 @@ fn credentials_are_judged_before_the_rest_of_the_request() {
     assert_eq!(r.status, 401, "{}", r.text);
     let r = server.send("POST", "/import?project_id=zz", Some((&owner.username, &owner.secret)), &json, Some(b"[]".to_vec()));
     assert_eq!((r.status, r.text.contains("project id")), (400, true), "{}", r.text);
+    // And a missing one.
+    let r = server.send("POST", "/import", Some((&owner.username, "not-the-secret")), &json, Some(b"[]".to_vec()));
+    assert_eq!(r.status, 401, "{}", r.text);
+    let r = server.send("POST", "/import", Some((&owner.username, &owner.secret)), &json, Some(b"[]".to_vec()));
+    assert_eq!((r.status, r.text.contains("`project_id` is required")), (400, true), "{}", r.text);
 }
