@@ -217,3 +217,19 @@ fn truncation_cuts_on_character_boundaries() {
     let cut = "x".repeat(254);
     assert_eq!(value, serde_json::json!({"k": cut, "a": [cut, 1], long: "short"}));
 }
+
+/// A time far outside the calendar is not described by the date its saturated value would have.
+#[test]
+fn huge_times_are_not_shown_as_made_up_dates() {
+    for (record, shown) in [
+        (r#"{"event":"e","properties":{"time":123456789012345678901234567890,"distinct_id":"u","$insert_id":"a"}}"#, "after the year 9999"),
+        (r#"{"event":"e","properties":{"time":-123456789012345678901234567890,"distinct_id":"u","$insert_id":"a"}}"#, "before the year 1"),
+        (r#"{"event":"e","properties":{"time":253402300800000,"distinct_id":"u","$insert_id":"a"}}"#, "after the year 9999"),
+        (r#"{"event":"e","properties":{"time":253402300799999,"distinct_id":"u","$insert_id":"a"}}"#, "9999-12-31T23:59:59Z"),
+    ] {
+        let c = check_event(record.as_bytes(), &Limits::default(), NOW);
+        let message = &c.issues.iter().find(|i| i.path == "properties.time").expect(record).message;
+        assert!(message.contains(shown), "{message}");
+        assert!(!message.contains("292"), "{message}");
+    }
+}
