@@ -26,6 +26,59 @@ fn routes(p: i64) -> Vec<(&'static str, String, Option<serde_json::Value>, bool)
     ]
 }
 
+/// A project `p` with an account of each role in it, and the owner of another project.
+struct Cast {
+    p: i64,
+    owner: Account,
+    admin: Account,
+    consumer: Account,
+    stranger: Account,
+}
+
+/// A caller: who, and the credentials sent.
+type Caller<'a> = (&'static str, Option<(&'a str, &'a str)>);
+
+impl Cast {
+    fn new(server: &Server) -> Self {
+        let p = server.project("p").id;
+        let other = server.project("other").id;
+        Self {
+            p,
+            owner: server.account("owner", p, Some(Role::Owner)),
+            admin: server.account("admin", p, Some(Role::Admin)),
+            consumer: server.account("consumer", p, Some(Role::Consumer)),
+            stranger: server.account("stranger", other, Some(Role::Owner)),
+        }
+    }
+
+    /// The callers a route refuses, with their status: 401 without valid credentials, 403 without
+    /// a role in the project, and 403 for the consumer when the route `writes`.
+    fn refused(&self, writes: bool) -> Vec<(Caller<'_>, u16)> {
+        let mut out = vec![
+            (("nobody", None), 401),
+            (("wrong secret", Some((self.owner.username.as_str(), "not-the-secret"))), 401),
+            (("unknown user", Some(("ghost", self.owner.secret.as_str()))), 401),
+            (("no role", Some((self.stranger.username.as_str(), self.stranger.secret.as_str()))), 403),
+        ];
+        if writes {
+            out.push((("consumer", Some((self.consumer.username.as_str(), self.consumer.secret.as_str()))), 403));
+        }
+        out
+    }
+
+    /// The callers a route admits (the consumer only when it does not write), the owner last, so
+    /// that its deletions do not change what the others saw.
+    fn admitted(&self, writes: bool) -> Vec<Caller<'_>> {
+        let mut out = Vec::new();
+        if !writes {
+            out.push(("consumer", Some((self.consumer.username.as_str(), self.consumer.secret.as_str()))));
+        }
+        out.push(("admin", Some((self.admin.username.as_str(), self.admin.secret.as_str()))));
+        out.push(("owner", Some((self.owner.username.as_str(), self.owner.secret.as_str()))));
+        out
+    }
+}
+
 fn call(server: &Server, method: &str, path: &str, auth: Option<(&str, &str)>, body: &Option<serde_json::Value>) -> crate::common::Reply {
     let bytes = body.as_ref().map(|b| serde_json::to_vec(b).unwrap());
     server.send(method, path, auth, &[("Content-Type", "application/json")], bytes)
@@ -34,12 +87,8 @@ fn call(server: &Server, method: &str, path: &str, auth: Option<(&str, &str)>, b
 #[test]
 fn every_route_answers_401_and_403_by_role() {
     let server = Server::start();
-    let p = server.project("p").id;
-    let other = server.project("other").id;
-    let owner = server.account("owner", p, Some(Role::Owner));
-    let admin = server.account("admin", p, Some(Role::Admin));
-    let consumer = server.account("consumer", p, Some(Role::Consumer));
-    let stranger = server.account("stranger", other, Some(Role::Owner));
+    let cast = Cast::new(&server);
+    let (p, owner) = (cast.p, &cast.owner);
     // Keep one schema so that GET one answers 200.
     let r = server.post_json(&format!("/api/app/projects/{p}/schemas/event/Purchase"), &owner, &json!({}));
     assert_eq!(r.status, 200);
@@ -56,15 +105,12 @@ fn every_route_answers_401_and_403_by_role() {
                 assert!(!msg.is_empty() && msg.chars().next().unwrap().is_lowercase(), "{msg}");
             }
         };
-        check("nobody", None, 401);
-        check("wrong secret", Some((&owner.username, "not-the-secret")), 401);
-        check("unknown user", Some(("ghost", &owner.secret)), 401);
-        check("no role", Some((&stranger.username, &stranger.secret)), 403);
-        check("consumer", Some((&consumer.username, &consumer.secret)), if writes { 403 } else { 200 });
-        let a: &Account = &admin;
-        check("admin", Some((&a.username, &a.secret)), 200);
-        // The owner goes last, so that its deletions do not change what the others saw.
-        check("owner", Some((&owner.username, &owner.secret)), 200);
+        for ((who, auth), want) in cast.refused(writes) {
+            check(who, auth, want);
+        }
+        for (who, auth) in cast.admitted(writes) {
+            check(who, auth, 200);
+        }
         if method == "DELETE" || method == "POST" {
             server.post_json(&format!("/api/app/projects/{p}/schemas/event/Purchase"), &owner, &json!({}));
         }
@@ -122,12 +168,8 @@ fn wait_run(server: &Server, path: &str, who: &Account) {
 #[test]
 fn every_warehouse_route_answers_401_and_403_by_role() {
     let server = Server::start();
-    let p = server.project("p").id;
-    let other = server.project("other").id;
-    let owner = server.account("owner", p, Some(Role::Owner));
-    let admin = server.account("admin", p, Some(Role::Admin));
-    let consumer = server.account("consumer", p, Some(Role::Consumer));
-    let stranger = server.account("stranger", other, Some(Role::Owner));
+    let cast = Cast::new(&server);
+    let (p, owner) = (cast.p, &cast.owner);
     let file = server.dir.path().join("people.ndjson");
     std::fs::write(&file, "{\"u\":\"a\"}\n").unwrap();
     let body = json!({"name": "people", "kind": "people", "source": {"type": "ndjson", "path": file.to_str().unwrap()}, "mapping": {"user_column_name": "u"}});
@@ -171,13 +213,12 @@ fn every_warehouse_route_answers_401_and_403_by_role() {
                 wait_run(&server, &format!("{w}/{id}/runs/{run}"), &owner);
             }
         };
-        check("nobody", None, 401);
-        check("wrong secret", Some((&owner.username, "not-the-secret")), 401);
-        check("unknown user", Some(("ghost", &owner.secret)), 401);
-        check("no role", Some((&stranger.username, &stranger.secret)), 403);
-        check("consumer", Some((&consumer.username, &consumer.secret)), if writes { 403 } else { 200 });
-        check("admin", Some((&admin.username, &admin.secret)), 200);
-        check("owner", Some((&owner.username, &owner.secret)), 200);
+        for ((who, auth), want) in cast.refused(writes) {
+            check(who, auth, want);
+        }
+        for (who, auth) in cast.admitted(writes) {
+            check(who, auth, 200);
+        }
     }
     // The two allowed syncs and the first one are in the history; the two allowed creates are listed.
     assert_eq!(server.get(&format!("{w}/{id}/runs"), &owner).json()["results"].as_array().unwrap().len(), 3);
@@ -193,12 +234,8 @@ fn every_warehouse_route_answers_401_and_403_by_role() {
 #[test]
 fn ingestion_answers_401_and_403_by_role() {
     let server = Server::start();
-    let p = server.project("p").id;
-    let other = server.project("other").id;
-    let owner = server.account("owner", p, Some(Role::Owner));
-    let admin = server.account("admin", p, Some(Role::Admin));
-    let consumer = server.account("consumer", p, Some(Role::Consumer));
-    let stranger = server.account("stranger", other, Some(Role::Owner));
+    let cast = Cast::new(&server);
+    let (p, owner) = (cast.p, &cast.owner);
     let t = crate::common::now_ms() - 60_000;
     let event = |who: &str| json!([{"event": "Matrix", "properties": {"time": t, "distinct_id": "u1", "$insert_id": format!("id-{}", who.replace(' ', "-"))}}]);
     let update = |who: &str| json!([{"$distinct_id": "u1", "$set": {who: true}}]);
@@ -230,19 +267,18 @@ fn ingestion_answers_401_and_403_by_role() {
                 }
             }
         };
-        check("nobody", None, 401);
-        check("wrong secret", Some((&owner.username, "not-the-secret")), 401);
-        check("unknown user", Some(("ghost", &owner.secret)), 401);
-        check("no role", Some((&stranger.username, &stranger.secret)), 403);
-        check("consumer", Some((&consumer.username, &consumer.secret)), 403);
+        for ((who, auth), want) in cast.refused(true) {
+            check(who, auth, want);
+        }
         // Nothing a refused request sent was stored.
         if route == "/import" {
             assert_eq!(events(), Vec::<String>::new());
         } else {
             assert_eq!(profile().status, 404, "{}", profile().text);
         }
-        check("admin", Some((&admin.username, &admin.secret)), 200);
-        check("owner", Some((&owner.username, &owner.secret)), 200);
+        for (who, auth) in cast.admitted(true) {
+            check(who, auth, 200);
+        }
     }
     // A wrong secret gets FACTS.md's 401 body word for word.
     let r = server.send("POST", &format!("/import?project_id={p}"), Some((&owner.username, "nope")), &[], Some(serde_json::to_vec(&event("x")).unwrap()));
