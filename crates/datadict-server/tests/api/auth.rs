@@ -90,7 +90,7 @@ fn every_route_answers_401_and_403_by_role() {
     let cast = Cast::new(&server);
     let (p, owner) = (cast.p, &cast.owner);
     // Keep one schema so that GET one answers 200.
-    let r = server.post_json(&format!("/api/app/projects/{p}/schemas/event/Purchase"), &owner, &json!({}));
+    let r = server.post_json(&format!("/api/app/projects/{p}/schemas/event/Purchase"), owner, &json!({}));
     assert_eq!(r.status, 200);
 
     for (method, path, body, writes) in routes(p) {
@@ -112,11 +112,11 @@ fn every_route_answers_401_and_403_by_role() {
             check(who, auth, 200);
         }
         if method == "DELETE" || method == "POST" {
-            server.post_json(&format!("/api/app/projects/{p}/schemas/event/Purchase"), &owner, &json!({}));
+            server.post_json(&format!("/api/app/projects/{p}/schemas/event/Purchase"), owner, &json!({}));
         }
     }
     // A project that does not exist is indistinguishable from one the account cannot see.
-    let r = server.get("/api/app/projects/999/schemas", &owner);
+    let r = server.get("/api/app/projects/999/schemas", owner);
     assert_eq!(r.status, 403);
     // A malformed header is a 401, not a 400 or a 500.
     for header in ["Basic", "Basic !!!", "Bearer abc", "Basic dXNlcg=="] {
@@ -175,7 +175,7 @@ fn every_warehouse_route_answers_401_and_403_by_role() {
     let body = json!({"name": "people", "kind": "people", "source": {"type": "ndjson", "path": file.to_str().unwrap()}, "mapping": {"user_column_name": "u"}});
     let w = format!("/api/app/projects/{p}/warehouse-sources/imports");
     let create = || {
-        let r = server.post_json(&w, &owner, &body);
+        let r = server.post_json(&w, owner, &body);
         assert_eq!(r.status, 201, "{}", r.text);
         r.json()["results"]["id"].as_i64().unwrap()
     };
@@ -184,9 +184,9 @@ fn every_warehouse_route_answers_401_and_403_by_role() {
     let r = call(&server, "PUT", &format!("{w}/{id}/manual-sync"), Some((&owner.username, &owner.secret)), &Some(json!({})));
     assert_eq!(r.status, 200, "{}", r.text);
     let run_id = r.json()["results"]["run_id"].as_str().unwrap().to_owned();
-    wait_run(&server, &format!("{w}/{id}/runs/{run_id}"), &owner);
+    wait_run(&server, &format!("{w}/{id}/runs/{run_id}"), owner);
     // What a write could change: the imports (each with its last run) and the run history.
-    let snapshot = || format!("{}\n{}", server.get(&w, &owner).text, server.get(&format!("{w}/{id}/runs"), &owner).text);
+    let snapshot = || format!("{}\n{}", server.get(&w, owner).text, server.get(&format!("{w}/{id}/runs"), owner).text);
 
     for (method, template, body, writes, allowed) in warehouse_routes(p, id, &run_id, &body) {
         let check = |who: &str, auth: Option<(&str, &str)>, want: u16| {
@@ -210,7 +210,7 @@ fn every_warehouse_route_answers_401_and_403_by_role() {
             if method == "PUT" && r.status == 200 {
                 // The next caller's sync would be a 409 while this run has not ended.
                 let run = r.json()["results"]["run_id"].as_str().unwrap().to_owned();
-                wait_run(&server, &format!("{w}/{id}/runs/{run}"), &owner);
+                wait_run(&server, &format!("{w}/{id}/runs/{run}"), owner);
             }
         };
         for ((who, auth), want) in cast.refused(writes) {
@@ -221,8 +221,8 @@ fn every_warehouse_route_answers_401_and_403_by_role() {
         }
     }
     // The two allowed syncs and the first one are in the history; the two allowed creates are listed.
-    assert_eq!(server.get(&format!("{w}/{id}/runs"), &owner).json()["results"].as_array().unwrap().len(), 3);
-    let listed = server.get(&w, &owner).json()["results"].as_array().unwrap().len();
+    assert_eq!(server.get(&format!("{w}/{id}/runs"), owner).json()["results"].as_array().unwrap().len(), 3);
+    let listed = server.get(&w, owner).json()["results"].as_array().unwrap().len();
     // The first import, the admin's and owner's creates, and the five fresh imports whose deletion
     // was refused (nobody, wrong secret, unknown user, no role, consumer).
     assert_eq!(listed, 1 + 2 + 5);
@@ -240,11 +240,11 @@ fn ingestion_answers_401_and_403_by_role() {
     let event = |who: &str| json!([{"event": "Matrix", "properties": {"time": t, "distinct_id": "u1", "$insert_id": format!("id-{}", who.replace(' ', "-"))}}]);
     let update = |who: &str| json!([{"$distinct_id": "u1", "$set": {who: true}}]);
     let events = || {
-        let r = server.get(&format!("/api/app/projects/{p}/events?limit=1000"), &owner);
+        let r = server.get(&format!("/api/app/projects/{p}/events?limit=1000"), owner);
         assert_eq!(r.status, 200, "{}", r.text);
         r.json()["results"].as_array().unwrap().iter().map(|e| e["properties"]["$insert_id"].as_str().unwrap().to_owned()).collect::<Vec<_>>()
     };
-    let profile = || server.get(&format!("/api/app/projects/{p}/profiles/u1"), &owner);
+    let profile = || server.get(&format!("/api/app/projects/{p}/profiles/u1"), owner);
 
     for route in ["/import", "/engage"] {
         let path = format!("{route}?strict=1&project_id={p}");
