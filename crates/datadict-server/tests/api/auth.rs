@@ -84,6 +84,20 @@ fn call(server: &Server, method: &str, path: &str, auth: Option<(&str, &str)>, b
     server.send(method, path, auth, &[("Content-Type", "application/json")], bytes)
 }
 
+/// Asserts that `r` has status `want` and, for an error, the API's error body with a specific
+/// message (starting in lower case, as this API's messages do); returns the message (empty for a
+/// success).
+fn expect(r: &crate::common::Reply, want: u16, context: &str) -> String {
+    assert_eq!(r.status, want, "{context}: {}", r.text);
+    if want < 400 {
+        return String::new();
+    }
+    assert_eq!(r.json()["status"], "error", "{context}: {}", r.text);
+    let msg = r.json()["error"].as_str().unwrap().to_owned();
+    assert!(!msg.is_empty() && msg.chars().next().unwrap().is_lowercase(), "{context}: {msg}");
+    msg
+}
+
 #[test]
 fn every_route_answers_401_and_403_by_role() {
     let server = Server::start();
@@ -97,13 +111,7 @@ fn every_route_answers_401_and_403_by_role() {
         let allowed = if path.contains("/profiles/") { 404 } else { 200 };
         let check = |who: &str, auth: Option<(&str, &str)>, want: u16| {
             let want = if want == 200 { allowed } else { want };
-            let r = call(&server, method, &path, auth, &body);
-            assert_eq!(r.status, want, "{who}: {method} {path}: {}", r.text);
-            if want >= 400 {
-                assert_eq!(r.json()["status"], "error", "{who}: {method} {path}");
-                let msg = r.json()["error"].as_str().unwrap().to_owned();
-                assert!(!msg.is_empty() && msg.chars().next().unwrap().is_lowercase(), "{msg}");
-            }
+            expect(&call(&server, method, &path, auth, &body), want, &format!("{who}: {method} {path}"));
         };
         for ((who, auth), want) in cast.refused(writes) {
             check(who, auth, want);
@@ -194,15 +202,10 @@ fn every_warehouse_route_answers_401_and_403_by_role() {
             let path = if template.contains("{fresh}") { template.replace("{fresh}", &create().to_string()) } else { template.clone() };
             let before = snapshot();
             let r = call(&server, method, &path, auth, &body);
-            assert_eq!(r.status, want, "{who}: {method} {path}: {}", r.text);
-            if want >= 400 {
-                assert_eq!(r.json()["status"], "error", "{who}: {method} {path}");
-                let msg = r.json()["error"].as_str().unwrap().to_owned();
-                assert!(!msg.is_empty() && msg.chars().next().unwrap().is_lowercase(), "{msg}");
-                if want == 403 {
-                    let needle = if who == "consumer" { "needs the owner or admin role".to_owned() } else { format!("no access to project {p}") };
-                    assert!(msg.contains(&needle), "{who}: {method} {path}: `{needle}` not in {msg}");
-                }
+            let msg = expect(&r, want, &format!("{who}: {method} {path}"));
+            if want == 403 {
+                let needle = if who == "consumer" { "needs the owner or admin role".to_owned() } else { format!("no access to project {p}") };
+                assert!(msg.contains(&needle), "{who}: {method} {path}: `{needle}` not in {msg}");
             }
             if want == 401 || want == 403 {
                 assert_eq!(snapshot(), before, "{who}: the refused {method} {path} changed something");
