@@ -10,7 +10,7 @@
 use crate::issue::{child_path, index_path, Issue, IssueCode};
 use crate::limits::Limits;
 use crate::schema::PropertyType;
-use crate::time::{format_datetime, Date};
+use crate::time::{format_date, format_datetime, Date};
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use std::borrow::Cow;
 use std::fmt;
@@ -673,10 +673,6 @@ fn finish<'de>(check: &mut EventCheck<'de>, found: Found<'de>, limits: &Limits, 
     }
 
     const TIME: &str = "properties.time";
-    // Beyond these a time is not shown as a date: a huge number saturates to `i64`'s limits,
-    // whose dates (the year 292278994) would be the saturation's, not the sender's.
-    const YEAR_1_MS: i64 = -62_135_596_800_000;
-    const YEAR_9999_END_MS: i64 = 253_402_300_799_999;
     match found.time {
         None => issues.push(missing(TIME, "the time of the action in seconds or milliseconds since the epoch")),
         Some(seen) => match time_to_ms(&seen) {
@@ -691,7 +687,7 @@ fn finish<'de>(check: &mut EventCheck<'de>, found: Found<'de>, limits: &Limits, 
                         format!(
                             "`{TIME}` is {} ({}); it must be on or after {}, in seconds or milliseconds since the epoch",
                             raw(),
-                            if ms < YEAR_1_MS { "before the year 1".to_owned() } else { Date::from_ms(ms).to_string() },
+                            format_date(ms),
                             Date::from_ms(limits.min_time_ms)
                         ),
                     ));
@@ -702,7 +698,7 @@ fn finish<'de>(check: &mut EventCheck<'de>, found: Found<'de>, limits: &Limits, 
                         format!(
                             "`{TIME}` is {} ({}); it must be at most {} s after the receiver's clock ({}): send the time the action took place, in seconds or milliseconds since the epoch",
                             raw(),
-                            if ms > YEAR_9999_END_MS { "after the year 9999".to_owned() } else { format_datetime(ms) },
+                            format_datetime(ms),
                             limits.max_future_ms / 1000,
                             format_datetime(now_ms)
                         ),

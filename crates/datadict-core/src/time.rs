@@ -111,8 +111,33 @@ pub fn days_in_month(year: i32, month: u32) -> u32 {
     }
 }
 
-/// Formats an instant as `YYYY-MM-DDTHH:MM:SSZ` for messages.
+/// The first and last instants a message shows as a date: the years 1 to 9999. A time beyond
+/// them (a huge number, saturated to `i64`'s range) is described instead: the date of the
+/// saturated value (the year 292278994) would be the saturation's, not the sender's.
+const FIRST_DATED_MS: i64 = -62_135_596_800_000;
+const LAST_DATED_MS: i64 = 253_402_300_799_999;
+
+fn beyond_the_calendar(ms: i64) -> Option<&'static str> {
+    if ms < FIRST_DATED_MS {
+        Some("before the year 1")
+    } else if ms > LAST_DATED_MS {
+        Some("after the year 9999")
+    } else {
+        None
+    }
+}
+
+/// Formats an instant as `YYYY-MM-DD` for messages (or says it is beyond the years 1 to 9999).
+pub fn format_date(ms: i64) -> String {
+    beyond_the_calendar(ms).map_or_else(|| Date::from_ms(ms).to_string(), str::to_owned)
+}
+
+/// Formats an instant as `YYYY-MM-DDTHH:MM:SSZ` for messages (or says it is beyond the years 1
+/// to 9999).
 pub fn format_datetime(ms: i64) -> String {
+    if let Some(beyond) = beyond_the_calendar(ms) {
+        return beyond.to_owned();
+    }
     let date = Date::from_ms(ms);
     let in_day = ms.rem_euclid(DAY_MS) / 1000;
     format!("{date}T{:02}:{:02}:{:02}Z", in_day / 3600, in_day / 60 % 60, in_day % 60)

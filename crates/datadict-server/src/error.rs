@@ -134,7 +134,7 @@ pub async fn read_limited(body: Body, limit: usize) -> Result<Option<Bytes>, Api
 }
 
 /// How much of an over-limit body is read and discarded before the connection is given up.
-pub const DRAIN_LIMIT: usize = 256 * 1024 * 1024;
+const DRAIN_LIMIT: usize = 256 * 1024 * 1024;
 
 /// The path parameters of a request (as `axum::extract::Path`), whose rejection is the API's own
 /// error body: a segment that does not decode to UTF-8 (`%FF`) gets a 400 that says which.
