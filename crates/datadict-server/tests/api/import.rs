@@ -1,6 +1,6 @@
 //! `POST /import` over real HTTP, and the read API that shows what arrived.
 
-use crate::common::{gzip, now_ms, Account, Server};
+use crate::common::{gzip, now_ms, urlencode, Account, Server};
 use datadict_server::store::Role;
 use datadict_server::Config;
 use serde_json::{json, Value};
@@ -305,15 +305,14 @@ fn injection_looking_names_and_values_are_plain_data() {
     let r = f.import_json("&strict=1", &events);
     assert_eq!(r.json()["num_records_imported"], names.len(), "{}", r.text);
     assert_eq!(f.events("")["results"].as_array().unwrap().len(), names.len());
-    let enc = |s: &str| s.bytes().map(|b| format!("%{b:02X}")).collect::<String>();
     for (i, name) in names.iter().enumerate() {
         let one = json!([events[i]]);
-        assert_eq!(f.events(&format!("event={}", enc(name)))["results"], one, "event={name}");
-        assert_eq!(f.events(&format!("distinct_id={}", enc(name)))["results"], one, "distinct_id={name}");
-        assert_eq!(f.events(&format!("where={}", enc(&format!("note={name}"))))["results"], one, "where note={name}");
+        assert_eq!(f.events(&format!("event={}", urlencode(name)))["results"], one, "event={name}");
+        assert_eq!(f.events(&format!("distinct_id={}", urlencode(name)))["results"], one, "distinct_id={name}");
+        assert_eq!(f.events(&format!("where={}", urlencode(&format!("note={name}"))))["results"], one, "where note={name}");
         // A name that holds `=` is quoted.
-        assert_eq!(f.events(&format!("where={}", enc(&format!("\"p' OR '1'='1\"={name}"))))["results"], one, "where p' OR..={name}");
-        let path = format!("/api/app/projects/{}/schemas/event/{}", f.p, enc(name));
+        assert_eq!(f.events(&format!("where={}", urlencode(&format!("\"p' OR '1'='1\"={name}"))))["results"], one, "where p' OR..={name}");
+        let path = format!("/api/app/projects/{}/schemas/event/{}", f.p, urlencode(name));
         let r = f.server.post_json(&path, &f.owner, &json!({"description": name}));
         assert_eq!(r.status, 200, "{name}: {}", r.text);
         let r = f.server.get(&path, &f.owner);
@@ -325,7 +324,7 @@ fn injection_looking_names_and_values_are_plain_data() {
     listed.sort_unstable();
     want.sort_unstable();
     assert_eq!(listed, want);
-    let first = format!("/api/app/projects/{}/schemas/event/{}", f.p, enc(names[0]));
+    let first = format!("/api/app/projects/{}/schemas/event/{}", f.p, urlencode(names[0]));
     assert_eq!(f.server.delete(&first, &f.owner).json()["results"]["delete_count"], 1);
     let left = f.server.get(&format!("/api/app/projects/{}/schemas/event", f.p), &f.owner).json();
     assert_eq!(left["results"].as_array().unwrap().len(), names.len() - 1);

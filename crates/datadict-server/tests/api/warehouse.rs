@@ -39,7 +39,7 @@ fn events(server: &Server, p: i64, who: &Account, filter: &str) -> Vec<Value> {
     let mut out = Vec::new();
     let mut cursor = String::new();
     loop {
-        let r = server.get(&format!("/api/app/projects/{p}/events?limit=1000&where={}{cursor}", urlencode(filter)), who);
+        let r = server.get(&format!("/api/app/projects/{p}/events?limit=1000&where={}{cursor}", crate::common::urlencode(filter)), who);
         assert_eq!(r.status, 200, "{}", r.text);
         let body = r.json();
         out.extend(body["results"].as_array().unwrap().iter().cloned());
@@ -48,12 +48,6 @@ fn events(server: &Server, p: i64, who: &Account, filter: &str) -> Vec<Value> {
             None => return out,
         }
     }
-}
-
-fn urlencode(s: &str) -> String {
-    s.bytes()
-        .map(|b| if b.is_ascii_alphanumeric() || b"-_.".contains(&b) { (b as char).to_string() } else { format!("%{b:02X}") })
-        .collect()
 }
 
 fn sqlite_source(dir: &std::path::Path, now_s: i64) -> std::path::PathBuf {

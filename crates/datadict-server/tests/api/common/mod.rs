@@ -207,3 +207,11 @@ pub fn gzip(bytes: &[u8]) -> Vec<u8> {
 pub fn now_ms() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64
 }
+
+/// Percent-encodes `s` for a URL path segment or query value (every byte but ASCII letters,
+/// digits and `-_.`).
+pub fn urlencode(s: &str) -> String {
+    s.bytes()
+        .map(|b| if b.is_ascii_alphanumeric() || b"-_.".contains(&b) { (b as char).to_string() } else { format!("%{b:02X}") })
+        .collect()
+}
