@@ -18,7 +18,9 @@ const USAGE: &str = "usage: cargo xtask <task> [options]
 tasks:
   setup [run|test|all]   install what is missing (wasm32 target, wasm-bindgen CLI, trunk,
                          chromium + chromedriver, firefox-esr + geckodriver,
-                         postgresql); default: all
+                         postgresql); default: all. DATADICT_TOOLS_DIR=DIR installs the
+                         cargo-built tools into DIR (relative to the workspace) and looks
+                         for them only there
   run [--listen ADDR] [--data-dir DIR]
                          build the web app and start the server with a demo project
   test [SUITE...]        install what tests need, then run every suite (or the named ones)
@@ -50,6 +52,7 @@ fn main() -> anyhow::Result<()> {
         }
     };
     util::enter_workspace_root()?;
+    setup::put_tools_on_path();
     match task {
         "setup" => setup::main(rest),
         "run" => run::main(rest),
