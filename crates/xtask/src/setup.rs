@@ -256,6 +256,11 @@ pub fn wasm_command(mut cmd: Command) -> Command {
     cmd
 }
 
+/// The first line of `BIN --version` (geckodriver adds a paragraph about its source after it).
+fn tool_version(path: &Path) -> Option<String> {
+    probe(&path.to_string_lossy(), &["--version"]).map(|out| out.lines().next().unwrap_or_default().to_owned())
+}
+
 /// Where `bin` is looked for: only the tools folder when one is set, else `PATH` and cargo's bin.
 fn find_cargo_tool(bin: &str, root: Option<&Path>) -> Option<PathBuf> {
     match root {
@@ -267,7 +272,7 @@ fn find_cargo_tool(bin: &str, root: Option<&Path>) -> Option<PathBuf> {
 fn ensure_cargo_tool(tool: &CargoTool, root: Option<&Path>) -> anyhow::Result<Report> {
     let started = Instant::now();
     if let Some(path) = find_cargo_tool(tool.bin, root) {
-        match probe(&path.to_string_lossy(), &["--version"]) {
+        match tool_version(&path) {
             Some(found) if found.starts_with(&tool.expect) => {
                 return Ok(Report { tool: found, outcome: "found", place: path.display().to_string(), secs: 0.0 });
             }
@@ -310,7 +315,7 @@ fn ensure_cargo_tool(tool: &CargoTool, root: Option<&Path>) -> anyhow::Result<Re
     }
     let path = find_cargo_tool(tool.bin, root)
         .with_context(|| format!("`cargo install {}` finished but `{}` is not where setup looks for it", tool.krate, tool.bin))?;
-    let found = probe(&path.to_string_lossy(), &["--version"]).unwrap_or_default();
+    let found = tool_version(&path).unwrap_or_default();
     if !found.starts_with(&tool.expect) {
         bail!("{} was installed at {} but says `{found}`, not `{}*`", tool.krate, path.display(), tool.expect);
     }
