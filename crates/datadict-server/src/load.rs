@@ -7,8 +7,10 @@ use crate::error::ApiError;
 use crate::routes::import::{check_batch, now_ms, Drops};
 use crate::store;
 use crate::AppState;
-use datadict_core::{FailedRecord, InputFormat};
+use datadict_core::profile::{self, ProfileOperation};
+use datadict_core::{FailedRecord, InputFormat, Issue, Limits};
 use serde_json::{Map, Value};
+use std::collections::HashMap;
 
 /// What loading one batch did.
 #[derive(Debug, Default)]
@@ -61,26 +63,68 @@ impl Loader {
     }
 }
 
-/// Applies `$set` updates (spec §2.9: a profile holds the latest value of each property) in one
-/// transaction, as `/engage` stores them. Returns how many profiles were written.
-pub async fn set_profiles(state: &AppState, project_id: i64, updates: Vec<(String, Map<String, Value>)>) -> anyhow::Result<usize> {
-    if updates.is_empty() {
-        return Ok(0);
+/// Why one profile update was refused: its position among the updates given, and the core's issue.
+#[derive(Debug)]
+pub struct Refused {
+    pub index: usize,
+    pub issue: Issue,
+}
+
+/// Applies profile updates to the stored profiles of a project with the core's
+/// [`datadict_core::profile::apply`], the one place where the operations and the 2,000-property
+/// cap live. `/engage`, warehouse syncs and migrations all store profiles through here. An update
+/// that breaks a rule is refused and the others are kept, as `/engage` does. Runs inside the
+/// caller's transaction; returns how many updates were applied and the refused ones.
+pub fn apply_profile_updates<'a>(
+    conn: &rusqlite::Connection,
+    project_id: i64,
+    updates: impl IntoIterator<Item = (usize, &'a str, &'a ProfileOperation)>,
+    limits: &Limits,
+) -> anyhow::Result<(usize, Vec<Refused>)> {
+    // Each profile is read once and written once, whatever the number of its updates.
+    let mut profiles: HashMap<&str, Option<Map<String, Value>>> = HashMap::new();
+    let mut applied = 0;
+    let mut refused = Vec::new();
+    for (index, distinct_id, operation) in updates {
+        if !profiles.contains_key(distinct_id) {
+            profiles.insert(distinct_id, store::get_profile(conn, project_id, distinct_id)?);
+        }
+        let slot = profiles.get_mut(distinct_id).expect("inserted above");
+        match profile::apply(slot.as_ref(), operation, limits) {
+            Ok(next) => {
+                *slot = next;
+                applied += 1;
+            }
+            Err(issues) => refused.extend(issues.into_iter().map(|issue| Refused { index, issue })),
+        }
     }
+    for (distinct_id, profile) in &profiles {
+        match profile {
+            Some(props) => store::put_profile(conn, project_id, distinct_id, props)?,
+            None => {
+                store::delete_profile(conn, project_id, distinct_id)?;
+            }
+        }
+    }
+    Ok((applied, refused))
+}
+
+/// Applies a job's `$set` updates (spec §2.9: a profile holds the latest value of each property)
+/// in one transaction, through [`apply_profile_updates`] as `/engage` does. Returns how many
+/// updates were applied and the refused ones (`index` into `updates`).
+pub async fn set_profiles(state: &AppState, project_id: i64, updates: Vec<(String, Map<String, Value>)>) -> anyhow::Result<(usize, Vec<Refused>)> {
+    if updates.is_empty() {
+        return Ok((0, Vec::new()));
+    }
+    let limits = state.config.limits.clone();
     state
         .store
         .call(move |conn| {
             let tx = conn.transaction()?;
-            let n = updates.len();
-            for (distinct_id, set) in updates {
-                let mut props = store::get_profile(&tx, project_id, &distinct_id)?.unwrap_or_default();
-                for (k, v) in set {
-                    props.insert(k, v);
-                }
-                store::put_profile(&tx, project_id, &distinct_id, &props)?;
-            }
+            let operations: Vec<(String, ProfileOperation)> = updates.into_iter().map(|(id, set)| (id, ProfileOperation::Set(set))).collect();
+            let result = apply_profile_updates(&tx, project_id, operations.iter().enumerate().map(|(i, (id, op))| (i, id.as_str(), op)), &limits)?;
             tx.commit()?;
-            Ok(n)
+            Ok(result)
         })
         .await
 }

@@ -194,7 +194,11 @@ pub async fn run(state: &AppState, job: &mut MigrationJob, range: DateRange, sec
         })
         .collect();
     for chunk in updates.chunks(limits.max_profile_updates_per_request.max(1)) {
-        job.profiles.loaded += set_profiles(state, job.project_id, chunk.to_vec()).await? as u64;
+        // A profile the rules refuse (over the property cap) is counted as rejected, as `/engage`
+        // refuses that update and keeps the others.
+        let (applied, refused) = set_profiles(state, job.project_id, chunk.to_vec()).await?;
+        job.profiles.loaded += applied as u64;
+        job.profiles.rejected += refused.len() as u64;
     }
     job.phase = MigrationPhase::Succeeded;
     job.finished_at = Some(now_ms());
