@@ -1,13 +1,13 @@
 //! The migration service (spec §4.3, §8): a job per request that downloads the source tool's export
 //! for the range, counts what the core's transform makes of it, refuses more than the event limit,
-//! and (unless it is a dry run) loads the events through [`crate::load`] and the latest profile
+//! and (unless it is a dry run) loads the events through [`crate::ingest::load`] and the latest profile
 //! `$set` per user. The job's state is stored after every archive member, so its status can be
 //! followed; the credentials are never stored.
 
 pub mod source;
 
-use crate::load::{set_profiles, Loader};
-use crate::routes::import::now_ms;
+use crate::ingest::{set_profiles, Loader};
+use crate::ingest::now_ms;
 use crate::store_jobs::{self, MigrationJob, MigrationPhase, MAX_REJECTIONS};
 use crate::AppState;
 use datadict_core::amplitude::{transform_ndjson, ExportArchive, ProfileAccumulator};

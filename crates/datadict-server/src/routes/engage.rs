@@ -20,7 +20,7 @@ use axum::http::{header, HeaderMap};
 use axum::response::Response;
 use utoipa_axum::{router::OpenApiRouter, routes};
 use datadict_core::api::import_status::INVALID_CREDENTIALS;
-use crate::load::apply_profile_updates;
+use crate::ingest::apply_profile_updates;
 use datadict_core::{parse_profile_update, split_body, FailedRecord, InputFormat, Limits, ProfileUpdate, TokenRule};
 use std::collections::HashMap;
 

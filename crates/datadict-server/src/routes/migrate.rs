@@ -8,7 +8,7 @@ use crate::auth::hash_secret;
 use crate::error::{ApiError, ApiPath, JsonBody};
 use crate::jobs::new_id;
 use crate::migrate::{self, Secrets};
-use crate::routes::import::now_ms;
+use crate::ingest::now_ms;
 use crate::store;
 use crate::store_jobs::{self, Counts, MigrationJob, MigrationPhase};
 use crate::AppState;

@@ -1,12 +1,12 @@
 //! The sync runner: a tokio task per run that reads the source on a blocking thread, maps each
-//! row, loads events through [`crate::load`] (profiles through [`crate::load::set_profiles`]) and
+//! row, loads events through [`crate::ingest::load`] (profiles through [`crate::ingest::set_profiles`]) and
 //! writes the run's progress after every chunk. A row that fails is counted and explained; only a
 //! source that cannot be read at all fails the run.
 
 use super::source::{self, ReadRow};
 use super::{row_to_event, row_to_profile, Mapping, Source};
-use crate::load::{set_profiles, Loader};
-use crate::routes::import::now_ms;
+use crate::ingest::{set_profiles, Loader};
+use crate::ingest::now_ms;
 use crate::store_jobs::{self, Rejection, Run, MAX_REJECTIONS};
 use crate::AppState;
 

@@ -1,10 +1,10 @@
 //! Loading events and profiles produced by a job (a warehouse sync, a migration) through the same
-//! path as `POST /import` and `POST /engage`: the core's checks via `routes::import::check_batch`,
+//! path as `POST /import` and `POST /engage`: the core's checks via [`crate::ingest::check_batch`],
 //! the dictionary's drops, then the event writer (`Store::event_sink`) with its de-duplication.
 //! There is no second way of inserting events.
 
 use crate::error::ApiError;
-use crate::routes::import::{check_batch, now_ms, Drops};
+use crate::ingest::{check_batch, now_ms, Drops};
 use crate::store;
 use crate::AppState;
 use datadict_core::profile::{self, ProfileOperation};
