@@ -142,6 +142,9 @@ pub fn check_batch(
         if truncates {
             check.truncate_key_fields(limits.string_truncate_bytes);
         }
+        // `Some` for every valid record (the core's rules require the four fields); the invalid
+        // ones were skipped above and are reported in `failed_records`.
+        let Some(key) = check.valid_key() else { continue };
         let mut bytes = Cow::Borrowed(&body[record.record.range]);
         let Some(dropped_properties) = drops.of(&check) else {
             out.dropped += 1;
@@ -152,15 +155,9 @@ pub fn check_batch(
             let rewritten = remove_properties(&bytes, &names).map_err(|e| ApiError::Internal(e.into()))?;
             bytes = Cow::Owned(rewritten);
         }
-        let (Some(event), Some(time_ms), Some(distinct_id), Some(insert_id)) =
-            (check.event.as_deref(), check.time_ms, check.distinct_id.as_deref(), check.insert_id.as_deref())
-        else {
-            // The core's rules make these fields required; a record without them is not valid.
-            return Err(ApiError::Internal(anyhow::anyhow!("a valid event lacks a key field")));
-        };
         if truncates {
             let record = truncate_record(&bytes, limits.string_truncate_bytes)?;
-            rows.push(event, time_ms, distinct_id, insert_id, &record);
+            rows.push(key.event, key.time_ms, key.distinct_id, key.insert_id, &record);
         } else {
             // The record is valid JSON, hence UTF-8: the core kept the text it validated, and a
             // record rewritten here is checked again.
@@ -168,7 +165,7 @@ pub fn check_batch(
                 (Cow::Borrowed(_), Some(text)) => text,
                 _ => std::str::from_utf8(&bytes).map_err(|e| ApiError::Internal(e.into()))?,
             };
-            rows.push(event, time_ms, distinct_id, insert_id, text);
+            rows.push(key.event, key.time_ms, key.distinct_id, key.insert_id, text);
         }
         if rows.len() == ROWS_PER_PART {
             out.stored += rows.len();
