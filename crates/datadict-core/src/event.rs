@@ -45,10 +45,33 @@ pub struct EventCheck<'a> {
     pub warnings: Vec<Issue>,
 }
 
+/// The de-duplication key of an event (FACTS.md: event, time, distinct_id, `$insert_id`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EventKey<'k> {
+    pub event: &'k str,
+    pub time_ms: i64,
+    pub distinct_id: &'k str,
+    pub insert_id: &'k str,
+}
+
 impl EventCheck<'_> {
     /// Whether the record passes every rule (warnings do not count).
     pub fn is_valid(&self) -> bool {
         self.issues.is_empty()
+    }
+
+    /// The key of a record that passes every rule, `None` for one that does not: the rules make
+    /// the four fields required, so a caller that stores valid records needs no second check.
+    pub fn valid_key(&self) -> Option<EventKey<'_>> {
+        if !self.is_valid() {
+            return None;
+        }
+        Some(EventKey {
+            event: self.event.as_deref()?,
+            time_ms: self.time_ms?,
+            distinct_id: self.distinct_id.as_deref()?,
+            insert_id: self.insert_id.as_deref()?,
+        })
     }
 
     /// Cuts `event` and `distinct_id` to what the service stores of them (strings over `max` bytes

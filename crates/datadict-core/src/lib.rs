@@ -87,7 +87,7 @@ pub use api::{
     failed_records, BatchUploadRequest, BatchUploadResponse, DeleteResponse, FailedRecord, ImportResponse,
     ManualSyncResponse, StatusResponse,
 };
-pub use profile::{check_profile_update, validate_profile_update, validate_profile_update_json, ProfileCheck, ProfileOperation, ProfileUpdate, TokenRule};
+pub use profile::{check_profile_update, parse_profile_update, validate_profile_update, validate_profile_update_json, ProfileCheck, ProfileOperation, ProfileUpdate, TokenRule};
 pub use split::{split_body, InputFormat, RawRecord, RecordPos, RecordSplitter, SplitError};
 pub use gzip::{gunzip, gzip, is_gzip, GzipError};
 pub use import::{check_import_body, check_import_records, CheckedRecord, ImportBodyCheck, ImportBodyError, ImportRecords};

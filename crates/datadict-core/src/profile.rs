@@ -234,6 +234,136 @@ fn check_operation(op: &str, value: &Value, limits: &Limits, out: &mut Vec<Issue
     }
 }
 
+/// Reads one profile update from its text and checks it (size, JSON and every rule of
+/// [`validate_profile_update`]), parsing it once: the typed update, or every issue.
+pub fn parse_profile_update(text: &str, limits: &Limits, token: TokenRule) -> Result<ProfileUpdate, Vec<Issue>> {
+    let check = check_profile_update(text.as_bytes(), limits, token);
+    if !check.is_valid() {
+        return Err(check.issues);
+    }
+    // The check above parsed the same text; parsing again keeps `check_profile_update` free of
+    // ownership concerns, and the text is at most one update (1 MB).
+    let shape = || vec![Issue::new("", IssueCode::WrongType, "the update does not have the shape of a profile update; send `$distinct_id` and one operation")];
+    let Ok(Value::Object(mut obj)) = serde_json::from_str::<Value>(text) else { return Err(shape()) };
+    let token = match obj.remove("$token") {
+        Some(Value::String(t)) => Some(t),
+        _ => None,
+    };
+    let Some(Value::String(distinct_id)) = obj.remove("$distinct_id") else { return Err(shape()) };
+    let operation = obj
+        .into_iter()
+        .find_map(|(key, operand)| ProfileOperation::from_wire(&key, operand))
+        .ok_or_else(shape)?;
+    Ok(ProfileUpdate { token, distinct_id, operation })
+}
+
+impl ProfileOperation {
+    /// The operation a wire key and its operand make, or `None` when the key is no operation or
+    /// the operand has the wrong shape (which [`validate_profile_update`] reports).
+    pub fn from_wire(key: &str, operand: Value) -> Option<Self> {
+        match (key, operand) {
+            ("$delete", _) => Some(Self::Delete),
+            ("$unset", Value::Array(names)) => Some(Self::Unset(
+                names.into_iter().filter_map(|n| if let Value::String(s) = n { Some(s) } else { None }).collect(),
+            )),
+            ("$set", Value::Object(m)) => Some(Self::Set(m)),
+            ("$set_once", Value::Object(m)) => Some(Self::SetOnce(m)),
+            ("$add", Value::Object(m)) => Some(Self::Add(m)),
+            ("$union", Value::Object(m)) => Some(Self::Union(m)),
+            ("$append", Value::Object(m)) => Some(Self::Append(m)),
+            ("$remove", Value::Object(m)) => Some(Self::Remove(m)),
+            _ => None,
+        }
+    }
+}
+
+/// Applies one operation to a stored profile (`None`: no profile) and returns the new profile
+/// (`None`: deleted), or why the update cannot be applied. Every way profiles are written (the
+/// `/engage` route, warehouse syncs, migrations) goes through here, so the 2,000-property cap of
+/// FACTS.md holds for all of them.
+pub fn apply(current: Option<&Map<String, Value>>, operation: &ProfileOperation, limits: &Limits) -> Result<Option<Map<String, Value>>, Vec<Issue>> {
+    let mut props = current.cloned().unwrap_or_default();
+    match operation {
+        ProfileOperation::Delete => return Ok(None),
+        ProfileOperation::Unset(names) => {
+            for name in names {
+                props.remove(name);
+            }
+        }
+        ProfileOperation::Set(values) => {
+            for (name, value) in values {
+                props.insert(name.clone(), value.clone());
+            }
+        }
+        ProfileOperation::SetOnce(values) => {
+            for (name, value) in values {
+                props.entry(name.clone()).or_insert_with(|| value.clone());
+            }
+        }
+        ProfileOperation::Add(values) => {
+            for (name, value) in values {
+                let sum = add(props.get(name), value);
+                props.insert(name.clone(), sum);
+            }
+        }
+        ProfileOperation::Union(values) => {
+            for (name, value) in values {
+                let mut list = as_list(props.remove(name));
+                for item in value.as_array().into_iter().flatten() {
+                    if !list.contains(item) {
+                        list.push(item.clone());
+                    }
+                }
+                props.insert(name.clone(), Value::Array(list));
+            }
+        }
+        ProfileOperation::Append(values) => {
+            for (name, value) in values {
+                let mut list = as_list(props.remove(name));
+                list.push(value.clone());
+                props.insert(name.clone(), Value::Array(list));
+            }
+        }
+        ProfileOperation::Remove(values) => {
+            for (name, value) in values {
+                if let Some(Value::Array(list)) = props.get_mut(name) {
+                    list.retain(|item| item != value);
+                }
+            }
+        }
+    }
+    let max = limits.max_profile_properties;
+    if props.len() > max {
+        return Err(vec![Issue::new(
+            operation.key(),
+            IssueCode::TooManyProperties,
+            format!("the profile would hold {} properties; a profile holds at most {max}: unset some first", props.len()),
+        )]);
+    }
+    Ok(Some(props))
+}
+
+/// `$add`: integers stay integers while they fit; a missing or non-numeric value counts as 0.
+fn add(current: Option<&Value>, by: &Value) -> Value {
+    let zero = Value::from(0);
+    let current = current.filter(|v| v.is_number()).unwrap_or(&zero);
+    if let (Some(a), Some(b)) = (current.as_i64(), by.as_i64()) {
+        if let Some(sum) = a.checked_add(b) {
+            return Value::from(sum);
+        }
+    }
+    let sum = current.as_f64().unwrap_or(0.0) + by.as_f64().unwrap_or(0.0);
+    serde_json::Number::from_f64(sum).map_or(Value::Null, Value::Number)
+}
+
+/// A list property's items; a missing or scalar value starts a new list.
+fn as_list(value: Option<Value>) -> Vec<Value> {
+    match value {
+        Some(Value::Array(items)) => items,
+        _ => Vec::new(),
+    }
+}
+
 fn list(items: &[&str]) -> String {
     items.iter().map(|i| format!("`{i}`")).collect::<Vec<_>>().join(", ")
 }
@@ -282,6 +412,55 @@ mod tests {
         let codes: Vec<IssueCode> = issues.iter().map(|i| i.code).collect();
         assert_eq!(codes, [TooLarge, TooManyProperties]);
         assert_eq!(validate_profile_update_json("{", &small, TokenRule::Optional)[0].code, InvalidJson);
+    }
+
+    fn run(start: Value, op: &str, operand: Value) -> Value {
+        let start = start.as_object().cloned();
+        let operation = ProfileOperation::from_wire(op, operand).expect("a valid operation");
+        match apply(start.as_ref(), &operation, &Limits::default()) {
+            Ok(Some(p)) => Value::Object(p),
+            Ok(None) => Value::Null,
+            Err(issues) => Value::String(issues[0].message.clone()),
+        }
+    }
+
+    #[test]
+    fn every_operation_applies() {
+        let p = json!({"plan": "free", "n": 1, "tags": ["a"]});
+        assert_eq!(run(p.clone(), "$set", json!({"plan": "pro"})), json!({"plan": "pro", "n": 1, "tags": ["a"]}));
+        assert_eq!(run(p.clone(), "$set_once", json!({"plan": "pro", "new": 1}))["plan"], "free");
+        assert_eq!(run(p.clone(), "$set_once", json!({"new": 1}))["new"], 1);
+        assert_eq!(run(p.clone(), "$add", json!({"n": 2, "m": 1.5}))["n"], 3);
+        assert_eq!(run(p.clone(), "$add", json!({"m": 1.5}))["m"], 1.5);
+        assert_eq!(run(p.clone(), "$union", json!({"tags": ["a", "b", "b"]}))["tags"], json!(["a", "b"]));
+        assert_eq!(run(p.clone(), "$append", json!({"tags": "a"}))["tags"], json!(["a", "a"]));
+        assert_eq!(run(p.clone(), "$append", json!({"fresh": 1}))["fresh"], json!([1]));
+        assert_eq!(run(p.clone(), "$remove", json!({"tags": "a"}))["tags"], json!([]));
+        assert_eq!(run(p.clone(), "$unset", json!(["plan", "nope"])), json!({"n": 1, "tags": ["a"]}));
+        assert_eq!(run(p.clone(), "$delete", json!("")), Value::Null);
+        assert_eq!(run(Value::Null, "$set", json!({"a": 1})), json!({"a": 1}));
+    }
+
+    #[test]
+    fn apply_keeps_the_property_cap() {
+        let small = Limits { max_profile_properties: 2, ..Limits::default() };
+        let start = json!({"a": 1, "b": 2});
+        let set = ProfileOperation::from_wire("$set", json!({"c": 3})).unwrap();
+        let issues = apply(start.as_object(), &set, &small).unwrap_err();
+        assert_eq!((issues[0].path.as_str(), issues[0].code), ("$set", TooManyProperties));
+        assert!(issues[0].message.contains("a profile holds at most 2"), "{}", issues[0]);
+        // Replacing a property does not grow the profile.
+        let replace = ProfileOperation::from_wire("$set", json!({"a": 3})).unwrap();
+        assert!(apply(start.as_object(), &replace, &small).is_ok());
+    }
+
+    #[test]
+    fn parsing_gives_the_typed_update_or_every_issue() {
+        let update = parse_profile_update(r#"{"$token": "t", "$distinct_id": "u", "$unset": ["a"]}"#, &Limits::default(), TokenRule::Required).unwrap();
+        assert_eq!(update.operation, ProfileOperation::Unset(vec!["a".into()]));
+        assert_eq!(update.token.as_deref(), Some("t"));
+        let issues = parse_profile_update(r#"{"$distinct_id": "u"}"#, &Limits::default(), TokenRule::Required).unwrap_err();
+        assert_eq!(issues.len(), 2);
     }
 
     #[test]

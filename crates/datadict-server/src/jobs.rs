@@ -69,14 +69,15 @@ impl JobsConfig {
     }
 }
 
-/// The start-up step of warehouse imports and the migration service: creates the tables of both
-/// and marks runs that were queued or running when a previous process stopped as failed, so that
-/// none stays "running" forever. [`crate::app`] calls it once; the routes themselves are
-/// registered with their OpenAPI operations in `routes::meta::api`. A failure is logged rather
+/// The start-up step of warehouse imports and the migration service: marks runs that were queued
+/// or running when a previous process stopped as failed, so that none stays "running" forever.
+/// Their tables are created with the rest of the schema when the store opens; this step is
+/// [`crate::app`]'s, not the store's, because other processes (the admin commands) open the same
+/// database while a server runs, and must not fail its running jobs. A failure is logged rather
 /// than fatal, so that the rest of the API is still served.
 pub fn init(state: &AppState) {
-    if let Err(e) = state.store.call_sync(|conn| store_jobs::init(conn, crate::routes::import::now_ms())) {
-        tracing::error!("cannot prepare the tables of warehouse imports and migrations: {e:#}");
+    if let Err(e) = state.store.call_sync(|conn| store_jobs::fail_interrupted(conn, crate::ingest::now_ms())) {
+        tracing::error!("cannot mark the interrupted warehouse runs and migrations as failed: {e:#}");
     }
 }
 

@@ -24,7 +24,7 @@ pub mod demo;
 pub mod error;
 pub mod hosting;
 pub mod jobs;
-pub mod load;
+pub mod ingest;
 pub mod migrate;
 pub mod ratelimit;
 pub mod routes;

@@ -247,6 +247,7 @@ impl Store {
         // Rolled back on drop if any step fails.
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         tx.execute_batch(MIGRATION).context("cannot create the database tables")?;
+        tx.execute_batch(crate::store_jobs::TABLES).context("cannot create the tables of warehouse imports and migrations")?;
         if had_events && !had_volume {
             // A database from before `event_volume`: count what it holds, once, and drop the
             // index the table replaces.

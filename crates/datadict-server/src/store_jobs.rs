@@ -4,7 +4,9 @@
 use rusqlite::{params, Connection, OptionalExtension, Row};
 use serde::{Deserialize, Serialize};
 
-const TABLES: &str = "
+/// The tables of warehouse imports and migrations, created with the rest of the schema when the
+/// store opens ([`crate::store::Store::open`]).
+pub(crate) const TABLES: &str = "
 CREATE TABLE IF NOT EXISTS warehouse_imports (
     id INTEGER PRIMARY KEY,
     project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
@@ -38,9 +40,9 @@ CREATE TABLE IF NOT EXISTS migration_jobs (
 );
 ";
 
-/// Creates the tables, and fails the runs and jobs that a stopped process left unfinished.
-pub fn init(conn: &mut Connection, now_ms: i64) -> anyhow::Result<()> {
-    conn.execute_batch(TABLES)?;
+/// Fails the runs and jobs that a stopped process left unfinished (the tables exist: the store
+/// creates them when it opens).
+pub fn fail_interrupted(conn: &mut Connection, now_ms: i64) -> anyhow::Result<()> {
     conn.execute(
         "UPDATE warehouse_runs SET status = 'failed', finished_at = ?1,
          error = 'the server stopped during the run; sync again'

@@ -233,3 +233,16 @@ fn huge_times_are_not_shown_as_made_up_dates() {
         assert!(!message.contains("292"), "{message}");
     }
 }
+
+/// A record that passes every rule has its key; one with any issue has none, so the import needs
+/// no second check of the required fields.
+#[test]
+fn valid_records_and_only_they_have_a_key() {
+    let now = 1_767_225_600_000;
+    let valid = format!(r#"{{"event":"e","properties":{{"time":{now},"distinct_id":"u","$insert_id":"i1"}}}}"#);
+    let check = check_event(valid.as_bytes(), &Limits::default(), now);
+    let key = check.valid_key().expect("a valid record has a key");
+    assert_eq!((key.event, key.time_ms, key.distinct_id, key.insert_id), ("e", now, "u", "i1"));
+    let invalid = format!(r#"{{"event":"e","properties":{{"time":{now},"distinct_id":"u"}}}}"#);
+    assert_eq!(check_event(invalid.as_bytes(), &Limits::default(), now).valid_key(), None);
+}

@@ -1,13 +1,13 @@
 //! The migration service (spec §4.3, §8): a job per request that downloads the source tool's export
 //! for the range, counts what the core's transform makes of it, refuses more than the event limit,
-//! and (unless it is a dry run) loads the events through [`crate::load`] and the latest profile
+//! and (unless it is a dry run) loads the events through [`crate::ingest::load`] and the latest profile
 //! `$set` per user. The job's state is stored after every archive member, so its status can be
 //! followed; the credentials are never stored.
 
 pub mod source;
 
-use crate::load::{set_profiles, Loader};
-use crate::routes::import::now_ms;
+use crate::ingest::{set_profiles, Loader};
+use crate::ingest::now_ms;
 use crate::store_jobs::{self, MigrationJob, MigrationPhase, MAX_REJECTIONS};
 use crate::AppState;
 use datadict_core::amplitude::{transform_ndjson, ExportArchive, ProfileAccumulator};
@@ -194,7 +194,11 @@ pub async fn run(state: &AppState, job: &mut MigrationJob, range: DateRange, sec
         })
         .collect();
     for chunk in updates.chunks(limits.max_profile_updates_per_request.max(1)) {
-        job.profiles.loaded += set_profiles(state, job.project_id, chunk.to_vec()).await? as u64;
+        // A profile the rules refuse (over the property cap) is counted as rejected, as `/engage`
+        // refuses that update and keeps the others.
+        let (applied, refused) = set_profiles(state, job.project_id, chunk.to_vec()).await?;
+        job.profiles.loaded += applied as u64;
+        job.profiles.rejected += refused.len() as u64;
     }
     job.phase = MigrationPhase::Succeeded;
     job.finished_at = Some(now_ms());

@@ -225,7 +225,7 @@ async fn event_counts(
             ApiError::BadRequest(format!("`days={raw}` is not allowed; use a whole number from 1 to {MAX_COUNT_DAYS}"))
         })?,
     };
-    let since = crate::routes::import::now_ms() - days * 86_400_000;
+    let since = crate::ingest::now_ms() - days * 86_400_000;
     let results = state.store.read(move |conn| store::event_counts(conn, project_id, since)).await?;
     Ok(Json(EventCounts { results, days, status: "ok".into() }))
 }

@@ -8,7 +8,7 @@ use crate::auth::hash_secret;
 use crate::error::{ApiError, ApiPath, JsonBody};
 use crate::jobs::new_id;
 use crate::migrate::{self, Secrets};
-use crate::routes::import::now_ms;
+use crate::ingest::now_ms;
 use crate::store;
 use crate::store_jobs::{self, Counts, MigrationJob, MigrationPhase};
 use crate::AppState;
@@ -56,11 +56,10 @@ async fn start(State(state): State<AppState>, ApiPath(tool): ApiPath<String>, bo
             ));
         }
     }
-    if !issues.is_empty() {
+    // The core reports a missing token or an unresolvable range as issues, and an unknown token
+    // is one above: without a project and a range there is always an issue to answer with.
+    let (Some(project_id), Some(range), true) = (project, check.range, issues.is_empty()) else {
         return Err(ApiError::Invalid(issues));
-    }
-    let (Some(project_id), Some(range)) = (project, check.range) else {
-        return Err(ApiError::Internal(anyhow::anyhow!("a valid migration request lacks its project or range")));
     };
     let request: MigrationRequest = serde_json::from_value(body).map_err(|e| ApiError::BadRequest(format!("the body cannot be read ({e}); send the fields of spec §4.3")))?;
     let job = MigrationJob {

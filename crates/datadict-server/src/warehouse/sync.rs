@@ -1,12 +1,12 @@
 //! The sync runner: a tokio task per run that reads the source on a blocking thread, maps each
-//! row, loads events through [`crate::load`] (profiles through [`crate::load::set_profiles`]) and
+//! row, loads events through [`crate::ingest::load`] (profiles through [`crate::ingest::set_profiles`]) and
 //! writes the run's progress after every chunk. A row that fails is counted and explained; only a
 //! source that cannot be read at all fails the run.
 
 use super::source::{self, ReadRow};
 use super::{row_to_event, row_to_profile, Mapping, Source};
-use crate::load::{set_profiles, Loader};
-use crate::routes::import::now_ms;
+use crate::ingest::{set_profiles, Loader};
+use crate::ingest::now_ms;
 use crate::store_jobs::{self, Rejection, Run, MAX_REJECTIONS};
 use crate::AppState;
 
@@ -94,14 +94,23 @@ pub async fn run(state: &AppState, job: SyncJob) -> anyhow::Result<()> {
     while let Some(chunk) = rx.recv().await {
         run.rows_read += chunk.len() as u64;
         if job.kind == "people" {
+            // `numbers[i]` is the source row of update `i`.
             let mut updates = Vec::with_capacity(chunk.len());
+            let mut numbers = Vec::with_capacity(chunk.len());
             for (n, row) in chunk {
                 match row.and_then(|r| row_to_profile(&job.mapping, &r, &limits)) {
-                    Ok(u) => updates.push(u),
+                    Ok(u) => {
+                        updates.push(u);
+                        numbers.push(n);
+                    }
                     Err(reason) => reject(&mut run, n, reason),
                 }
             }
-            run.events_loaded += set_profiles(state, job.project_id, updates).await? as u64;
+            let (applied, refused) = set_profiles(state, job.project_id, updates).await?;
+            run.events_loaded += applied as u64;
+            for r in refused {
+                reject(&mut run, numbers[r.index], r.issue.message);
+            }
         } else {
             // Batches within the import's limits; `numbers[i]` is the source row of event `i`.
             let mut body = Vec::new();

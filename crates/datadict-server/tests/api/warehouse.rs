@@ -261,6 +261,36 @@ fn csv_and_people_sources() {
     assert!(r.text.contains("Ada"), "{}", r.text);
 }
 
+/// Issue 18: a people sync goes through the profile rules of `/engage`, 2,000 properties per
+/// profile included. A row that would grow a profile past the cap is refused and counted as
+/// rejected, as `/engage` refuses that update; the other rows are still stored. Before the fix the
+/// load stored all 2,001 properties.
+#[test]
+fn people_sync_cannot_grow_a_profile_past_the_cap() {
+    let server = Server::start();
+    let p = server.project("p").id;
+    let owner = server.account("owner", p, Some(Role::Owner));
+    let mut big = serde_json::Map::new();
+    big.insert("id".into(), json!("u1"));
+    for i in 0..2001 {
+        big.insert(format!("p{i}"), json!(i));
+    }
+    let people = server.dir.path().join("people.ndjson");
+    std::fs::write(&people, format!("{}\n{}\n", Value::Object(big), json!({"id": "u2", "plan": "pro"}))).unwrap();
+    let body = json!({"name": "people", "kind": "people", "source": {"type": "ndjson", "path": people.to_str().unwrap()},
+                      "mapping": {"user_column_name": "id"}});
+    let r = server.post_json(&imports(p), &owner, &body);
+    assert_eq!(r.status, 201, "{}", r.text);
+    let id = r.json()["results"]["id"].as_i64().unwrap();
+    let r = put(&server, &format!("{}/{id}/manual-sync", imports(p)), Some(&owner), "{}");
+    let run = wait_run(&server, p, id, r.json()["results"]["run_id"].as_str().unwrap(), &owner);
+    assert_eq!((run["events_loaded"].as_u64(), run["rows_rejected"].as_u64()), (Some(1), Some(1)), "{run}");
+    assert!(run["rejections"][0]["reason"].as_str().unwrap().contains("a profile holds at most 2000"), "{run}");
+    let r = server.get(&format!("/api/app/projects/{p}/profiles/u1"), &owner);
+    assert_eq!(r.status, 404, "the refused update must not be stored: {}", &r.text[..r.text.len().min(200)]);
+    assert_eq!(server.get(&format!("/api/app/projects/{p}/profiles/u2"), &owner).status, 200);
+}
+
 /// A PostgreSQL server of the test's own, in a temporary folder on a free port of 127.0.0.1,
 /// started with the installed binaries (`apt-get install postgresql`) and stopped on drop.
 struct Postgres {

@@ -1,0 +1,247 @@
+//! The batch check of every way events arrive (`POST /import`, warehouse syncs, migrations): the
+//! core's import rules per record, the dictionary's drops ([`Drops`]), string truncation, and the
+//! parts sent to the event writer ([`check_batch`]).
+
+use crate::error::ApiError;
+use crate::store::{EventBatch, EventSink};
+use datadict_core::event::{EventCheck, PropertySeen};
+use datadict_core::{check_against_dictionary, check_import_records, remove_properties, truncate_strings, Dictionary, EntityType, FailedRecord, ImportBodyError, InputFormat, IssueCode, Limits, SchemaEntry};
+use serde_json::Value;
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
+
+/// What checking a batch produced.
+#[derive(Debug, Default)]
+pub struct Checked {
+    /// Valid records sent to the event sink.
+    pub stored: usize,
+    /// Valid records that the dictionary drops (counted as imported, as the service does).
+    pub dropped: usize,
+    pub failed: Vec<FailedRecord>,
+}
+
+/// What a project's dictionary drops at ingestion (spec §2.4, §2.5), by event name: the whole
+/// event, or some of its properties.
+///
+/// The core's [`check_against_dictionary`] decides it, but is asked once per schema when the
+/// request starts rather than once per event: besides the drops it writes every advisory finding
+/// (no schema, unknown property, type mismatch, hidden) with a formatted path and message, which
+/// the import does not use and which cost about a tenth of the import's CPU (callgrind). Its drop
+/// decisions depend only on the event's name and the names of its properties (never on values or
+/// types), so asking it about a probe event holding every property a schema defines gives the
+/// answer for any event of that name; a test checks the two ways agree.
+///
+/// Its maps hash with foldhash instead of SipHash: they are asked once per event and once per
+/// property of an event with dropped properties. Their keys come from the project's dictionary,
+/// so a sender can only look names up, not fill the maps with colliding ones.
+#[derive(Debug, Clone, Default)]
+pub struct Drops {
+    events: HashMap<String, Dropping, FastHash>,
+}
+
+type FastHash = foldhash::fast::RandomState;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Dropping {
+    Event,
+    Properties(HashSet<String, FastHash>),
+}
+
+impl Drops {
+    /// Reads the event schemas of `entries` (as [`Dictionary::new`] does, vendor metadata under
+    /// `namespace`).
+    pub fn new(entries: &[SchemaEntry], namespace: &str) -> Self {
+        let dictionary = Dictionary::new(entries, namespace);
+        let mut events: HashMap<String, Dropping, FastHash> = HashMap::default();
+        for entry in entries.iter().filter(|e| e.entity_type == EntityType::Event) {
+            let probe = EventCheck {
+                event: Some(Cow::Borrowed(entry.name.as_str())),
+                properties: (entry.schema_json.properties.iter().flatten())
+                    .map(|(name, def)| PropertySeen { name: Cow::Borrowed(name.as_str()), kind: def.kind })
+                    .collect(),
+                ..EventCheck::default()
+            };
+            let findings = check_against_dictionary(&probe, &dictionary);
+            if findings.drop_event {
+                events.insert(entry.name.clone(), Dropping::Event);
+            } else if !findings.dropped_properties.is_empty() {
+                // Two entries with one name (the dictionary keeps one rule per name) add up.
+                if let Dropping::Properties(names) =
+                    events.entry(entry.name.clone()).or_insert_with(|| Dropping::Properties(HashSet::default()))
+                {
+                    names.extend(findings.dropped_properties);
+                }
+            }
+        }
+        Self { events }
+    }
+
+    /// What to do with one valid event: `None` to drop it, else the properties to remove.
+    fn of<'c>(&self, check: &'c EventCheck<'_>) -> Option<Vec<&'c str>> {
+        // A valid event has a name; without one the dictionary has nothing to say either. Most
+        // projects drop nothing: no name is hashed for them (`get` hashes even on an empty map).
+        let Some(name) = check.event.as_deref().filter(|_| !self.events.is_empty()) else { return Some(Vec::new()) };
+        match self.events.get(name) {
+            None => Some(Vec::new()),
+            Some(Dropping::Event) => None,
+            Some(Dropping::Properties(names)) => {
+                Some(check.properties.iter().map(|p| p.name.as_ref()).filter(|n| names.contains(*n)).collect())
+            }
+        }
+    }
+}
+
+/// Rows per part sent to the event writer: small enough that the writer starts early, large
+/// enough that a part costs nothing noticeable to send.
+const ROWS_PER_PART: usize = 250;
+
+/// The text room reserved for a request's first part (about 250 records of 1 KB); the record
+/// count is not known before the records are read.
+const FIRST_PART_BYTES: usize = 256 * 1024;
+
+/// Checks a whole body with the core's import rules. A body that cannot be split, holds no
+/// record or too many is refused as a whole; otherwise every record is judged on its own, and the
+/// valid ones are prepared for storage and sent to `sink` in parts: events the dictionary drops
+/// are left out, properties it drops are removed, and long strings are truncated. On an error
+/// the caller drops the sink, which rolls back what was sent.
+pub fn check_batch(
+    body: &[u8],
+    format: InputFormat,
+    limits: &Limits,
+    drops: &Drops,
+    now_ms: i64,
+    sink: &mut EventSink,
+) -> Result<Checked, ApiError> {
+    let refuse = |e: ImportBodyError| match e {
+        ImportBodyError::TooLarge { .. } | ImportBodyError::TooManyRecords { .. } => ApiError::PayloadTooLarge(e.to_string()),
+        ImportBodyError::Framing(_) => ApiError::BadRequest(e.to_string()),
+    };
+    let mut records = check_import_records(body, format, limits, now_ms).map_err(refuse)?;
+    let mut out = Checked { stored: 0, failed: Vec::new(), dropped: 0 };
+    // The first part's text is at most the body; later parts are sized from the one before.
+    let mut rows = EventBatch::with_capacity(ROWS_PER_PART, body.len().min(FIRST_PART_BYTES));
+    let mut seen = 0usize;
+    // With the event writer idle, each part is sent as soon as it is prepared, so that the writer
+    // stores the first parts while the rest are checked (with one client, the two overlap on two
+    // cores). With other requests in hand the writer would wait for each of this request's parts
+    // while theirs are ready, so the parts are held until every record is checked, and then
+    // follow each other quickly. A JSON array's framing and record count are only known at its
+    // end (the core reads it once): an error there returns here, and the caller drops the sink,
+    // which rolls back the parts already sent (held parts are never sent).
+    let mut held: Option<Vec<EventBatch>> = if sink.writer_is_idle() { None } else { Some(Vec::new()) };
+    for record in records.by_ref() {
+        let record = record.map_err(refuse)?;
+        seen += 1;
+        let mut check = record.check;
+        if !check.is_valid() {
+            continue;
+        }
+        // A string over the truncation length is stored cut: the event is then known by its cut
+        // name and distinct_id, for the dictionary's drops, the dedup key and the columns alike.
+        let truncates = check.warnings.iter().any(|w| w.code == IssueCode::StringTruncated);
+        if truncates {
+            check.truncate_key_fields(limits.string_truncate_bytes);
+        }
+        // `Some` for every valid record (the core's rules require the four fields); the invalid
+        // ones were skipped above and are reported in `failed_records`.
+        let Some(key) = check.valid_key() else { continue };
+        let mut bytes = Cow::Borrowed(&body[record.record.range]);
+        let Some(dropped_properties) = drops.of(&check) else {
+            out.dropped += 1;
+            continue;
+        };
+        if !dropped_properties.is_empty() {
+            let names: Vec<String> = dropped_properties.into_iter().map(str::to_owned).collect();
+            let rewritten = remove_properties(&bytes, &names).map_err(|e| ApiError::Internal(e.into()))?;
+            bytes = Cow::Owned(rewritten);
+        }
+        if truncates {
+            let record = truncate_record(&bytes, limits.string_truncate_bytes)?;
+            rows.push(key.event, key.time_ms, key.distinct_id, key.insert_id, &record);
+        } else {
+            // The record is valid JSON, hence UTF-8: the core kept the text it validated, and a
+            // record rewritten here is checked again.
+            let text = match (&bytes, record.text) {
+                (Cow::Borrowed(_), Some(text)) => text,
+                _ => std::str::from_utf8(&bytes).map_err(|e| ApiError::Internal(e.into()))?,
+            };
+            rows.push(key.event, key.time_ms, key.distinct_id, key.insert_id, text);
+        }
+        if rows.len() == ROWS_PER_PART {
+            out.stored += rows.len();
+            let next = EventBatch::with_capacity(ROWS_PER_PART, rows.text_len() + rows.text_len() / 8);
+            let part = std::mem::replace(&mut rows, next);
+            match &mut held {
+                Some(held) => held.push(part),
+                None => sink.send(part)?,
+            }
+        }
+    }
+    if seen == 0 {
+        return Err(ApiError::BadRequest("the body holds no events; send at least one event".into()));
+    }
+    out.stored += rows.len();
+    for part in held.into_iter().flatten() {
+        sink.send(part)?;
+    }
+    sink.send(rows)?;
+    out.failed = records.failed_records;
+    Ok(out)
+}
+
+/// Re-serializes a record whose strings are longer than the service keeps (FACTS.md: truncated at
+/// `max` bytes), cutting each on a character boundary.
+fn truncate_record(bytes: &[u8], max: usize) -> Result<String, ApiError> {
+    let mut value: Value = serde_json::from_slice(bytes).map_err(|e| ApiError::Internal(e.into()))?;
+    truncate_strings(&mut value, max);
+    serde_json::to_string(&value).map_err(|e| ApiError::Internal(e.into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datadict_core::check_event;
+
+    /// `Drops` gives the core's per-event answer for every event: dropped events, dropped
+    /// properties (also when they appear twice), other properties, events of other names, and a
+    /// name defined twice.
+    #[test]
+    fn drops_agree_with_the_core_per_event() {
+        let entries: Vec<SchemaEntry> = serde_json::from_value(serde_json::json!([
+            {"entityType": "event", "name": "Debug Ping", "schemaJson": {"metadata": {"com.vendor": {"dropped": true}}}},
+            {"entityType": "event", "name": "Purchase", "schemaJson": {"properties": {
+                "card": {"type": "string", "metadata": {"com.vendor": {"dropped": true}}},
+                "price": {"type": "number"},
+                "secret": {"type": "integer", "metadata": {"com.vendor": {"dropped": true, "hidden": true}}}}}},
+            {"entityType": "event", "name": "Kept", "schemaJson": {"properties": {
+                "x": {"type": "string", "metadata": {"com.vendor": {"dropped": false}}}}}},
+            {"entityType": "event", "name": "Other NS", "schemaJson": {"properties": {
+                "x": {"type": "string", "metadata": {"com.elsewhere": {"dropped": true}}}}}},
+            {"entityType": "profile", "name": "$user", "schemaJson": {"metadata": {"com.vendor": {"dropped": true}}}}
+        ]))
+        .unwrap();
+        let dictionary = Dictionary::new(&entries, datadict_core::DEFAULT_NAMESPACE);
+        let drops = Drops::new(&entries, datadict_core::DEFAULT_NAMESPACE);
+        let props = [
+            r#""card":"4242","price":1.5"#,
+            r#""card":1,"secret":2,"card":"again""#,
+            r#""price":"free","unknown":true"#,
+            r#""x":"y""#,
+            "",
+        ];
+        let names = ["Debug Ping", "Purchase", "Kept", "Other NS", "$user", "Sign Up"];
+        let now = 1_767_225_600_000;
+        for name in names {
+            for p in props {
+                let sep = if p.is_empty() { "" } else { "," };
+                let record = format!(r#"{{"event":"{name}","properties":{{"time":{now},"distinct_id":"u","$insert_id":"i"{sep}{p}}}}}"#);
+                let check = check_event(record.as_bytes(), &Limits::default(), now);
+                assert!(check.is_valid(), "{record}: {:?}", check.issues);
+                let core = check_against_dictionary(&check, &dictionary);
+                let expected = if core.drop_event { None } else { Some(core.dropped_properties.clone()) };
+                let got = drops.of(&check).map(|v| v.into_iter().map(str::to_owned).collect::<Vec<_>>());
+                assert_eq!(got, expected, "{record}");
+            }
+        }
+    }
+}

@@ -1,0 +1,130 @@
+//! Loading events and profiles produced by a job (a warehouse sync, a migration) through the same
+//! path as `POST /import` and `POST /engage`: the core's checks via [`crate::ingest::check_batch`],
+//! the dictionary's drops, then the event writer (`Store::event_sink`) with its de-duplication.
+//! There is no second way of inserting events.
+
+use crate::error::ApiError;
+use crate::ingest::{check_batch, now_ms, Drops};
+use crate::store;
+use crate::AppState;
+use datadict_core::profile::{self, ProfileOperation};
+use datadict_core::{FailedRecord, InputFormat, Issue, Limits};
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+
+/// What loading one batch did.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    /// Events stored (new or replacing an earlier copy with the same dedup key).
+    pub stored: usize,
+    /// Valid events that the dictionary drops (counted as loaded, as `/import` counts them).
+    pub dropped: usize,
+    /// Events the core's rules rejected; `index` is the 0-based position in the batch.
+    pub failed: Vec<FailedRecord>,
+}
+
+/// A project's event loader: the dictionary is read once per job, not per batch.
+#[derive(Debug, Clone)]
+pub struct Loader {
+    pub project_id: i64,
+    drops: std::sync::Arc<Drops>,
+}
+
+impl Loader {
+    pub async fn new(state: &AppState, project_id: i64) -> anyhow::Result<Self> {
+        let entries = state.store.read(move |conn| store::dropping_schemas(conn, project_id)).await?;
+        let drops = Drops::new(&entries, &state.config.namespace);
+        Ok(Self { project_id, drops: std::sync::Arc::new(drops) })
+    }
+
+    /// The most events one [`Loader::load`] call takes (the import's per-request limit).
+    pub fn max_events(state: &AppState) -> usize {
+        state.config.limits.max_events_per_request
+    }
+
+    /// Checks and stores a batch of NDJSON events (at most [`Loader::max_events`] events and the
+    /// import's byte limit), exactly as an `/import` request without `strict` would.
+    pub async fn load(&self, state: &AppState, ndjson: Vec<u8>) -> Result<Loaded, ApiError> {
+        if ndjson.iter().all(u8::is_ascii_whitespace) {
+            return Ok(Loaded::default());
+        }
+        let limits = state.config.limits.clone();
+        let drops = self.drops.clone();
+        let now = now_ms();
+        let mut sink = state.store.event_sink(self.project_id, now / 1000);
+        let (checked, pending) = tokio::task::spawn_blocking(move || {
+            let checked = check_batch(&ndjson, InputFormat::Ndjson, &limits, &drops, now, &mut sink)?;
+            Ok::<_, ApiError>((checked, sink.close()))
+        })
+        .await
+        .map_err(|e| ApiError::Internal(e.into()))??;
+        pending.wait().await?;
+        Ok(Loaded { stored: checked.stored, dropped: checked.dropped, failed: checked.failed })
+    }
+}
+
+/// Why one profile update was refused: its position among the updates given, and the core's issue.
+#[derive(Debug)]
+pub struct Refused {
+    pub index: usize,
+    pub issue: Issue,
+}
+
+/// Applies profile updates to the stored profiles of a project with the core's
+/// [`datadict_core::profile::apply`], the one place where the operations and the 2,000-property
+/// cap live. `/engage`, warehouse syncs and migrations all store profiles through here. An update
+/// that breaks a rule is refused and the others are kept, as `/engage` does. Runs inside the
+/// caller's transaction; returns how many updates were applied and the refused ones.
+pub fn apply_profile_updates<'a>(
+    conn: &rusqlite::Connection,
+    project_id: i64,
+    updates: impl IntoIterator<Item = (usize, &'a str, &'a ProfileOperation)>,
+    limits: &Limits,
+) -> anyhow::Result<(usize, Vec<Refused>)> {
+    // Each profile is read once and written once, whatever the number of its updates.
+    let mut profiles: HashMap<&str, Option<Map<String, Value>>> = HashMap::new();
+    let mut applied = 0;
+    let mut refused = Vec::new();
+    for (index, distinct_id, operation) in updates {
+        if !profiles.contains_key(distinct_id) {
+            profiles.insert(distinct_id, store::get_profile(conn, project_id, distinct_id)?);
+        }
+        let slot = profiles.get_mut(distinct_id).expect("inserted above");
+        match profile::apply(slot.as_ref(), operation, limits) {
+            Ok(next) => {
+                *slot = next;
+                applied += 1;
+            }
+            Err(issues) => refused.extend(issues.into_iter().map(|issue| Refused { index, issue })),
+        }
+    }
+    for (distinct_id, profile) in &profiles {
+        match profile {
+            Some(props) => store::put_profile(conn, project_id, distinct_id, props)?,
+            None => {
+                store::delete_profile(conn, project_id, distinct_id)?;
+            }
+        }
+    }
+    Ok((applied, refused))
+}
+
+/// Applies a job's `$set` updates (spec §2.9: a profile holds the latest value of each property)
+/// in one transaction, through [`apply_profile_updates`] as `/engage` does. Returns how many
+/// updates were applied and the refused ones (`index` into `updates`).
+pub async fn set_profiles(state: &AppState, project_id: i64, updates: Vec<(String, Map<String, Value>)>) -> anyhow::Result<(usize, Vec<Refused>)> {
+    if updates.is_empty() {
+        return Ok((0, Vec::new()));
+    }
+    let limits = state.config.limits.clone();
+    state
+        .store
+        .call(move |conn| {
+            let tx = conn.transaction()?;
+            let operations: Vec<(String, ProfileOperation)> = updates.into_iter().map(|(id, set)| (id, ProfileOperation::Set(set))).collect();
+            let result = apply_profile_updates(&tx, project_id, operations.iter().enumerate().map(|(i, (id, op))| (i, id.as_str(), op)), &limits)?;
+            tx.commit()?;
+            Ok(result)
+        })
+        .await
+}
