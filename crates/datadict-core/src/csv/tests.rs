@@ -1,3 +1,6 @@
+//! Tests of the CSV writer and reader: records and their lines, input in chunks split anywhere,
+//! problems named by line, the size budget, and the import report written as before.
+
 use super::*;
 use proptest::prelude::*;
 

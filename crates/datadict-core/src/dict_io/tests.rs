@@ -1,3 +1,6 @@
+//! Tests of dictionary I/O: CSV that round-trips exactly, CSV written by hand, every problem
+//! reported with its row, and batch-upload bodies.
+
 use super::*;
 use crate::DEFAULT_NAMESPACE;
 use serde_json::json;
