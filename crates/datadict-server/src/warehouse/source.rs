@@ -48,6 +48,11 @@ fn connect_pg(source: &Source) -> Result<postgres::Client, String> {
     Ok(client)
 }
 
+/// The next row of a table, `None` at its end; a failed read ends the whole read.
+fn next_row<T, E: std::fmt::Display>(next: Result<Option<T>, E>, table: &str, n: u64) -> Result<Option<T>, String> {
+    next.map_err(|e| format!("reading the table `{table}` failed after {n} rows ({e})"))
+}
+
 /// The columns of a source when they are known without reading its rows (`None` for NDJSON).
 pub fn columns(source: &Source) -> Result<Option<Vec<String>>, String> {
     match source {
@@ -98,12 +103,7 @@ pub fn read(source: &Source, mut chunk: impl FnMut(Vec<ReadRow>) -> bool) -> Res
             let names: Vec<String> = stmt.column_names().into_iter().map(str::to_owned).collect();
             let mut rows = stmt.query([]).map_err(|e| format!("the table `{table}` cannot be read ({e})"))?;
             let mut n = 0u64;
-            loop {
-                let row = match rows.next() {
-                    Ok(Some(row)) => row,
-                    Ok(None) => break,
-                    Err(e) => return Err(format!("reading the table `{table}` failed after {n} rows ({e})")),
-                };
+            while let Some(row) = next_row(rows.next(), table, n)? {
                 n += 1;
                 let mut out = Row::new();
                 for (i, name) in names.iter().enumerate() {
@@ -150,12 +150,7 @@ pub fn read(source: &Source, mut chunk: impl FnMut(Vec<ReadRow>) -> bool) -> Res
                 .query_raw(sql.as_str(), std::iter::empty::<&(dyn postgres::types::ToSql + Sync)>())
                 .map_err(|e| format!("the table `{table}` cannot be read ({e}); check the table name and the user's rights"))?;
             let mut n = 0u64;
-            loop {
-                let row = match rows.next() {
-                    Ok(Some(row)) => row,
-                    Ok(None) => break,
-                    Err(e) => return Err(format!("reading the table `{table}` failed after {n} rows ({e})")),
-                };
+            while let Some(row) = next_row(rows.next(), table, n)? {
                 n += 1;
                 let text: Result<String, _> = row.try_get(0);
                 let parsed = match text {
