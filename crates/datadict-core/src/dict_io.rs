@@ -3,6 +3,7 @@
 //! (other namespaces, empty strings, unknown keys) travels in a `rest` column of JSON.
 
 use crate::api::BatchUploadRequest;
+use crate::csv::{self, CsvError};
 use crate::issue::{index_path, Issue, IssueCode};
 use crate::schema::{EntityType, PropertyDef, PropertyType, Schema, SchemaEntry};
 use crate::validate::{validate_schema_entry, SchemaRules};
@@ -88,12 +89,12 @@ const ENTITY_VENDOR: [(&str, &str, Kind); 7] = [
 const PROPERTY_VENDOR: [(&str, &str, Kind); 3] =
     [("display_name", "displayName", Kind::Text), ("hidden", "hidden", Kind::Bool), ("dropped", "dropped", Kind::Bool)];
 
-/// Writes a dictionary as CSV (RFC 4180, `\n` line ends): per entry one row with an empty
-/// `property`, then one row per property in name order. Lists are JSON arrays; `rest` holds, as
-/// JSON, what the other columns cannot carry.
+/// Writes a dictionary as CSV (RFC 4180 as [`csv`] writes it, `\n` line ends): per entry one row
+/// with an empty `property`, then one row per property in name order. Lists are JSON arrays;
+/// `rest` holds, as JSON, what the other columns cannot carry.
 pub fn dictionary_to_csv(entries: &[SchemaEntry], namespace: &str) -> String {
     let mut out = String::new();
-    write_row(&mut out, CSV_COLUMNS.iter().map(|c| (*c).to_owned()));
+    csv::push_record(&mut out, CSV_COLUMNS);
     for entry in entries {
         let mut schema = serde_json::to_value(&entry.schema_json).expect("a schema serializes");
         let obj = schema.as_object_mut().expect("a schema is an object");
@@ -138,7 +139,7 @@ fn write_entity_row(
     if !rest.is_empty() {
         cells.insert("rest", Value::Object(rest.clone()).to_string());
     }
-    write_row(out, CSV_COLUMNS.iter().map(|c| cells.remove(c).unwrap_or_default()));
+    csv::push_record(out, CSV_COLUMNS.iter().map(|c| cells.remove(c).unwrap_or_default()));
 }
 
 /// Moves a non-empty string field into a column; anything else stays in `rest`.
@@ -184,80 +185,13 @@ fn take_vendor(obj: &mut Map<String, Value>, namespace: &str, keys: &[(&'static 
     }
 }
 
-fn write_row(out: &mut String, cells: impl Iterator<Item = String>) {
-    for (i, cell) in cells.enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        if cell.contains([',', '"', '\n', '\r']) {
-            out.push('"');
-            out.push_str(&cell.replace('"', "\"\""));
-            out.push('"');
-        } else {
-            out.push_str(&cell);
-        }
-    }
-    out.push('\n');
-}
-
-/// Splits CSV text into rows of cells (RFC 4180: quoted cells may hold commas, quotes doubled,
-/// and line breaks; `\r\n` and `\n` both end a row). Returns the 1-based line of each row.
-pub fn parse_csv(text: &str) -> Result<Vec<(usize, Vec<String>)>, Issue> {
-    let mut rows = Vec::new();
-    let mut row = Vec::new();
-    let mut cell = String::new();
-    let mut chars = text.strip_prefix('\u{feff}').unwrap_or(text).chars().peekable();
-    let (mut line, mut row_line) = (1usize, 1usize);
-    let mut quoted = false;
-    let mut any = false;
-    while let Some(c) = chars.next() {
-        any = true;
-        if quoted {
-            match c {
-                '"' if chars.peek() == Some(&'"') => {
-                    chars.next();
-                    cell.push('"');
-                }
-                '"' => quoted = false,
-                '\n' => {
-                    line += 1;
-                    cell.push(c);
-                }
-                _ => cell.push(c),
-            }
-            continue;
-        }
-        match c {
-            '"' if cell.is_empty() => quoted = true,
-            ',' => row.push(std::mem::take(&mut cell)),
-            '\r' if chars.peek() == Some(&'\n') => {}
-            '\n' => {
-                row.push(std::mem::take(&mut cell));
-                rows.push((row_line, std::mem::take(&mut row)));
-                line += 1;
-                row_line = line;
-                any = false;
-            }
-            _ => cell.push(c),
-        }
-    }
-    if quoted {
-        return Err(Issue::new(format!("line {row_line}"), IssueCode::InvalidJson, "a quoted cell is not closed; close it with `\"`"));
-    }
-    if any {
-        row.push(cell);
-        rows.push((row_line, row));
-    }
-    Ok(rows)
-}
-
 /// Reads a dictionary from CSV written by [`dictionary_to_csv`] (or by hand in the same columns;
 /// the header row names the columns, in any order). Returns every problem found, with paths
 /// `rows[<line>].<column>`.
 pub fn dictionary_from_csv(text: &str, namespace: &str) -> Result<Vec<SchemaEntry>, Vec<Issue>> {
-    let rows = parse_csv(text).map_err(|i| vec![i])?;
+    let rows = csv::parse(text).map_err(|e| vec![csv_issue(&e)])?;
     let mut issues = Vec::new();
-    let Some(((_, header), body)) = rows.split_first() else {
+    let Some((csv::Record { fields: header, .. }, body)) = rows.split_first() else {
         return Ok(Vec::new());
     };
     let col = |name: &str| header.iter().position(|h| h.trim() == name);
@@ -272,7 +206,7 @@ pub fn dictionary_from_csv(text: &str, namespace: &str) -> Result<Vec<SchemaEntr
     // Per entity, in file order: its key, its schema fields, and its properties by name.
     type Rows = (EntityType, String, Map<String, Value>, BTreeMap<String, Value>);
     let mut entries: Vec<Rows> = Vec::new();
-    for (line, row) in body {
+    for csv::Record { line, fields: row } in body {
         if row.iter().all(|c| c.is_empty()) {
             continue;
         }
@@ -380,6 +314,15 @@ pub fn dictionary_from_csv(text: &str, namespace: &str) -> Result<Vec<SchemaEntr
     } else {
         Err(issues)
     }
+}
+
+/// A file that cannot be read as CSV, as an issue at `line <n>`.
+fn csv_issue(e: &CsvError) -> Issue {
+    let code = match e {
+        CsvError::TooLarge { .. } => IssueCode::TooLarge,
+        CsvError::Unclosed { .. } | CsvError::NotUtf8 { .. } => IssueCode::InvalidJson,
+    };
+    Issue::new(format!("line {}", e.line()), code, e.to_string())
 }
 
 /// A property definition with only a type; a convenience for callers building dictionaries.

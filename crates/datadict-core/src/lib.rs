@@ -46,11 +46,14 @@
 //!   mapping [`transform_event`], [`transform_ndjson`], [`ProfileAccumulator`].
 //! - Dictionary I/O: [`batch_body`], [`validate_batch_body`], [`dictionary_to_csv`],
 //!   [`dictionary_from_csv`] (round-trips exactly), [`entity_json_schema`] (draft-07),
-//!   [`diff_dictionaries`].
+//!   [`diff_dictionaries`]; CSV (RFC 4180) for dictionary files, warehouse files and import
+//!   reports in module [`csv`]: [`csv::push_record`], and [`csv::Reader`] for input in chunks with
+//!   a size budget per record.
 
 pub mod amplitude;
 pub mod api;
 pub mod batch;
+pub mod csv;
 pub mod dict_io;
 pub mod dictionary;
 pub mod diff;

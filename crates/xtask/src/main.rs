@@ -9,6 +9,8 @@ mod npm;
 mod run;
 mod setup;
 mod test;
+#[cfg(test)]
+mod tidy;
 mod util;
 
 use anyhow::bail;

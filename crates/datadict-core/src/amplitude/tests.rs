@@ -1,3 +1,6 @@
+//! Tests of the source tool's transform: the FACTS.md mapping of events and profiles, deterministic
+//! `$insert_id`s, bad lines as errors, and export archives read member by member.
+
 use super::*;
 use crate::gzip::gzip;
 use crate::{check_event, validate_profile_update, TokenRule};

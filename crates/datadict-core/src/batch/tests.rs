@@ -1,3 +1,6 @@
+//! Tests of the `Batcher`: events and profile updates cut by count and bytes with their input
+//! positions kept, invalid and oversized records rejected, and the dictionary's drops applied.
+
 use super::*;
 use crate::gzip::gunzip;
 use crate::schema::SchemaEntry;

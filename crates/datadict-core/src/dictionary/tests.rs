@@ -1,3 +1,6 @@
+//! Tests of events checked against a project's dictionary: unknown schemas and properties, type
+//! mismatches, and dropped data listed and removed.
+
 use super::*;
 use crate::{check_event, Limits, DEFAULT_NAMESPACE};
 use serde_json::json;

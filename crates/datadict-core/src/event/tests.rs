@@ -1,3 +1,6 @@
+//! Tests of `check_event`: the fields it extracts, the time, id, size and shape rules with their
+//! messages, string warnings, and keys only for valid records.
+
 use super::*;
 use IssueCode::*;
 

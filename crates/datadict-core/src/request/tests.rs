@@ -1,3 +1,6 @@
+//! Tests of request building and response parsing: URLs per operation and region, credentials
+//! and headers, and import answers including partial success.
+
 use super::*;
 use crate::api::{BatchUploadResponse, ManualSyncResponse};
 use crate::schema::ListSchemasResponse;

@@ -1,3 +1,6 @@
+//! Tests of the record splitter: NDJSON and JSON arrays in chunks split anywhere, framing errors,
+//! the byte-order mark, and oversized records counted without being buffered.
+
 use super::*;
 
 /// Splits `input` fed in chunks of `chunk` bytes and returns `(index, line, text)` per record.

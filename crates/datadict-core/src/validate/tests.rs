@@ -1,3 +1,6 @@
+//! Tests of schema-entry validation: every problem reported with its path, entity metadata,
+//! namespaces and undecodable text.
+
 use super::*;
 use serde_json::json;
 

@@ -1,7 +1,9 @@
 //! Reading the rows of an embedded source (a SQLite table, an NDJSON file, a CSV file) on a
 //! blocking thread, in chunks sent to the sync task, so that memory stays flat on a large table.
+//! CSV is read by the core's reader (`datadict_core::csv`), fed a buffer at a time.
 
 use super::{Row, Source};
+use datadict_core::csv::{self, CsvError};
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags};
 use serde_json::Value;
@@ -46,6 +48,11 @@ fn connect_pg(source: &Source) -> Result<postgres::Client, String> {
     Ok(client)
 }
 
+/// The next row of a table, `None` at its end; a failed read ends the whole read.
+fn next_row<T, E: std::fmt::Display>(next: Result<Option<T>, E>, table: &str, n: u64) -> Result<Option<T>, String> {
+    next.map_err(|e| format!("reading the table `{table}` failed after {n} rows ({e})"))
+}
+
 /// The columns of a source when they are known without reading its rows (`None` for NDJSON).
 pub fn columns(source: &Source) -> Result<Option<Vec<String>>, String> {
     match source {
@@ -57,12 +64,11 @@ pub fn columns(source: &Source) -> Result<Option<Vec<String>>, String> {
             Ok(Some(stmt.column_names().into_iter().map(str::to_owned).collect()))
         }
         Source::Csv { path } => {
-            let file = std::fs::File::open(path).map_err(|e| format!("the CSV source cannot be opened ({e}); check the path"))?;
-            let mut reader = CsvReader::new(std::io::BufReader::new(file));
-            match reader.record() {
-                Ok(Some(header)) => Ok(Some(header)),
-                Ok(None) => Err("the CSV source is empty; its first line must name the columns".into()),
-                Err(e) => Err(format!("the CSV header cannot be read ({e})")),
+            let mut reader = CsvFile::open(path)?;
+            match reader.record()? {
+                Some(Ok(header)) => Ok(Some(header.fields)),
+                None => Err("the CSV source is empty; its first line must name the columns".into()),
+                Some(Err(e)) => Err(format!("the CSV header cannot be read ({e})")),
             }
         }
         Source::Ndjson { .. } => Ok(None),
@@ -97,12 +103,7 @@ pub fn read(source: &Source, mut chunk: impl FnMut(Vec<ReadRow>) -> bool) -> Res
             let names: Vec<String> = stmt.column_names().into_iter().map(str::to_owned).collect();
             let mut rows = stmt.query([]).map_err(|e| format!("the table `{table}` cannot be read ({e})"))?;
             let mut n = 0u64;
-            loop {
-                let row = match rows.next() {
-                    Ok(Some(row)) => row,
-                    Ok(None) => break,
-                    Err(e) => return Err(format!("reading the table `{table}` failed after {n} rows ({e})")),
-                };
+            while let Some(row) = next_row(rows.next(), table, n)? {
                 n += 1;
                 let mut out = Row::new();
                 for (i, name) in names.iter().enumerate() {
@@ -149,12 +150,7 @@ pub fn read(source: &Source, mut chunk: impl FnMut(Vec<ReadRow>) -> bool) -> Res
                 .query_raw(sql.as_str(), std::iter::empty::<&(dyn postgres::types::ToSql + Sync)>())
                 .map_err(|e| format!("the table `{table}` cannot be read ({e}); check the table name and the user's rights"))?;
             let mut n = 0u64;
-            loop {
-                let row = match rows.next() {
-                    Ok(Some(row)) => row,
-                    Ok(None) => break,
-                    Err(e) => return Err(format!("reading the table `{table}` failed after {n} rows ({e})")),
-                };
+            while let Some(row) = next_row(rows.next(), table, n)? {
                 n += 1;
                 let text: Result<String, _> = row.try_get(0);
                 let parsed = match text {
@@ -170,28 +166,25 @@ pub fn read(source: &Source, mut chunk: impl FnMut(Vec<ReadRow>) -> bool) -> Res
             }
         }
         Source::Csv { path } => {
-            let file = std::fs::File::open(path).map_err(|e| format!("the CSV source cannot be opened ({e}); check the path"))?;
-            let mut reader = CsvReader::new(std::io::BufReader::new(file));
-            let header = match reader.record() {
-                Ok(Some(h)) => h,
-                Ok(None) => return Ok(()),
-                Err(e) => return Err(format!("the CSV header cannot be read ({e})")),
+            let mut reader = CsvFile::open(path)?;
+            let header = match reader.record()? {
+                Some(Ok(h)) => h.fields,
+                None => return Ok(()),
+                Some(Err(e)) => return Err(format!("the CSV header cannot be read ({e})")),
             };
             let mut n = 0u64;
-            loop {
-                let record = reader.record();
+            while let Some(record) = reader.record()? {
                 n += 1;
                 let row = match record {
-                    Ok(None) => break,
-                    Err(e) => Err(e),
-                    Ok(Some(fields)) if fields.len() != header.len() => {
-                        Err(format!("the row has {} fields and the header {}", fields.len(), header.len()))
+                    Err(e) => Err(e.to_string()),
+                    Ok(record) if record.fields.len() != header.len() => {
+                        Err(format!("the row on line {} has {} fields and the header {}", record.line, record.fields.len(), header.len()))
                     }
                     // CSV has no types: every field stays a string (empty means no value), so that
                     // a value such as a zip code `01234` is not changed into a number.
-                    Ok(Some(fields)) => Ok(header
+                    Ok(record) => Ok(header
                         .iter()
-                        .zip(fields)
+                        .zip(record.fields)
                         .map(|(k, v)| (k.clone(), if v.is_empty() { Value::Null } else { Value::from(v) }))
                         .collect()),
                 };
@@ -207,77 +200,53 @@ pub fn read(source: &Source, mut chunk: impl FnMut(Vec<ReadRow>) -> bool) -> Res
     Ok(())
 }
 
-/// An RFC 4180 reader: comma-separated fields, double quotes around fields holding commas,
-/// quotes or line breaks, `""` for a quote inside.
-struct CsvReader<R> {
+/// A CSV file read through the core's reader a buffer at a time, so that memory holds one
+/// buffer and at most one record (of at most the reader's budget), however large the file.
+struct CsvFile<R> {
     input: R,
+    reader: csv::Reader,
+    /// Records read so far, for the message of a read that fails.
+    records: u64,
+    ended: bool,
 }
 
-impl<R: BufRead> CsvReader<R> {
+impl CsvFile<std::io::BufReader<std::fs::File>> {
+    fn open(path: &str) -> Result<Self, String> {
+        let file = std::fs::File::open(path).map_err(|e| format!("the CSV source cannot be opened ({e}); check the path"))?;
+        Ok(CsvFile::new(std::io::BufReader::new(file)))
+    }
+}
+
+impl<R: BufRead> CsvFile<R> {
     fn new(input: R) -> Self {
-        Self { input }
+        Self { input, reader: csv::Reader::default(), records: 0, ended: false }
     }
 
-    /// The next record, `None` at the end; `Err` for a record that is not valid CSV (the reader
-    /// is then at the next line and can go on).
-    fn record(&mut self) -> Result<Option<Vec<String>>, String> {
-        let mut line = String::new();
+    /// The next record (`Err` for one that is not valid CSV; the reader goes on after it), `None`
+    /// at the end. `Err` when the file itself cannot be read.
+    fn record(&mut self) -> Result<Option<Result<csv::Record, CsvError>>, String> {
         loop {
-            line.clear();
-            match self.input.read_line(&mut line) {
-                Ok(0) => return Ok(None),
-                Ok(_) => {}
-                Err(e) => return Err(format!("the line cannot be read ({e})")),
+            if let Some(record) = self.reader.next() {
+                self.records += 1;
+                return Ok(Some(record));
             }
-            if !line.trim_end_matches(['\r', '\n']).is_empty() {
-                break;
+            if self.ended {
+                return Ok(None);
             }
-        }
-        let mut fields = Vec::new();
-        let mut field = String::new();
-        let mut quoted = false;
-        let mut chars: Vec<char> = line.chars().collect();
-        let mut i = 0;
-        loop {
-            if i >= chars.len() {
-                if quoted {
-                    // A line break inside quotes: the record goes on on the next line.
-                    let mut more = String::new();
-                    match self.input.read_line(&mut more) {
-                        Ok(0) => return Err("a quoted field is not closed".into()),
-                        Ok(_) => {
-                            chars.extend(more.chars());
-                            continue;
-                        }
-                        Err(e) => return Err(format!("the line cannot be read ({e})")),
-                    }
-                }
-                break;
-            }
-            let c = chars[i];
-            i += 1;
-            if quoted {
-                if c == '"' {
-                    if chars.get(i) == Some(&'"') {
-                        field.push('"');
-                        i += 1;
-                    } else {
-                        quoted = false;
-                    }
-                } else {
-                    field.push(c);
-                }
+            let buf = match self.input.fill_buf() {
+                Ok(buf) => buf,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(format!("reading the CSV source failed after {} records ({e})", self.records)),
+            };
+            if buf.is_empty() {
+                self.reader.finish();
+                self.ended = true;
             } else {
-                match c {
-                    ',' => fields.push(std::mem::take(&mut field)),
-                    '"' if field.is_empty() => quoted = true,
-                    '\r' | '\n' => {}
-                    _ => field.push(c),
-                }
+                let len = buf.len();
+                self.reader.feed(buf);
+                self.input.consume(len);
             }
         }
-        fields.push(field);
-        Ok(Some(fields))
     }
 }
 
@@ -285,14 +254,22 @@ impl<R: BufRead> CsvReader<R> {
 mod tests {
     use super::*;
 
-    fn check(input: &str, expected: &[&[&str]]) {
-        let mut r = CsvReader::new(std::io::Cursor::new(input.as_bytes()));
+    /// Reads `input` as the CSV source reads a file, with a buffer of `capacity` bytes.
+    fn read_records(input: &[u8], capacity: usize) -> Vec<Result<csv::Record, CsvError>> {
+        let mut file = CsvFile::new(std::io::BufReader::with_capacity(capacity, input));
         let mut got = Vec::new();
-        while let Some(rec) = r.record().unwrap() {
-            got.push(rec);
+        while let Some(record) = file.record().unwrap() {
+            got.push(record);
         }
-        let want: Vec<Vec<String>> = expected.iter().map(|r| r.iter().map(|s| (*s).to_owned()).collect()).collect();
-        assert_eq!(got, want, "{input:?}");
+        got
+    }
+
+    fn check(input: &str, expected: &[&[&str]]) {
+        for capacity in [1, 2, 3, 7, 8192] {
+            let got: Vec<Vec<String>> = read_records(input.as_bytes(), capacity).into_iter().map(|r| r.unwrap().fields).collect();
+            let want: Vec<Vec<String>> = expected.iter().map(|r| r.iter().map(|s| (*s).to_owned()).collect()).collect();
+            assert_eq!(got, want, "{input:?} with a buffer of {capacity} bytes");
+        }
     }
 
     #[test]
@@ -301,5 +278,42 @@ mod tests {
         check("a,b\r\n\"x,y\",\"say \"\"hi\"\"\"\r\n", &[&["a", "b"], &["x,y", "say \"hi\""]]);
         check("a\n\"two\nlines\"\n\n", &[&["a"], &["two\nlines"]]);
         check("a,b\n,\n", &[&["a", "b"], &["", ""]]);
+    }
+
+    #[test]
+    fn a_bad_record_names_its_line_and_reading_goes_on() {
+        let got = read_records(b"a\nbad \xff\nok\n\"open\nz\n", 4);
+        assert_eq!(got, vec![
+            Ok(csv::Record { line: 1, fields: vec!["a".into()] }),
+            Err(CsvError::NotUtf8 { line: 2 }),
+            Ok(csv::Record { line: 3, fields: vec!["ok".into()] }),
+            Err(CsvError::Unclosed { line: 4 }),
+        ]);
+    }
+
+    /// Every row of a CSV source as `read` gives it: its number and its columns or why not.
+    fn rows(text: &str) -> Vec<ReadRow> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rows.csv");
+        std::fs::write(&path, text).unwrap();
+        let mut got = Vec::new();
+        read(&Source::Csv { path: path.to_str().unwrap().to_owned() }, |chunk| {
+            got.extend(chunk);
+            true
+        })
+        .unwrap();
+        got
+    }
+
+    #[test]
+    fn csv_rows() {
+        let got = rows("\u{feff}id,zip\n\n1,01234\n2\n3,\n\"4\n");
+        let row = |pairs: &[(&str, Value)]| Ok(pairs.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect::<Row>());
+        assert_eq!(got, vec![
+            (1, row(&[("id", "1".into()), ("zip", "01234".into())])),
+            (2, Err("the row on line 4 has 1 fields and the header 2".to_owned())),
+            (3, row(&[("id", "3".into()), ("zip", Value::Null)])),
+            (4, Err("the quoted field that opens on line 6 is not closed; close it with `\"`".to_owned())),
+        ]);
     }
 }

@@ -1,0 +1,196 @@
+//! The rules of [`check_event`](super::check_event) that need the whole record, applied to what
+//! the walk or the scanner found: the record is an object of `event` and `properties`, and
+//! `time`, `distinct_id` and `$insert_id` are present, typed and within the limits of FACTS.md.
+
+use super::walk::{excerpt, Found, Seen};
+use super::EventCheck;
+use crate::issue::{child_path, Issue, IssueCode};
+use crate::limits::Limits;
+use crate::time::{format_date, format_datetime, Date};
+
+/// A number below this is read as seconds, at or above it as milliseconds. 10^11 seconds is in the
+/// year 5138 and 10^11 milliseconds is in 1973, so any time the rules accept is read one way only
+/// (FACTS.md: "seconds or milliseconds since epoch").
+const SECONDS_BELOW: f64 = 1e11;
+
+fn time_to_ms(seen: &Seen<'_>) -> Option<i64> {
+    let v = match *seen {
+        Seen::Int(n) => n as f64,
+        Seen::UInt(n) => n as f64,
+        Seen::Float(f) => f,
+        _ => return None,
+    };
+    if let (Seen::Int(_) | Seen::UInt(_), false) = (seen, v.abs() < SECONDS_BELOW) {
+        // Whole milliseconds: keep the exact integer instead of going through f64.
+        return Some(match *seen {
+            Seen::Int(n) => n,
+            Seen::UInt(n) => i64::try_from(n).unwrap_or(i64::MAX),
+            _ => unreachable!(),
+        });
+    }
+    let ms = if v.abs() < SECONDS_BELOW { v * 1000.0 } else { v };
+    // `as` saturates, so absurd values still compare as too early or too late.
+    Some(ms.floor() as i64)
+}
+
+/// Applies the rules that need the whole record.
+pub(super) fn finish<'de>(check: &mut EventCheck<'de>, found: Found<'de>, limits: &Limits, now_ms: i64) {
+    let issues = &mut check.issues;
+    if let Some(other) = found.is_object {
+        issues.push(Issue::new(
+            "",
+            IssueCode::WrongType,
+            format!("the record is {}; an event must be an object with `event` and `properties`", other.describe()),
+        ));
+        return;
+    }
+    for key in &found.unknown_top {
+        issues.push(Issue::new(
+            child_path("", key),
+            IssueCode::UnknownField,
+            format!("`{key}` is not a field of an event; an event has `event` and `properties`: move it under `properties`"),
+        ));
+    }
+
+    match found.event {
+        None => issues.push(missing("event", "the name of the user action")),
+        Some(Seen::Str(Some(name))) => {
+            if name.trim().is_empty() {
+                issues.push(Issue::new("event", IssueCode::InvalidName, "`event` is empty; give the name of the user action"));
+            }
+            check.event = Some(name);
+        }
+        Some(other) => issues.push(wrong_type("event", &other, "a string, the name of the user action")),
+    }
+
+    match found.properties {
+        None => {
+            issues.push(missing("properties", "an object with `time`, `distinct_id` and `$insert_id`"));
+            return;
+        }
+        Some(Seen::Object) => {}
+        Some(other) => {
+            issues.push(wrong_type("properties", &other, "an object with `time`, `distinct_id` and `$insert_id`"));
+            return;
+        }
+    }
+
+    let count = check.properties.len();
+    if count >= limits.properties_below {
+        issues.push(Issue::new(
+            "properties",
+            IssueCode::TooManyProperties,
+            format!("the event has {count} properties; it must have fewer than {}", limits.properties_below),
+        ));
+    }
+
+    const TIME: &str = "properties.time";
+    match found.time {
+        None => issues.push(missing(TIME, "the time of the action in seconds or milliseconds since the epoch")),
+        Some(seen) => match time_to_ms(&seen) {
+            None => issues.push(wrong_type(TIME, &seen, "a number of seconds or milliseconds since the epoch")),
+            Some(ms) => {
+                // Described only for a message: formatting it for every event cost 3 % of a check.
+                let raw = || seen.describe();
+                if ms < limits.min_time_ms {
+                    issues.push(Issue::new(
+                        TIME,
+                        IssueCode::TimeTooEarly,
+                        format!(
+                            "`{TIME}` is {} ({}); it must be on or after {}, in seconds or milliseconds since the epoch",
+                            raw(),
+                            format_date(ms),
+                            Date::from_ms(limits.min_time_ms)
+                        ),
+                    ));
+                } else if ms > now_ms.saturating_add(limits.max_future_ms) {
+                    issues.push(Issue::new(
+                        TIME,
+                        IssueCode::TimeInFuture,
+                        format!(
+                            "`{TIME}` is {} ({}); it must be at most {} s after the receiver's clock ({}): send the time the action took place, in seconds or milliseconds since the epoch",
+                            raw(),
+                            format_datetime(ms),
+                            limits.max_future_ms / 1000,
+                            format_datetime(now_ms)
+                        ),
+                    ));
+                }
+                check.time_ms = Some(ms);
+            }
+        },
+    }
+
+    const DISTINCT_ID: &str = "properties.distinct_id";
+    match found.distinct_id {
+        None => issues.push(missing(DISTINCT_ID, "the user's identifier (an empty string when the event has no user)")),
+        Some(Seen::Str(Some(id))) => {
+            if limits.is_forbidden_id(&id) {
+                issues.push(forbidden(DISTINCT_ID, &id, "use the user's real identifier, or an empty string when the event has no user"));
+            }
+            check.distinct_id = Some(id);
+        }
+        Some(other) => issues.push(wrong_type(DISTINCT_ID, &other, "a string")),
+    }
+
+    const INSERT_ID: &str = "properties.$insert_id";
+    match found.insert_id {
+        None => issues.push(missing(INSERT_ID, "a de-duplication id of 1 to 36 characters from `A-Z`, `a-z`, `0-9` and `-`")),
+        Some(Seen::Str(Some(id))) => {
+            check_insert_id(&id, limits, issues);
+            check.insert_id = Some(id);
+        }
+        Some(other) => issues.push(wrong_type(INSERT_ID, &other, "a string of 1 to 36 characters from `A-Z`, `a-z`, `0-9` and `-`")),
+    }
+}
+
+/// The bytes an `$insert_id` may hold: `A-Z`, `a-z`, `0-9` and `-`.
+static INSERT_ID_BYTES: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        t[b] = (b as u8).is_ascii_alphanumeric() || b == b'-' as usize;
+        b += 1;
+    }
+    t
+};
+
+/// FACTS.md: `$insert_id` is 1–36 bytes of `[A-Za-z0-9-]` and not a forbidden value.
+pub fn check_insert_id(id: &str, limits: &Limits, issues: &mut Vec<Issue>) {
+    const INSERT_ID: &str = "properties.$insert_id";
+    if id.is_empty() {
+        issues.push(Issue::new(INSERT_ID, IssueCode::InvalidInsertId, "`properties.$insert_id` is empty; give 1 to 36 characters from `A-Z`, `a-z`, `0-9` and `-`"));
+        return;
+    }
+    // The byte test (a table) is the common, fast path; the character is found only to name it.
+    if !id.bytes().all(|b| INSERT_ID_BYTES[usize::from(b)]) {
+        let bad = id.chars().find(|&c| !c.is_ascii() || !INSERT_ID_BYTES[c as usize]).unwrap_or('?');
+        issues.push(Issue::new(
+            INSERT_ID,
+            IssueCode::InvalidInsertId,
+            format!("`properties.$insert_id` {:?} contains {bad:?}; only `A-Z`, `a-z`, `0-9` and `-` are allowed (hash other ids)", excerpt(id)),
+        ));
+    }
+    if id.len() > limits.max_insert_id_bytes {
+        issues.push(Issue::new(
+            INSERT_ID,
+            IssueCode::InsertIdTooLong,
+            format!("`properties.$insert_id` is {} bytes; it must be at most {} bytes (hash longer ids)", id.len(), limits.max_insert_id_bytes),
+        ));
+    }
+    if limits.is_forbidden_id(id) {
+        issues.push(forbidden(INSERT_ID, id, "generate a unique id per event"));
+    }
+}
+
+fn forbidden(path: &str, id: &str, fix: &str) -> Issue {
+    Issue::new(path, IssueCode::ForbiddenId, format!("`{path}` is {id:?}, a placeholder value the import rejects; {fix}"))
+}
+
+fn missing(path: &str, what: &str) -> Issue {
+    Issue::new(path, IssueCode::MissingField, format!("`{path}` is required; give {what}"))
+}
+
+fn wrong_type(path: &str, found: &Seen<'_>, expected: &str) -> Issue {
+    Issue::new(path, IssueCode::WrongType, format!("`{path}` is {}; it must be {expected}", found.describe()))
+}
