@@ -1,5 +1,8 @@
 //! Storage: every SQL statement of the server lives behind this module's boundary, so that a
 //! server database can later replace the embedded SQLite default without touching handlers.
+//! `jobs.rs` holds the statements of warehouse imports, their runs and migration jobs.
+
+pub mod jobs;
 
 use anyhow::Context;
 use datadict_core::{EntityType, Schema, SchemaEntry};
@@ -247,7 +250,7 @@ impl Store {
         // Rolled back on drop if any step fails.
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         tx.execute_batch(MIGRATION).context("cannot create the database tables")?;
-        tx.execute_batch(crate::store_jobs::TABLES).context("cannot create the tables of warehouse imports and migrations")?;
+        tx.execute_batch(jobs::TABLES).context("cannot create the tables of warehouse imports and migrations")?;
         if had_events && !had_volume {
             // A database from before `event_volume`: count what it holds, once, and drop the
             // index the table replaces.
