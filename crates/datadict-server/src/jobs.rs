@@ -1,7 +1,7 @@
 //! What warehouse imports and migrations share: their settings and the start-up step that creates
 //! their tables and closes runs a previous process left unfinished.
 
-use crate::store_jobs;
+use crate::store::jobs as store_jobs;
 use crate::AppState;
 
 /// FACTS.md: API-triggered syncs are limited to 5 per hour per import.

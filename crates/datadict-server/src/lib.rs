@@ -29,7 +29,6 @@ pub mod migrate;
 pub mod ratelimit;
 pub mod routes;
 pub mod store;
-pub mod store_jobs;
 pub mod warehouse;
 
 use axum::Router;

@@ -8,7 +8,7 @@ pub mod source;
 
 use crate::ingest::{set_profiles, Loader};
 use crate::ingest::now_ms;
-use crate::store_jobs::{self, MigrationJob, MigrationPhase, MAX_REJECTIONS};
+use crate::store::jobs::{self as store_jobs, MigrationJob, MigrationPhase, MAX_REJECTIONS};
 use crate::AppState;
 use datadict_core::amplitude::{transform_ndjson, ExportArchive, ProfileAccumulator};
 use datadict_core::migration::DateRange;

@@ -10,7 +10,7 @@ use crate::jobs::new_id;
 use crate::migrate::{self, Secrets};
 use crate::ingest::now_ms;
 use crate::store;
-use crate::store_jobs::{self, Counts, MigrationJob, MigrationPhase};
+use crate::store::jobs::{self as store_jobs, Counts, MigrationJob, MigrationPhase};
 use crate::AppState;
 use axum::extract::State;
 use axum::http::StatusCode;

@@ -15,7 +15,7 @@ use crate::auth::{authorize, Access};
 use crate::error::{ApiError, ApiPath, JsonBody};
 use crate::jobs::new_id;
 use crate::ingest::now_ms;
-use crate::store_jobs::{self, ImportRow, Queued, Run};
+use crate::store::jobs::{self as store_jobs, ImportRow, Queued, Run};
 use crate::warehouse::sync::{self, SyncJob};
 use crate::warehouse::{self, Mapping, NewImport, Source};
 use crate::AppState;

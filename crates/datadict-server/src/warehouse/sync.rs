@@ -7,7 +7,7 @@ use super::source::{self, ReadRow};
 use super::{row_to_event, row_to_profile, Mapping, Source};
 use crate::ingest::{set_profiles, Loader};
 use crate::ingest::now_ms;
-use crate::store_jobs::{self, Rejection, Run, MAX_REJECTIONS};
+use crate::store::jobs::{self as store_jobs, Rejection, Run, MAX_REJECTIONS};
 use crate::AppState;
 
 /// What a sync needs to know of its import.

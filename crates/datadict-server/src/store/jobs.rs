@@ -1,5 +1,5 @@
-//! Every SQL statement of warehouse imports, their runs, and migration jobs (the `store` module
-//! holds the rest). Times are milliseconds since the epoch.
+//! Every SQL statement of warehouse imports, their runs, and migration jobs (callers name them
+//! `store::jobs::foo`). Times are milliseconds since the epoch.
 
 use rusqlite::{params, Connection, OptionalExtension, Row};
 use serde::{Deserialize, Serialize};

@@ -1,0 +1,204 @@
+//! The event writer: a thread that stores the events of concurrent import requests in group
+//! commits, and the [`EventSink`] through which a request hands it its events in parts.
+
+use super::events::{set_foreign_keys, upsert_rows, EventBatch};
+use super::{after_write, lock, Checkpoint, Store};
+use anyhow::Context;
+use rusqlite::Connection;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::{Arc, Mutex};
+
+impl Store {
+    /// A sink for the events of one request (or one loaded batch), to be stored in one
+    /// transaction by the event writer: see [`EventSink`].
+    pub fn event_sink(&self, project_id: i64, now_s: i64) -> EventSink {
+        EventSink { writer: self.events.clone(), project_id, now_s, parts: None, answer: None }
+    }
+}
+
+/// The way to the event-writer thread: its queue of jobs, and how many jobs it has been sent and
+/// not yet answered.
+#[derive(Debug, Clone)]
+pub(super) struct EventWriter {
+    jobs: Sender<InsertJob>,
+    in_flight: Arc<AtomicUsize>,
+}
+
+/// The events of one request on their way to the event writer, sent in parts as they are
+/// prepared, so that the writer stores the first rows of a request while the next are still
+/// being checked and hashed (with a single client, preparing and inserting then overlap on two cores instead
+/// of following each other). The parts of a request are stored in one savepoint of one
+/// transaction: all of them or none. [`EventSink::close`] gives a [`PendingInsert`] that answers
+/// once that transaction is committed; a sink dropped without `close` (the request failed
+/// half-way) has its parts rolled back.
+#[derive(Debug)]
+pub struct EventSink {
+    writer: EventWriter,
+    project_id: i64,
+    now_s: i64,
+    /// Open once the first part is sent (an empty request never reaches the writer).
+    parts: Option<Sender<Part>>,
+    answer: Option<tokio::sync::oneshot::Receiver<anyhow::Result<usize>>>,
+}
+
+/// What an [`EventSink`] sends to the writer for its job.
+#[derive(Debug)]
+pub(super) enum Part {
+    Rows(EventBatch),
+    /// Every part has been sent: the job may be committed.
+    End,
+}
+
+impl EventSink {
+    /// Sends rows to be stored (an empty batch is not sent).
+    pub fn send(&mut self, batch: EventBatch) -> anyhow::Result<()> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let stopped = || anyhow::anyhow!("the event writer has stopped");
+        let parts = match &self.parts {
+            Some(parts) => parts,
+            None => {
+                let (parts, rx) = channel();
+                let (done, answer) = tokio::sync::oneshot::channel();
+                let job = InsertJob { project_id: self.project_id, parts: rx, now_s: self.now_s, done };
+                self.writer.in_flight.fetch_add(1, Ordering::Relaxed);
+                if self.writer.jobs.send(job).is_err() {
+                    self.writer.in_flight.fetch_sub(1, Ordering::Relaxed);
+                    return Err(stopped());
+                }
+                self.answer = Some(answer);
+                self.parts.insert(parts)
+            }
+        };
+        parts.send(Part::Rows(batch)).map_err(|_| stopped())
+    }
+
+    /// Whether the event writer has no request in hand or waiting. A request that checks its
+    /// records one part at a time makes the writer wait for each part; that overlaps checking with
+    /// inserting when the writer has nothing else to do, and holds up other requests otherwise.
+    pub fn writer_is_idle(&self) -> bool {
+        self.writer.in_flight.load(Ordering::Relaxed) == 0
+    }
+
+    /// Closes the sink without waiting: the rows sent are committed by the writer, and the
+    /// returned [`PendingInsert`] resolves to their count once they are.
+    pub fn close(mut self) -> PendingInsert {
+        if let Some(parts) = self.parts.take() {
+            // A send error means the writer has gone; the answer channel then says so.
+            let _ = parts.send(Part::End);
+        }
+        PendingInsert { answer: self.answer.take() }
+    }
+
+}
+
+/// The answer of a closed [`EventSink`].
+#[derive(Debug)]
+pub struct PendingInsert {
+    answer: Option<tokio::sync::oneshot::Receiver<anyhow::Result<usize>>>,
+}
+
+impl PendingInsert {
+    /// Waits until the rows are committed (at once when none were sent).
+    pub async fn wait(self) -> anyhow::Result<usize> {
+        match self.answer {
+            None => Ok(0),
+            Some(answer) => answer.await.context("the event writer has stopped")?,
+        }
+    }
+}
+
+/// The rows of one sink, as the event writer receives them, and where its answer goes.
+pub(super) struct InsertJob {
+    pub(super) project_id: i64,
+    pub(super) parts: Receiver<Part>,
+    pub(super) now_s: i64,
+    pub(super) done: tokio::sync::oneshot::Sender<anyhow::Result<usize>>,
+}
+
+/// At most this many jobs (import requests) go into one group commit: a group holds the writer,
+/// and the first request of a group waits for the last.
+const JOBS_PER_GROUP: usize = 8;
+
+/// The event writer: a thread that takes the batches queued by concurrent requests and stores
+/// all those waiting in one transaction, so that several requests share one commit and one fsync
+/// (and the index pages they all touch are written to the WAL once). Nobody waits for a group to
+/// fill: a lone request is committed at once, exactly as before. The thread ends when the last
+/// clone of the store is dropped.
+pub(super) fn spawn_event_writer(conn: Arc<Mutex<Connection>>, checkpoint: Option<Arc<Checkpoint>>) -> anyhow::Result<EventWriter> {
+    let (tx, rx) = channel::<InsertJob>();
+    let in_flight = Arc::new(AtomicUsize::new(0));
+    let answered = in_flight.clone();
+    std::thread::Builder::new().name("datadict-events".into()).spawn(move || {
+        while let Ok(first) = rx.recv() {
+            let mut jobs = vec![first];
+            while jobs.len() < JOBS_PER_GROUP {
+                let Ok(job) = rx.try_recv() else { break };
+                jobs.push(job);
+            }
+            let results = match lock(&conn) {
+                Ok(mut guard) => write_group(&mut guard, &jobs),
+                Err(e) => fail_each(&jobs, e),
+            };
+            for (job, result) in jobs.into_iter().zip(results) {
+                // The request may have gone (its client disconnected); its rows are stored anyway.
+                let _ = job.done.send(result);
+                answered.fetch_sub(1, Ordering::Relaxed);
+            }
+            if let Ok(guard) = conn.lock() {
+                after_write(&guard, checkpoint.as_deref());
+            }
+        }
+    })?;
+    Ok(EventWriter { jobs: tx, in_flight })
+}
+
+/// What the event writer does with a group: [`insert_group`] with the foreign-key checks off,
+/// which it leaves off for the next group (see [`set_foreign_keys`]).
+pub(super) fn write_group(conn: &mut Connection, jobs: &[InsertJob]) -> Vec<anyhow::Result<usize>> {
+    match set_foreign_keys(conn, false) {
+        Ok(()) => insert_group(conn, jobs),
+        Err(e) => fail_each(jobs, format!("{e:#}")),
+    }
+}
+
+/// The outcome of a group in which every job failed for the same reason.
+fn fail_each(jobs: &[InsertJob], why: impl std::fmt::Display) -> Vec<anyhow::Result<usize>> {
+    jobs.iter().map(|_| Err(anyhow::anyhow!("{why}"))).collect()
+}
+
+/// Stores the jobs of a group in one transaction, each in a savepoint; returns each job's outcome.
+fn insert_group(conn: &mut Connection, jobs: &[InsertJob]) -> Vec<anyhow::Result<usize>> {
+    let mut tx = match conn.transaction() {
+        Ok(tx) => tx,
+        Err(e) => return fail_each(jobs, format!("cannot begin a transaction: {e}")),
+    };
+    let mut results = Vec::with_capacity(jobs.len());
+    for job in jobs {
+        let mut stored = || -> anyhow::Result<usize> {
+            let sp = tx.savepoint()?;
+            let mut rows = 0;
+            loop {
+                // Waits for the request's next part; the savepoint rolls back (on drop) if the
+                // request ends without `End`.
+                match job.parts.recv() {
+                    Ok(Part::Rows(batch)) => {
+                        upsert_rows(&sp, job.project_id, &batch, job.now_s)?;
+                        rows += batch.len();
+                    }
+                    Ok(Part::End) => break,
+                    Err(_) => anyhow::bail!("the request ended before all its events were sent"),
+                }
+            }
+            sp.commit()?;
+            Ok(rows)
+        };
+        results.push(stored());
+    }
+    match tx.commit() {
+        Ok(()) => results,
+        Err(e) => fail_each(jobs, format!("cannot commit the events: {e}")),
+    }
+}

@@ -1,0 +1,150 @@
+//! The database's tables: their definitions, and the upgrade of a database written by an older
+//! server (its `user_version`), both applied when the store opens.
+
+use super::events::{dedup_key, HOUR_MS};
+use anyhow::Context;
+use rusqlite::{params, Connection};
+
+const MIGRATION: &str = "
+CREATE TABLE IF NOT EXISTS projects (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    token_hash TEXT NOT NULL UNIQUE,
+    created_at INTEGER NOT NULL DEFAULT (unixepoch())
+);
+CREATE TABLE IF NOT EXISTS service_accounts (
+    id INTEGER PRIMARY KEY,
+    username TEXT NOT NULL UNIQUE,
+    secret_hash TEXT NOT NULL,
+    created_at INTEGER NOT NULL DEFAULT (unixepoch())
+);
+CREATE TABLE IF NOT EXISTS roles (
+    service_account_id INTEGER NOT NULL REFERENCES service_accounts(id) ON DELETE CASCADE,
+    project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+    role TEXT NOT NULL CHECK (role IN ('owner', 'admin', 'consumer')),
+    PRIMARY KEY (service_account_id, project_id)
+);
+CREATE TABLE IF NOT EXISTS schemas (
+    project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+    entity_type TEXT NOT NULL CHECK (entity_type IN ('event', 'profile')),
+    name TEXT NOT NULL,
+    schema_json TEXT NOT NULL,
+    updated_at INTEGER NOT NULL DEFAULT (unixepoch()),
+    PRIMARY KEY (project_id, entity_type, name)
+);
+CREATE INDEX IF NOT EXISTS projects_by_token ON projects (token_hash);
+-- One row per distinct (event, time, distinct_id, $insert_id): `dedup` is a 128-bit digest of
+-- that key (see `dedup_key`); a second copy of an event replaces the first (FACTS.md: the latest
+-- ingested copy wins). The unique key leads with `time_ms` although the digest already covers it:
+-- events arrive roughly in time order, so a batch's inserts land on a few neighbouring pages of
+-- that index instead of on every page of it (a key led by the digest alone is random, and each
+-- commit then wrote nearly the whole index to the WAL again). The same index serves the read
+-- API's time ordering and ranges, so there is no separate time index. Databases created before
+-- keep their older key `(project_id, dedup)` and index `events_by_time`; `insert_events` works
+-- with either shape.
+CREATE TABLE IF NOT EXISTS events (
+    project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+    dedup BLOB NOT NULL,
+    event TEXT NOT NULL,
+    time_ms INTEGER NOT NULL,
+    distinct_id TEXT NOT NULL,
+    insert_id TEXT NOT NULL,
+    record TEXT NOT NULL,
+    ingested_at INTEGER NOT NULL,
+    UNIQUE (project_id, time_ms, dedup)
+);
+-- Events per (project, event name, hour of `time_ms`): what the dictionary's 30-day volumes are
+-- read from. The import path adds each batch's new rows here in one statement per name and hour
+-- (see `add_volume`). It replaced an index on (project_id, event, time_ms), which cost more than
+-- half of each inserted row's CPU (its pages are written in as many places as there are event
+-- names), and which a volume query still had to read in full. Reads by event name scan the time
+-- key, as reads by distinct_id and property always did.
+CREATE TABLE IF NOT EXISTS event_volume (
+    project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+    event TEXT NOT NULL,
+    hour INTEGER NOT NULL,
+    count INTEGER NOT NULL,
+    last_ms INTEGER NOT NULL,
+    PRIMARY KEY (project_id, event, hour)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS profiles (
+    project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+    distinct_id TEXT NOT NULL,
+    properties TEXT NOT NULL,
+    updated_at INTEGER NOT NULL DEFAULT (unixepoch()),
+    PRIMARY KEY (project_id, distinct_id)
+) WITHOUT ROWID;
+";
+
+/// Creates the tables a database lacks (with those of `jobs.rs`) and upgrades one written by an
+/// older server, in one transaction; refuses a database written by a newer server. Called by
+/// `Store::init_writer` on the writer connection.
+pub(super) fn create(conn: &mut Connection) -> anyhow::Result<()> {
+    let table_exists = |name: &str| -> rusqlite::Result<bool> {
+        conn.query_row("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1", [name], |r| r.get::<_, i64>(0))
+            .map(|n| n > 0)
+    };
+    let had_events = table_exists("events")?;
+    let had_volume = table_exists("event_volume")?;
+    // Rolled back on drop if any step fails.
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    tx.execute_batch(MIGRATION).context("cannot create the database tables")?;
+    tx.execute_batch(super::jobs::TABLES).context("cannot create the tables of warehouse imports and migrations")?;
+    if had_events && !had_volume {
+        // A database from before `event_volume`: count what it holds, once, and drop the
+        // index the table replaces.
+        tx.execute(
+            "INSERT INTO event_volume (project_id, event, hour, count, last_ms)
+             SELECT project_id, event, time_ms / ?1, count(*), max(time_ms) FROM events GROUP BY 1, 2, 3",
+            [HOUR_MS],
+        )
+        .context("cannot count the stored events per name and hour")?;
+    }
+    tx.execute_batch("DROP INDEX IF EXISTS events_by_name")?;
+    let version: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if version > DEDUP_KEY_VERSION {
+        anyhow::bail!(
+            "the database was written by a newer datadict (data format {version}; this one reads up to {DEDUP_KEY_VERSION}); \
+             run that newer version, or start this one with another --data-dir"
+        );
+    }
+    if version < DEDUP_KEY_VERSION {
+        if had_events {
+            let started = std::time::Instant::now();
+            let rows = rekey_events(&tx).context("cannot re-key the stored events for de-duplication")?;
+            tracing::info!("re-keyed {rows} stored events for de-duplication (once, for the new digest) in {:.1?}", started.elapsed());
+        }
+        tx.pragma_update(None, "user_version", DEDUP_KEY_VERSION)?;
+    }
+    tx.commit()?;
+    Ok(())
+}
+
+/// The format of the digests in `events.dedup`, kept in the database header's `user_version`:
+/// 0 (databases from before the version was recorded) and 1 hold SHA-256 digests, 2 BLAKE3
+/// (see `dedup_key`). A database of an older version is re-keyed when opened.
+pub const DEDUP_KEY_VERSION: i64 = 2;
+
+/// Replaces every stored event's dedup digest with the current `dedup_key` of its fields (in the
+/// caller's transaction, 10,000 rows at a time in rowid order). Returns how many rows it re-keyed.
+fn rekey_events(conn: &Connection) -> anyhow::Result<usize> {
+    let mut read = conn.prepare(
+        "SELECT rowid, event, time_ms, distinct_id, insert_id FROM events WHERE rowid > ?1 ORDER BY rowid LIMIT 10000",
+    )?;
+    let mut write = conn.prepare("UPDATE events SET dedup = ?2 WHERE rowid = ?1")?;
+    let (mut after, mut rows) = (i64::MIN, 0);
+    loop {
+        let keys = read
+            .query_map([after], |r| {
+                let text = |i| r.get_ref(i).and_then(|v| v.as_str().map_err(Into::into));
+                Ok((r.get::<_, i64>(0)?, dedup_key(text(1)?, r.get(2)?, text(3)?, text(4)?)))
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        let Some(&(last, _)) = keys.last() else { return Ok(rows) };
+        for (rowid, key) in &keys {
+            write.execute(params![rowid, &key[..]])?;
+        }
+        rows += keys.len();
+        after = last;
+    }
+}
