@@ -72,6 +72,7 @@ pub mod split;
 pub mod summary;
 pub mod time;
 pub mod validate;
+pub mod wire;
 mod words;
 
 pub use issue::{Issue, IssueCode};
