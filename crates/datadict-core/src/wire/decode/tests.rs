@@ -262,3 +262,29 @@ fn parameters() {
     check_params("callback=", "", "verbose ip=- strict=- project=- ! `callback` is empty");
     check_params("callback=%FF", "", "verbose ip=- strict=- project=- ! `callback` has a byte at offset 0");
 }
+
+/// Every framing feeds the import path as is: the same events, valid, on the lines they were
+/// sent on.
+#[test]
+fn payloads_feed_the_import_path() {
+    use crate::{check_import_body, Limits};
+    let event = |n: u32| format!(r#"{{"event":"e","properties":{{"time":1700000000,"distinct_id":"u","$insert_id":"id-{n}"}}}}"#);
+    let pretty = "\n\n{\n \"event\": \"e\",\n \"properties\": {\"time\": 1700000000, \"distinct_id\": \"u\", \"$insert_id\": \"id-1\"}\n}\n";
+    let array = format!("[{},\n{}]", event(1), event(2));
+    let ndjson = format!("{}\n\n{}\n", event(1), event(2));
+    let form = format!("verbose=1&data={}", url_encode(&b64(&array)));
+    let query = format!("data={}", url_encode(&event(1)));
+    #[track_caller]
+    fn check(request: WireRequest<'_>, expected_lines: &[u64]) {
+        let payload = decode_request(&request).payload.expect("records");
+        let checked = check_import_body(&payload.bytes, payload.format, &Limits::default(), 1_700_000_001_000).expect("framing");
+        let lines: Vec<u64> = checked.records.iter().map(|r| r.record.pos.line).collect();
+        assert_eq!((lines.as_slice(), checked.valid, checked.failed_records.len()), (expected_lines, expected_lines.len(), 0), "{request:?}");
+    }
+    check(post(Route::Track, JSON, "", event(1).as_bytes()), &[1]);
+    check(post(Route::Track, JSON, "", pretty.as_bytes()), &[3]);
+    check(post(Route::Track, JSON, "", array.as_bytes()), &[1, 2]);
+    check(post(Route::Import, JSON, "", ndjson.as_bytes()), &[1, 3]);
+    check(post(Route::Import, FORM, "project_id=1", form.as_bytes()), &[1, 2]);
+    check(get(Route::Track, &query), &[1]);
+}
