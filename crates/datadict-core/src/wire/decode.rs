@@ -174,8 +174,11 @@ fn read_pairs<'a>(text: &'a [u8], place: Place, fields: &mut Fields<'a>, error: 
                 continue;
             }
         };
-        if names.len() < 6 {
-            names.push(format!("`{}`", printable(&name[..name.len().min(32)])));
+        // A message names the first five fields, and `…` for any more.
+        match names.len() {
+            0..5 => names.push(format!("`{}`", printable(&name[..name.len().min(32)]))),
+            5 => names.push("…".to_owned()),
+            _ => {}
         }
         // Unknown names (a cache-busting `_=...`, say) are ignored, their values unread.
         let Some(index) = NAMES.iter().position(|known| known.as_bytes() == &*name) else { continue };
@@ -190,9 +193,6 @@ fn read_pairs<'a>(text: &'a [u8], place: Place, fields: &mut Fields<'a>, error: 
         if let Err(e) = fields.set(index, value, place) {
             error.get_or_insert(e);
         }
-    }
-    if names.len() == 6 {
-        names[5] = "…".to_owned();
     }
     names.join(", ")
 }

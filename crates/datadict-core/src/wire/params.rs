@@ -92,44 +92,38 @@ impl Params {
     /// wrong, so that the refusal is written the way the client asked; the first error found is
     /// stored in `error` unless one is there already.
     pub(crate) fn read(fields: &Fields<'_>, error: &mut Option<WireError>) -> Self {
-        let mut fail = |e: WireError| {
-            error.get_or_insert(e);
-        };
-        let mut flag = |index: usize| match fields.get(index).map(|f| read_flag(NAMES[index], &f.value)) {
-            None => None,
-            Some(Ok(v)) => Some(v),
-            Some(Err(e)) => {
-                fail(e);
-                None
-            }
+        let mut flag = |index: usize| {
+            let value = &fields.get(index)?.value;
+            read_flag(NAMES[index], value).map_err(|e| keep_first(error, e)).ok()
         };
         let verbose = flag(VERBOSE).unwrap_or(false);
         let img = flag(IMG).unwrap_or(false);
         let ip = flag(IP);
         let strict = flag(STRICT);
-        let mut fail = |e: WireError| {
-            error.get_or_insert(e);
-        };
-        let callback = fields.get(CALLBACK).map(|f| check_callback(&f.value).map(str::to_owned));
-        let answer = match callback {
+        let answer = match fields.get(CALLBACK).map(|f| check_callback(&f.value)) {
             Some(Err(e)) => {
-                fail(e.into());
+                keep_first(error, e.into());
                 AnswerKind::Verbose
             }
             _ if img => AnswerKind::Pixel,
-            Some(Ok(callback)) => AnswerKind::Script { callback, verbose },
+            Some(Ok(callback)) => AnswerKind::Script { callback: callback.to_owned(), verbose },
             None if verbose => AnswerKind::Verbose,
             None => AnswerKind::Text,
         };
         let project_id = fields.get(PROJECT_ID).and_then(|f| match std::str::from_utf8(&f.value) {
             Ok(s) => Some(s.to_owned()),
             Err(_) => {
-                fail(WireError::NotUtf8 { name: param::PROJECT_ID, place: f.place });
+                keep_first(error, WireError::NotUtf8 { name: param::PROJECT_ID, place: f.place });
                 None
             }
         });
         Self { answer, ip, strict, project_id }
     }
+}
+
+/// Stores `e` unless an earlier error is stored: the first problem is the one reported.
+fn keep_first(error: &mut Option<WireError>, e: WireError) {
+    error.get_or_insert(e);
 }
 
 /// A `0`/`1` parameter (reference: `minimum: 0, maximum: 1`). An empty value is `0`, as the

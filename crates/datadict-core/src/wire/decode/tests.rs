@@ -125,6 +125,8 @@ fn form_bodies() {
         "! the body is form-encoded but has no `data` field (found `verbose`, `ip`); send `data=<JSON or base64 JSON>`",
     );
     check(post(Track, FORM, "", b"a=1&b=2&c=3&d=4&e=5&f=6&g=7"), "! (found `a`, `b`, `c`, `d`, `e`, …)");
+    check(post(Track, FORM, "", b"a=1&b=2&c=3&d=4&e=5"), "! (found `a`, `b`, `c`, `d`, `e`); send");
+    check(post(Track, FORM, "", b"a=1&b=2&c=3&d=4&e=5&f=6"), "! (found `a`, `b`, `c`, `d`, `e`, …); send");
     check(post(Track, FORM, "", b"data="), "! `data` in the body is empty; send `data=<JSON or base64 JSON>`");
     check(post(Track, FORM, "", b"data=hello"), "! `data` in the body is neither JSON (it starts with `hello`, not `{` or `[`) nor base64");
     check(post(Track, FORM, "", b"data=%5B%zz"), "! the body has bad percent-encoding at byte 8 (`%zz`)");
@@ -269,7 +271,8 @@ fn parameters() {
 fn payloads_feed_the_import_path() {
     use crate::{check_import_body, Limits};
     let event = |n: u32| format!(r#"{{"event":"e","properties":{{"time":1700000000,"distinct_id":"u","$insert_id":"id-{n}"}}}}"#);
-    let pretty = "\n\n{\n \"event\": \"e\",\n \"properties\": {\"time\": 1700000000, \"distinct_id\": \"u\", \"$insert_id\": \"id-1\"}\n}\n";
+    let pretty =
+        "\n\n{\n \"event\": \"e\",\n \"properties\": {\"time\": 1700000000, \"distinct_id\": \"u\", \"$insert_id\": \"id-1\"}\n}\n";
     let array = format!("[{},\n{}]", event(1), event(2));
     let ndjson = format!("{}\n\n{}\n", event(1), event(2));
     let form = format!("verbose=1&data={}", url_encode(&b64(&array)));
@@ -279,7 +282,11 @@ fn payloads_feed_the_import_path() {
         let payload = decode_request(&request).payload.expect("records");
         let checked = check_import_body(&payload.bytes, payload.format, &Limits::default(), 1_700_000_001_000).expect("framing");
         let lines: Vec<u64> = checked.records.iter().map(|r| r.record.pos.line).collect();
-        assert_eq!((lines.as_slice(), checked.valid, checked.failed_records.len()), (expected_lines, expected_lines.len(), 0), "{request:?}");
+        assert_eq!(
+            (lines.as_slice(), checked.valid, checked.failed_records.len()),
+            (expected_lines, expected_lines.len(), 0),
+            "{request:?}"
+        );
     }
     check(post(Route::Track, JSON, "", event(1).as_bytes()), &[1]);
     check(post(Route::Track, JSON, "", pretty.as_bytes()), &[3]);
