@@ -75,6 +75,7 @@ pub mod split;
 pub mod summary;
 pub mod time;
 pub mod validate;
+pub mod wire;
 mod words;
 
 pub use issue::{Issue, IssueCode};
