@@ -148,12 +148,14 @@ impl<T: serde::de::DeserializeOwned + Send, S: Send + Sync> FromRequestParts<S> 
         match axum::extract::Path::<T>::from_request_parts(parts, state).await {
             Ok(axum::extract::Path(value)) => Ok(Self(value)),
             Err(e) if e.status().is_server_error() => Err(ApiError::Internal(anyhow::anyhow!("path parameters: {}", e.body_text()))),
-            Err(e) => Err(ApiError::BadRequest(format!(
-                "the URL path cannot be read ({}); percent-encode each path segment as UTF-8 text",
-                e.body_text()
-            ))),
+            Err(e) => Err(unreadable_path(&e.body_text())),
         }
     }
+}
+
+/// The 400 of a path whose parameters cannot be read; `why` is axum's explanation.
+pub fn unreadable_path(why: &str) -> ApiError {
+    ApiError::BadRequest(format!("the URL path cannot be read ({why}); percent-encode each path segment as UTF-8 text"))
 }
 
 /// Parses a JSON document, with an error that says where and what to do.

@@ -21,6 +21,7 @@
 pub mod admin;
 pub mod auth;
 pub mod demo;
+pub mod drain;
 pub mod error;
 pub mod hosting;
 pub mod jobs;
@@ -114,6 +115,8 @@ pub fn app(state: AppState) -> Router {
     } else {
         router = router.fallback(routes::meta::not_found);
     }
+    // Innermost, so that every answer, a handler's or an extractor's refusal, waits for the body.
+    router = router.layer(axum::middleware::from_fn(drain::drain_unread_body));
     let csp = hosting::content_security_policy(web_dir.as_deref());
     for (name, value) in hosting::security_headers(&csp) {
         router = router.layer(SetResponseHeaderLayer::if_not_present(name, value));

@@ -7,13 +7,13 @@
 //! - `GET event-counts?days=30`: per event name, how many events happened in the last `days`
 //!   days (at most 30: spec §8 leaves older events out of the dictionary view).
 
-use crate::auth::{authorize, Access};
+use crate::auth::ProjectRead;
 use crate::error::{ApiError, ApiPath};
 use crate::routes::read_query;
+use crate::routes::responses::ReadRefusals;
 use crate::store::{self, EventQuery, PropertyFilter};
 use crate::AppState;
 use axum::extract::{Query, State};
-use axum::http::HeaderMap;
 use axum::Json;
 use utoipa_axum::{router::OpenApiRouter, routes};
 use serde::{Deserialize, Serialize};
@@ -67,18 +67,16 @@ pub struct EventsPage {
     responses(
         (status = 200, description = "a page of stored events, newest first", body = EventsPage),
         (status = 400, description = "a parameter is malformed; `error` says which", body = Object),
-        (status = 401, description = "missing or invalid credentials", body = Object),
-        (status = 403, description = "valid credentials without access to the project", body = Object)
+        ReadRefusals
     ),
     security(("ServiceAccount" = []))
 )]
 async fn list_events(
+    project: ProjectRead,
     State(state): State<AppState>,
-    headers: HeaderMap,
-    ApiPath(project_id): ApiPath<String>,
     query: Result<Query<EventsQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Json<EventsPage>, ApiError> {
-    let project_id = authorize(&state, &headers, &project_id, Access::Read).await?.project_id;
+    let project_id = project.id();
     let q = read_query(query)?;
     let limit = match q.limit.as_deref() {
         None => DEFAULT_PAGE,
@@ -162,17 +160,16 @@ pub struct ProfileBody {
         (status = 200, description = "the profile", body = ProfileResponse),
         (status = 404, description = "no such profile", body = Object),
         (status = 400, description = "a parameter is malformed; `error` says which", body = Object),
-        (status = 401, description = "missing or invalid credentials", body = Object),
-        (status = 403, description = "valid credentials without access to the project", body = Object)
+        ReadRefusals
     ),
     security(("ServiceAccount" = []))
 )]
 async fn get_profile(
+    project: ProjectRead,
     State(state): State<AppState>,
-    headers: HeaderMap,
-    ApiPath((project_id, distinct_id)): ApiPath<(String, String)>,
+    ApiPath((_, distinct_id)): ApiPath<(String, String)>,
 ) -> Result<Json<ProfileResponse>, ApiError> {
-    let project_id = authorize(&state, &headers, &project_id, Access::Read).await?.project_id;
+    let project_id = project.id();
     let id = distinct_id.clone();
     let found = state.store.read(move |conn| store::get_profile(conn, project_id, &id)).await?;
     let Some(properties) = found else {
@@ -206,18 +203,16 @@ pub struct EventCounts {
     responses(
         (status = 200, description = "events per name over the last `days` days", body = EventCounts),
         (status = 400, description = "a parameter is malformed; `error` says which", body = Object),
-        (status = 401, description = "missing or invalid credentials", body = Object),
-        (status = 403, description = "valid credentials without access to the project", body = Object)
+        ReadRefusals
     ),
     security(("ServiceAccount" = []))
 )]
 async fn event_counts(
+    project: ProjectRead,
     State(state): State<AppState>,
-    headers: HeaderMap,
-    ApiPath(project_id): ApiPath<String>,
     query: Result<Query<CountsQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Json<EventCounts>, ApiError> {
-    let project_id = authorize(&state, &headers, &project_id, Access::Read).await?.project_id;
+    let project_id = project.id();
     let q = read_query(query)?;
     let days = match q.days.as_deref() {
         None => MAX_COUNT_DAYS,

@@ -9,18 +9,19 @@
 //! import's bodies (the service answers `1`/`0`, which tells a client nothing about which update
 //! failed).
 
-use crate::auth::hash_secret;
+use crate::auth::{hash_secret, token_project, IngestCaller};
 use crate::error::ApiError;
-use crate::routes::ingest::{authorize_ingest, batch_response, charge, input_format, parse_strict, read_raw, IngestError};
+use crate::ingest::apply_profile_updates;
+use crate::routes::ingest::{batch_response, charge, input_format, parse_strict, read_raw, IngestError};
+use crate::routes::responses::IngestRefusals;
 use crate::store;
 use crate::AppState;
 use axum::body::Body;
 use axum::extract::{Query, State};
-use axum::http::{header, HeaderMap};
+use axum::http::HeaderMap;
 use axum::response::Response;
 use utoipa_axum::{router::OpenApiRouter, routes};
 use datadict_core::api::import_status::INVALID_CREDENTIALS;
-use crate::ingest::apply_profile_updates;
 use datadict_core::{parse_profile_update, split_body, FailedRecord, InputFormat, Limits, ProfileUpdate, TokenRule};
 use std::collections::HashMap;
 
@@ -35,15 +36,12 @@ pub fn router() -> OpenApiRouter<AppState> {
     responses(
         (status = 200, description = "`{\"code\":200,\"num_records_imported\":N,\"status\":\"OK\"}`", body = Object),
         (status = 400, description = "strict mode: some records failed (`failed_records`), the valid ones were stored; or the body cannot be read", body = Object),
-        (status = 401, description = "`{\"code\":401,\"error\":\"Invalid credentials\",\"status\":\"Unauthorized\"}`", body = Object),
-        (status = 403, description = "valid credentials without a write role in the project, or another project's token", body = Object),
-        (status = 413, description = "over the request limits (records per request, uncompressed bytes)", body = Object),
-        (status = 415, description = "a `Content-Encoding` other than gzip", body = Object),
-        (status = 429, description = "the project's ingestion rate limit is reached; see `Retry-After`", body = Object)
+        IngestRefusals
     ),
     security((), ("ServiceAccount" = []), ("ProjectToken" = []))
 )]
 async fn engage(
+    caller: Option<IngestCaller>,
     State(state): State<AppState>,
     headers: HeaderMap,
     query: Result<Query<HashMap<String, String>>, axum::extract::rejection::QueryRejection>,
@@ -53,14 +51,11 @@ async fn engage(
     let raw = read_raw(&headers, body, limits.max_request_bytes).await;
     let Query(query) = query.map_err(|e| ApiError::BadRequest(format!("the query string cannot be read ({e}); use `?strict=1`")))?;
     let strict = parse_strict(query.get("strict").map(String::as_str))?;
-    let with_header = headers.contains_key(header::AUTHORIZATION);
-    let header_project = if with_header {
-        Some(authorize_ingest(&state, &headers, query.get("project_id").map(String::as_str)).await?)
-    } else {
-        None
-    };
+    // With an `Authorization` header the caller is its project; without one, the project is the
+    // one of the updates' `$token`, which every update must then carry.
+    let header_project = caller.map(|c| c.project_id);
     let body = raw.decode().await?;
-    let rules = if with_header { TokenRule::Optional } else { TokenRule::Required };
+    let rules = if header_project.is_some() { TokenRule::Optional } else { TokenRule::Required };
     let format = input_format(&headers);
     let parsed = tokio::task::spawn_blocking(move || parse_updates(&body, format, &limits, rules))
         .await
@@ -71,15 +66,10 @@ async fn engage(
     let project_id = match header_project {
         Some(p) => p,
         None => {
-            let Some(first) = updates.iter().find_map(|u| u.update.token.clone()) else {
+            let Some(first) = updates.iter().find_map(|u| u.update.token.as_deref()) else {
                 return Err(ApiError::Unauthorized(INVALID_CREDENTIALS.into()).into());
             };
-            let hash = hash_secret(&first);
-            state
-                .store
-                .read(move |conn| store::project_by_token_hash(conn, &hash))
-                .await?
-                .ok_or(ApiError::Unauthorized(INVALID_CREDENTIALS.into()))?
+            token_project(&state, first).await?
         }
     };
     charge(&state, project_id, updates.iter().map(|u| u.bytes).sum())?;

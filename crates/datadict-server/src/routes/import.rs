@@ -2,8 +2,10 @@
 //! record is checked by the core's rules; valid ones are stored in one transaction (deduplicated,
 //! with `dropped` events and properties removed), invalid ones are reported in strict mode.
 
+use crate::auth::IngestCaller;
 use crate::error::ApiError;
-use crate::routes::ingest::{authorize_ingest, batch_response, charge, input_format, parse_strict, read_raw, IngestError};
+use crate::routes::ingest::{batch_response, charge, input_format, parse_strict, read_raw, IngestError};
+use crate::routes::responses::IngestRefusals;
 use crate::ingest::{check_batch, now_ms, Checked, Drops};
 use crate::store;
 use crate::AppState;
@@ -33,15 +35,12 @@ pub struct ImportQuery {
     responses(
         (status = 200, description = "`{\"code\":200,\"num_records_imported\":N,\"status\":\"OK\"}`", body = Object),
         (status = 400, description = "strict mode: some records failed (`failed_records`), the valid ones were stored; or the body cannot be read", body = Object),
-        (status = 401, description = "`{\"code\":401,\"error\":\"Invalid credentials\",\"status\":\"Unauthorized\"}`", body = Object),
-        (status = 403, description = "valid credentials without a write role in the project, or another project's token", body = Object),
-        (status = 413, description = "over the request limits (records per request, uncompressed bytes)", body = Object),
-        (status = 415, description = "a `Content-Encoding` other than gzip", body = Object),
-        (status = 429, description = "the project's ingestion rate limit is reached; see `Retry-After`", body = Object)
+        IngestRefusals
     ),
     security(("ServiceAccount" = []), ("ProjectToken" = []))
 )]
 async fn import(
+    IngestCaller { project_id }: IngestCaller,
     State(state): State<AppState>,
     headers: HeaderMap,
     query: Result<Query<HashMap<String, String>>, axum::extract::rejection::QueryRejection>,
@@ -53,7 +52,6 @@ async fn import(
     let limits = state.config.limits.clone();
     let raw = read_raw(&headers, body, limits.max_request_bytes).await;
     let Query(query) = query.map_err(|e| ApiError::BadRequest(format!("the query string cannot be read ({e}); use `?strict=1&project_id=<id>`")))?;
-    let project_id = authorize_ingest(&state, &headers, query.get("project_id").map(String::as_str)).await?;
     let strict = parse_strict(query.get("strict").map(String::as_str))?;
     let body = raw.decode().await?;
     charge(&state, project_id, body.len())?;

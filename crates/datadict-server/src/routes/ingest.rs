@@ -1,11 +1,9 @@
-//! What `/import` and `/engage` share: their error body (`{"code","error","status"}` as the
-//! ingestion API writes it, FACTS.md), authentication by service account or project token,
-//! reading a possibly gzipped body within the size limit, and splitting it into records.
+//! What `/import` and `/engage` share over HTTP: their error body (`{"code","error","status"}` as
+//! the ingestion API writes it, FACTS.md), the rate charge, reading a possibly gzipped body within
+//! the size limit, and the answer of a batch. Their caller is found by `auth::IngestCaller`.
 
-use crate::auth::{authorize, basic_credentials, hash_secret, Access};
 use crate::error::{read_limited, ApiError};
 use crate::ratelimit::{Kind, Limit};
-use crate::store;
 use crate::AppState;
 use axum::body::{Body, Bytes};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
@@ -13,11 +11,10 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use datadict_core::InputFormat;
 
-// FACTS.md's 401 and 429 messages are kept word for word (capitalised, with a period), against
-// this project's message style, because clients of the service match on them. The 401 words are
-// those of wrong credentials (the case FACTS.md documents); a missing or unreadable
-// `Authorization` header is a client bug, and its 401 says what is wrong with the header instead.
-use datadict_core::api::import_status::{self, INVALID_CREDENTIALS, RATE_LIMITED};
+// FACTS.md's 429 message is kept word for word (capitalised, with a period), against this
+// project's message style, because clients of the service match on it (as on its 401, see
+// `auth::IngestCaller`).
+use datadict_core::api::import_status::{self, RATE_LIMITED};
 use datadict_core::{FailedRecord, ImportResponse};
 
 /// An error of the ingestion API, written as `{"code":N,"error":"...","status":"<reason>"}`.
@@ -62,40 +59,6 @@ impl IntoResponse for IngestError {
     }
 }
 
-/// Finds the project of an ingestion request: Basic auth with a service account that may write to
-/// `project_id`, or with the project token as user name and an empty password (FACTS.md).
-pub async fn authorize_ingest(
-    state: &AppState,
-    headers: &HeaderMap,
-    project_id: Option<&str>,
-) -> Result<i64, ApiError> {
-    let (user, secret) = basic_credentials(headers)?;
-    if secret.is_empty() {
-        let hash = hash_secret(&user);
-        let found = state.store.read(move |conn| store::project_by_token_hash(conn, &hash)).await?;
-        let Some(token_project) = found else {
-            return Err(ApiError::Unauthorized(INVALID_CREDENTIALS.into()));
-        };
-        // Credentials first: a malformed `project_id` is only reported to a valid token.
-        let project_id = project_id.map(crate::routes::parse_project_id).transpose()?;
-        if let Some(asked) = project_id.filter(|p| *p != token_project) {
-            return Err(ApiError::Forbidden(format!(
-                "the project token is not the token of project {asked}; send that project's token or leave out `project_id`"
-            )));
-        }
-        return Ok(token_project);
-    }
-    // Without `project_id` the credentials are still judged first; the project id's 400 (which
-    // is all `authorize` answers 400 for) then says that it is missing.
-    match authorize(state, headers, project_id.unwrap_or_default(), Access::Write).await {
-        Err(ApiError::Unauthorized(_)) => Err(ApiError::Unauthorized(INVALID_CREDENTIALS.into())),
-        Err(ApiError::BadRequest(_)) if project_id.is_none() => Err(ApiError::BadRequest(
-            "`project_id` is required with service account credentials; add `?project_id=<id>` to the URL".into(),
-        )),
-        other => other.map(|principal| principal.project_id),
-    }
-}
-
 /// Charges `bytes` to the project's ingestion budget (FACTS.md: about 2 GB a minute).
 pub fn charge(state: &AppState, project_id: i64, bytes: usize) -> Result<(), ApiError> {
     let Some(per_minute) = state.config.ingest_rate_limit else { return Ok(()) };
@@ -115,10 +78,11 @@ pub struct RawBody {
     max_bytes: usize,
 }
 
-/// Reads the whole request body before anything else is decided. Handlers call this first and
-/// authenticate after: an answer sent before the body is read makes hyper drop the connection,
-/// which a keep-alive client sees as a failed request. Bodies over the limit are drained and
-/// discarded (see [`read_limited`]), never held.
+/// Reads the whole request body, whatever is wrong with it, before anything else in it is decided:
+/// an answer sent before the body is read makes hyper drop the connection, which a keep-alive
+/// client sees as a failed request. (The caller's refusals, decided before the handler runs, wait
+/// for the body in `drain`.) Bodies over the limit are drained and discarded (see
+/// [`read_limited`]), never held.
 pub async fn read_raw(headers: &HeaderMap, body: Body, max_bytes: usize) -> RawBody {
     let encoding = headers
         .get(header::CONTENT_ENCODING)

@@ -4,12 +4,11 @@
 //! Every problem of the body is answered 400, all listed in one error.
 //! Both are registered with their OpenAPI operations (tag "Migration") at the root of the API.
 
-use crate::auth::hash_secret;
+use crate::auth::project_by_token;
 use crate::error::{ApiError, ApiPath, JsonBody};
 use crate::jobs::new_id;
 use crate::migrate::{self, Secrets};
 use crate::ingest::now_ms;
-use crate::store;
 use crate::store::jobs::{self as store_jobs, Counts, MigrationJob, MigrationPhase};
 use crate::AppState;
 use axum::extract::State;
@@ -46,8 +45,7 @@ async fn start(State(state): State<AppState>, ApiPath(tool): ApiPath<String>, bo
     let token = body.get("TARGET_TOKEN").and_then(Value::as_str).map(str::trim).filter(|t| !t.is_empty()).map(str::to_owned);
     let mut project = None;
     if let Some(token) = token {
-        let hash = hash_secret(&token);
-        project = state.store.read(move |conn| store::project_by_token_hash(conn, &hash)).await?;
+        project = project_by_token(&state, &token).await?;
         if project.is_none() {
             issues.push(Issue::new(
                 "TARGET_TOKEN",

@@ -6,6 +6,7 @@ pub mod import;
 pub mod ingest;
 pub mod meta;
 pub mod migrate;
+pub mod responses;
 pub mod schemas;
 pub mod warehouse;
 

@@ -20,15 +20,16 @@
 //!   more than the cap: the count then comes from the very statement that would delete, so it
 //!   cannot disagree with it, and a refused request removes nothing.
 
-use crate::auth::{authorize, Access, Principal};
+use crate::auth::{AccessLevel, Project, ReadAccess, WriteAccess};
 use crate::error::{ApiError, ApiPath, JsonBody};
 use crate::ratelimit::{Kind, Limit};
+use crate::routes::responses::{SchemasReadRefusals, SchemasWriteRefusals};
 use crate::routes::{parse_entity_type, read_query};
 use crate::store;
 use crate::AppState;
 use axum::extract::rejection::QueryRejection;
-use axum::extract::{Query, State};
-use axum::http::HeaderMap;
+use axum::extract::{FromRequestParts, Query, State};
+use axum::http::request::Parts;
 use axum::Json;
 use utoipa_axum::{router::OpenApiRouter, routes};
 use datadict_core::issue::{child_path, index_path};
@@ -55,24 +56,34 @@ pub struct ListQuery {
     pub entity_name: Option<String>,
 }
 
-/// Authorizes a schemas request and charges the project's schemas rate limit (after
-/// authentication, so that strangers cannot use up a project's budget).
-async fn admit(state: &AppState, headers: &HeaderMap, project: &str, access: Access) -> Result<Principal, ApiError> {
-    let principal = authorize(state, headers, project, access).await?;
-    let project_id = principal.project_id;
-    if let Some(per_minute) = state.config.schema_rate_limit {
-        state
-            .config
-            .rate_limiter
-            .check(Kind::Schemas, project_id, Limit { per_minute }, 1)
-            .map_err(|wait| {
+/// A schemas request admitted: the caller has the role `A` needs in the path's project
+/// ([`Project`]), and the request was then charged to the project's schemas rate limit (after
+/// authentication, so that strangers cannot use up a project's budget). Its refusals come in the
+/// order 401, 400 (project id), 403, 429.
+struct Admitted<A: AccessLevel>(Project<A>);
+
+impl<A: AccessLevel> Admitted<A> {
+    fn id(&self) -> i64 {
+        self.0.id()
+    }
+}
+
+impl<A: AccessLevel> FromRequestParts<AppState> for Admitted<A> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        let project = Project::<A>::from_request_parts(parts, state).await?;
+        let project_id = project.id();
+        if let Some(per_minute) = state.config.schema_rate_limit {
+            state.config.rate_limiter.check(Kind::Schemas, project_id, Limit { per_minute }, 1).map_err(|wait| {
                 ApiError::rate_limited(
                     format!("project {project_id} exceeded {per_minute} schema requests per minute; retry after the `Retry-After` seconds"),
                     wait,
                 )
             })?;
+        }
+        Ok(Self(project))
     }
-    Ok(principal)
 }
 
 /// What a schema write costs against the update budget: the entity plus its properties.
@@ -111,18 +122,15 @@ fn check_deletions(config: &crate::Config, count: usize, narrow: &str) -> Result
     responses(
         (status = 200, description = "every schema of the project: `{\"results\":[SchemaEntry],\"status\":\"ok\"}`", body = Object),
         (status = 400, description = "bad path or body; `error` lists every problem", body = Object),
-        (status = 401, description = "missing or invalid credentials", body = Object),
-        (status = 403, description = "valid credentials without access to the project or without a write role", body = Object),
-        (status = 429, description = "the project's schemas rate limit is reached; see `Retry-After`", body = Object)
+        SchemasReadRefusals
     ),
     security(("ServiceAccount" = []))
 )]
 async fn list_all(
+    admitted: Admitted<ReadAccess>,
     State(state): State<AppState>,
-    headers: HeaderMap,
-    ApiPath(project_id): ApiPath<String>,
 ) -> Result<Json<ListSchemasResponse>, ApiError> {
-    let project_id = admit(&state, &headers, &project_id, Access::Read).await?.project_id;
+    let project_id = admitted.id();
     let results = state.store.read(move |conn| store::list_schemas(conn, project_id, None, None)).await?;
     Ok(Json(ListSchemasResponse::ok(results)))
 }
@@ -132,19 +140,17 @@ async fn list_all(
     responses(
         (status = 200, description = "the schemas of one entity type: `{\"results\":[SchemaEntry],\"status\":\"ok\"}`", body = Object),
         (status = 400, description = "bad path or body; `error` lists every problem", body = Object),
-        (status = 401, description = "missing or invalid credentials", body = Object),
-        (status = 403, description = "valid credentials without access to the project or without a write role", body = Object),
-        (status = 429, description = "the project's schemas rate limit is reached; see `Retry-After`", body = Object)
+        SchemasReadRefusals
     ),
     security(("ServiceAccount" = []))
 )]
 async fn list_by_type(
+    admitted: Admitted<ReadAccess>,
     State(state): State<AppState>,
-    headers: HeaderMap,
-    ApiPath((project_id, entity_type)): ApiPath<(String, String)>,
+    ApiPath((_, entity_type)): ApiPath<(String, String)>,
     query: Result<Query<ListQuery>, QueryRejection>,
 ) -> Result<Json<ListSchemasResponse>, ApiError> {
-    let project_id = admit(&state, &headers, &project_id, Access::Read).await?.project_id;
+    let project_id = admitted.id();
     let entity_type = parse_entity_type(&entity_type)?;
     let query = read_query(query)?;
     let results = state
@@ -160,18 +166,16 @@ async fn list_by_type(
         (status = 200, description = "the bare Schema object", body = Object),
         (status = 404, description = "no schema of that type and name", body = Object),
         (status = 400, description = "bad path or body; `error` lists every problem", body = Object),
-        (status = 401, description = "missing or invalid credentials", body = Object),
-        (status = 403, description = "valid credentials without access to the project or without a write role", body = Object),
-        (status = 429, description = "the project's schemas rate limit is reached; see `Retry-After`", body = Object)
+        SchemasReadRefusals
     ),
     security(("ServiceAccount" = []))
 )]
 async fn get_one(
+    admitted: Admitted<ReadAccess>,
     State(state): State<AppState>,
-    headers: HeaderMap,
-    ApiPath((project_id, entity_type, name)): ApiPath<(String, String, String)>,
+    ApiPath((_, entity_type, name)): ApiPath<(String, String, String)>,
 ) -> Result<Json<Schema>, ApiError> {
-    let project_id = admit(&state, &headers, &project_id, Access::Read).await?.project_id;
+    let project_id = admitted.id();
     let entity_type = parse_entity_type(&entity_type)?;
     let lookup = name.clone();
     let schema = state.store.read(move |conn| store::get_schema(conn, project_id, entity_type, &lookup)).await?;
@@ -189,19 +193,17 @@ async fn get_one(
         (status = 200, description = "`{\"status\":\"ok\"}`; entity metadata is merged with the stored schema (absent keys kept, `null` removes)", body = Object),
         (status = 400, description = "bad path or body; `error` lists every problem", body = Object),
         (status = 413, description = "the body is over the JSON body limit (16 MiB)", body = Object),
-        (status = 401, description = "missing or invalid credentials", body = Object),
-        (status = 403, description = "valid credentials without access to the project or without a write role", body = Object),
-        (status = 429, description = "the project's schemas rate limit or events+properties update budget is reached; nothing is written; see `Retry-After`", body = Object)
+        SchemasWriteRefusals
     ),
     security(("ServiceAccount" = []))
 )]
 async fn upload_one(
+    admitted: Admitted<WriteAccess>,
     State(state): State<AppState>,
-    headers: HeaderMap,
-    ApiPath((project_id, entity_type, name)): ApiPath<(String, String, String)>,
+    ApiPath((_, entity_type, name)): ApiPath<(String, String, String)>,
     body: Result<JsonBody, ApiError>,
 ) -> Result<Json<StatusResponse>, ApiError> {
-    let project_id = admit(&state, &headers, &project_id, Access::Write).await?.project_id;
+    let project_id = admitted.id();
     let entity_type = parse_entity_type(&entity_type)?;
     let JsonBody(body) = body?;
     let rules = SchemaRules { namespace: state.config.namespace.clone() };
@@ -241,19 +243,16 @@ async fn upload_one(
         (status = 200, description = "`{\"results\":{\"added\":N,\"deleted\":N},\"status\":\"ok\"}`", body = Object),
         (status = 400, description = "bad path or body (`error` lists every problem), or a `truncate` that would remove more schemas than one request may", body = Object),
         (status = 413, description = "the body is over the JSON body limit (16 MiB)", body = Object),
-        (status = 401, description = "missing or invalid credentials", body = Object),
-        (status = 403, description = "valid credentials without access to the project or without a write role", body = Object),
-        (status = 429, description = "the project's schemas rate limit or events+properties update budget is reached; nothing is written; see `Retry-After`", body = Object)
+        SchemasWriteRefusals
     ),
     security(("ServiceAccount" = []))
 )]
 async fn upload_batch(
+    admitted: Admitted<WriteAccess>,
     State(state): State<AppState>,
-    headers: HeaderMap,
-    ApiPath(project_id): ApiPath<String>,
     body: Result<JsonBody, ApiError>,
 ) -> Result<Json<BatchUploadResponse>, ApiError> {
-    let project_id = admit(&state, &headers, &project_id, Access::Write).await?.project_id;
+    let project_id = admitted.id();
     let JsonBody(body) = body?;
     let rules = SchemaRules { namespace: state.config.namespace.clone() };
     let (entries, truncate) = parse_batch(&body, &rules)?;
@@ -347,18 +346,15 @@ fn parse_batch(body: &Value, rules: &SchemaRules) -> Result<(Vec<SchemaEntry>, b
     responses(
         (status = 200, description = "`{\"results\":{\"delete_count\":N},\"status\":\"ok\"}`", body = Object),
         (status = 400, description = "bad path, or more schemas to remove than one request may (3,000 by default); nothing is removed", body = Object),
-        (status = 401, description = "missing or invalid credentials", body = Object),
-        (status = 403, description = "valid credentials without access to the project or without a write role", body = Object),
-        (status = 429, description = "the project's schemas rate limit is reached; see `Retry-After`", body = Object)
+        SchemasWriteRefusals
     ),
     security(("ServiceAccount" = []))
 )]
 async fn delete_all(
+    admitted: Admitted<WriteAccess>,
     State(state): State<AppState>,
-    headers: HeaderMap,
-    ApiPath(project_id): ApiPath<String>,
 ) -> Result<Json<DeleteResponse>, ApiError> {
-    let project_id = admit(&state, &headers, &project_id, Access::Write).await?.project_id;
+    let project_id = admitted.id();
     delete(&state, project_id, None, None).await
 }
 
@@ -367,19 +363,17 @@ async fn delete_all(
     responses(
         (status = 200, description = "`{\"results\":{\"delete_count\":N},\"status\":\"ok\"}`", body = Object),
         (status = 400, description = "bad path, or more schemas to remove than one request may (3,000 by default); nothing is removed", body = Object),
-        (status = 401, description = "missing or invalid credentials", body = Object),
-        (status = 403, description = "valid credentials without access to the project or without a write role", body = Object),
-        (status = 429, description = "the project's schemas rate limit is reached; see `Retry-After`", body = Object)
+        SchemasWriteRefusals
     ),
     security(("ServiceAccount" = []))
 )]
 async fn delete_by_type(
+    admitted: Admitted<WriteAccess>,
     State(state): State<AppState>,
-    headers: HeaderMap,
-    ApiPath((project_id, entity_type)): ApiPath<(String, String)>,
+    ApiPath((_, entity_type)): ApiPath<(String, String)>,
     query: Result<Query<ListQuery>, QueryRejection>,
 ) -> Result<Json<DeleteResponse>, ApiError> {
-    let project_id = admit(&state, &headers, &project_id, Access::Write).await?.project_id;
+    let project_id = admitted.id();
     let entity_type = parse_entity_type(&entity_type)?;
     let query = read_query(query)?;
     delete(&state, project_id, Some(entity_type), query.entity_name).await
@@ -390,18 +384,16 @@ async fn delete_by_type(
     responses(
         (status = 200, description = "`{\"results\":{\"delete_count\":N},\"status\":\"ok\"}`", body = Object),
         (status = 400, description = "bad path, or more schemas to remove than one request may (3,000 by default); nothing is removed", body = Object),
-        (status = 401, description = "missing or invalid credentials", body = Object),
-        (status = 403, description = "valid credentials without access to the project or without a write role", body = Object),
-        (status = 429, description = "the project's schemas rate limit is reached; see `Retry-After`", body = Object)
+        SchemasWriteRefusals
     ),
     security(("ServiceAccount" = []))
 )]
 async fn delete_one(
+    admitted: Admitted<WriteAccess>,
     State(state): State<AppState>,
-    headers: HeaderMap,
-    ApiPath((project_id, entity_type, name)): ApiPath<(String, String, String)>,
+    ApiPath((_, entity_type, name)): ApiPath<(String, String, String)>,
 ) -> Result<Json<DeleteResponse>, ApiError> {
-    let project_id = admit(&state, &headers, &project_id, Access::Write).await?.project_id;
+    let project_id = admitted.id();
     let entity_type = parse_entity_type(&entity_type)?;
     delete(&state, project_id, Some(entity_type), Some(name)).await
 }

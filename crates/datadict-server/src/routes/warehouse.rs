@@ -11,16 +11,17 @@
 //! elsewhere); an import of another project is a 404. The routes are registered with their OpenAPI
 //! operations (tag "Warehouse Imports"), nested under `/api/app` by `routes::meta::api`.
 
-use crate::auth::{authorize, Access};
+use crate::auth::{ProjectRead, ProjectWrite};
 use crate::error::{ApiError, ApiPath, JsonBody};
 use crate::jobs::new_id;
 use crate::ingest::now_ms;
+use crate::routes::responses::{ReadRefusals, WriteRefusals};
 use crate::store::jobs::{self as store_jobs, ImportRow, Queued, Run};
 use crate::warehouse::sync::{self, SyncJob};
 use crate::warehouse::{self, Mapping, NewImport, Source};
 use crate::AppState;
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use datadict_core::{ErrorBody, ManualSyncResponse};
@@ -81,14 +82,13 @@ async fn load_import(state: &AppState, project_id: i64, import_id: i64) -> Resul
     responses(
         (status = 201, description = "the import was created: `{\"status\":\"ok\",\"results\":Import}`, an Import as GET shows it (source redacted, `last_run` null)", body = Object),
         (status = 400, description = "bad project id, unreadable body, or an invalid import; `error` lists every problem (unknown fields, a missing file, a column the source lacks)", body = Object),
-        (status = 401, description = "missing or invalid credentials", body = Object),
-        (status = 403, description = "valid credentials without an owner or admin role in the project", body = Object),
+        WriteRefusals,
         (status = 413, description = "the body is larger than the server reads", body = Object)
     ),
     security(("ServiceAccount" = []))
 )]
-async fn create(State(state): State<AppState>, headers: HeaderMap, ApiPath(project_id): ApiPath<String>, body: Result<JsonBody, ApiError>) -> Result<(StatusCode, Json<Value>), ApiError> {
-    let project_id = authorize(&state, &headers, &project_id, Access::Write).await?.project_id;
+async fn create(project: ProjectWrite, State(state): State<AppState>, body: Result<JsonBody, ApiError>) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let project_id = project.id();
     let JsonBody(body) = body?;
     // Validation opens the source file to learn its columns: off the reactor.
     let root = state.config.jobs.warehouse_file_root.clone();
@@ -113,13 +113,12 @@ async fn create(State(state): State<AppState>, headers: HeaderMap, ApiPath(proje
     responses(
         (status = 200, description = "the project's imports, each with its last run: `{\"status\":\"ok\",\"results\":[Import]}`; an Import is `{id, project_id, name, kind, source (redacted: the file name without its folders; for PostgreSQL, `password` is `referenced` or `none`), mapping, sync_frequency: \"api\", created_at, last_run: Run|null}`", body = Object),
         (status = 400, description = "the project id is not a positive integer", body = Object),
-        (status = 401, description = "missing or invalid credentials", body = Object),
-        (status = 403, description = "valid credentials without access to the project", body = Object)
+        ReadRefusals
     ),
     security(("ServiceAccount" = []))
 )]
-async fn list(State(state): State<AppState>, headers: HeaderMap, ApiPath(project_id): ApiPath<String>) -> Result<Json<Value>, ApiError> {
-    let project_id = authorize(&state, &headers, &project_id, Access::Read).await?.project_id;
+async fn list(project: ProjectRead, State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
+    let project_id = project.id();
     let rows = state
         .store
         .read(move |conn| {
@@ -141,14 +140,13 @@ async fn list(State(state): State<AppState>, headers: HeaderMap, ApiPath(project
     responses(
         (status = 200, description = "`{\"status\":\"ok\",\"results\":Import}`, with its last run", body = Object),
         (status = 400, description = "the project id is not a positive integer", body = Object),
-        (status = 401, description = "missing or invalid credentials", body = Object),
-        (status = 403, description = "valid credentials without access to the project", body = Object),
+        ReadRefusals,
         (status = 404, description = "the project has no such import (or the id is not an import id)", body = Object)
     ),
     security(("ServiceAccount" = []))
 )]
-async fn get_one(State(state): State<AppState>, headers: HeaderMap, ApiPath((project_id, import_id)): ApiPath<(String, String)>) -> Result<Json<Value>, ApiError> {
-    let project_id = authorize(&state, &headers, &project_id, Access::Read).await?.project_id;
+async fn get_one(project: ProjectRead, State(state): State<AppState>, ApiPath((_, import_id)): ApiPath<(String, String)>) -> Result<Json<Value>, ApiError> {
+    let project_id = project.id();
     let import_id = parse_import_id(&import_id)?;
     let row = load_import(&state, project_id, import_id).await?;
     let last = state.store.read(move |conn| store_jobs::list_runs(conn, import_id, 1)).await?;
@@ -160,14 +158,13 @@ async fn get_one(State(state): State<AppState>, headers: HeaderMap, ApiPath((pro
     responses(
         (status = 200, description = "the import and its run history were deleted: `{\"status\":\"ok\",\"results\":{\"delete_count\":1}}`", body = Object),
         (status = 400, description = "the project id is not a positive integer", body = Object),
-        (status = 401, description = "missing or invalid credentials", body = Object),
-        (status = 403, description = "valid credentials without an owner or admin role in the project", body = Object),
+        WriteRefusals,
         (status = 404, description = "the project has no such import (or the id is not an import id)", body = Object)
     ),
     security(("ServiceAccount" = []))
 )]
-async fn delete(State(state): State<AppState>, headers: HeaderMap, ApiPath((project_id, import_id)): ApiPath<(String, String)>) -> Result<Json<Value>, ApiError> {
-    let project_id = authorize(&state, &headers, &project_id, Access::Write).await?.project_id;
+async fn delete(project: ProjectWrite, State(state): State<AppState>, ApiPath((_, import_id)): ApiPath<(String, String)>) -> Result<Json<Value>, ApiError> {
+    let project_id = project.id();
     let import_id = parse_import_id(&import_id)?;
     let deleted = state.store.call(move |conn| store_jobs::delete_import(conn, project_id, import_id)).await?;
     if !deleted {
@@ -182,8 +179,7 @@ async fn delete(State(state): State<AppState>, headers: HeaderMap, ApiPath((proj
     responses(
         (status = 200, description = "the run was queued and runs in the background: `{\"status\":\"ok\",\"results\":{\"run_id\":\"...\"}}`; follow it in the run history", body = Object),
         (status = 400, description = "the project id is not a positive integer, or the body is not `{}`", body = Object),
-        (status = 401, description = "missing or invalid credentials", body = Object),
-        (status = 403, description = "valid credentials without an owner or admin role in the project", body = Object),
+        WriteRefusals,
         (status = 404, description = "the project has no such import (or the id is not an import id)", body = Object),
         (status = 409, description = "a run of this import has not ended yet; the API's error body names it", body = Object),
         (status = 413, description = "the body is larger than the server reads", body = Object),
@@ -192,12 +188,12 @@ async fn delete(State(state): State<AppState>, headers: HeaderMap, ApiPath((proj
     security(("ServiceAccount" = []))
 )]
 async fn manual_sync(
+    project: ProjectWrite,
     State(state): State<AppState>,
-    headers: HeaderMap,
-    ApiPath((project_id, import_id)): ApiPath<(String, String)>,
+    ApiPath((_, import_id)): ApiPath<(String, String)>,
     body: Result<JsonBody, ApiError>,
 ) -> Result<Response, ApiError> {
-    let project_id = authorize(&state, &headers, &project_id, Access::Write).await?.project_id;
+    let project_id = project.id();
     let import_id = parse_import_id(&import_id)?;
     let row = load_import(&state, project_id, import_id).await?;
     // FACTS.md: the body is `{}`; an absent body is accepted too, anything else is refused.
@@ -242,14 +238,13 @@ async fn manual_sync(
     responses(
         (status = 200, description = "the run history, newest first (at most 50): `{\"status\":\"ok\",\"results\":[Run]}`; a Run is `{run_id, import_id, trigger: \"manual\", status: queued|running|succeeded|failed, rows_read, events_loaded, rows_rejected, rejections: [{row, reason}] (the first 100), error, created_at, started_at, finished_at}`", body = Object),
         (status = 400, description = "the project id is not a positive integer", body = Object),
-        (status = 401, description = "missing or invalid credentials", body = Object),
-        (status = 403, description = "valid credentials without access to the project", body = Object),
+        ReadRefusals,
         (status = 404, description = "the project has no such import (or the id is not an import id)", body = Object)
     ),
     security(("ServiceAccount" = []))
 )]
-async fn runs(State(state): State<AppState>, headers: HeaderMap, ApiPath((project_id, import_id)): ApiPath<(String, String)>) -> Result<Json<Value>, ApiError> {
-    let project_id = authorize(&state, &headers, &project_id, Access::Read).await?.project_id;
+async fn runs(project: ProjectRead, State(state): State<AppState>, ApiPath((_, import_id)): ApiPath<(String, String)>) -> Result<Json<Value>, ApiError> {
+    let project_id = project.id();
     let import_id = parse_import_id(&import_id)?;
     load_import(&state, project_id, import_id).await?;
     let runs = state.store.read(move |conn| store_jobs::list_runs(conn, import_id, HISTORY)).await?;
@@ -261,14 +256,13 @@ async fn runs(State(state): State<AppState>, headers: HeaderMap, ApiPath((projec
     responses(
         (status = 200, description = "`{\"status\":\"ok\",\"results\":Run}`", body = Object),
         (status = 400, description = "the project id is not a positive integer", body = Object),
-        (status = 401, description = "missing or invalid credentials", body = Object),
-        (status = 403, description = "valid credentials without access to the project", body = Object),
+        ReadRefusals,
         (status = 404, description = "the project has no such import, or the import no such run", body = Object)
     ),
     security(("ServiceAccount" = []))
 )]
-async fn run_one(State(state): State<AppState>, headers: HeaderMap, ApiPath((project_id, import_id, run_id)): ApiPath<(String, String, String)>) -> Result<Json<Value>, ApiError> {
-    let project_id = authorize(&state, &headers, &project_id, Access::Read).await?.project_id;
+async fn run_one(project: ProjectRead, State(state): State<AppState>, ApiPath((_, import_id, run_id)): ApiPath<(String, String, String)>) -> Result<Json<Value>, ApiError> {
+    let project_id = project.id();
     let import_id = parse_import_id(&import_id)?;
     load_import(&state, project_id, import_id).await?;
     let run = state

@@ -293,6 +293,37 @@ fn ingestion_answers_401_and_403_by_role() {
     assert_eq!(r.json()["results"]["$properties"], json!({"admin": true, "owner": true}), "{}", r.text);
 }
 
+/// A refusal is decided by the auth extractors before the handler reads the body; it still waits
+/// for the whole body, so that a client sending a large one gets the answer rather than a
+/// connection closed under it, and the connection serves the next request.
+#[test]
+fn a_refused_large_body_still_gets_its_answer() {
+    let server = Server::start();
+    let cast = Cast::new(&server);
+    let p = cast.p;
+    let owner = (cast.owner.username.as_str(), "not-the-secret");
+    let consumer = (cast.consumer.username.as_str(), cast.consumer.secret.as_str());
+    // Far more than socket buffers hold, and under every route's body limit.
+    let body = crate::common::padded_object(8 << 20);
+    let cases = [
+        (format!("/import?project_id={p}"), Some(owner), 401),
+        (format!("/import?project_id={p}"), Some(("not-a-project-token", "")), 401),
+        (format!("/import?project_id={p}"), Some(consumer), 403),
+        (format!("/engage?project_id={p}"), Some(owner), 401),
+        (format!("/api/app/projects/{p}/schemas"), None, 401),
+        (format!("/api/app/projects/{p}/schemas"), Some(consumer), 403),
+        (format!("/api/app/projects/{p}/warehouse-sources/imports"), Some(owner), 401),
+    ];
+    for (path, auth, want) in cases {
+        // Twice: the second request goes over the connection the first one used.
+        for _ in 0..2 {
+            let r = server.send("POST", &path, auth, &[("Content-Type", "application/json")], Some(body.clone()));
+            assert_eq!(r.status, want, "{path}: {}", r.text);
+        }
+    }
+    assert_eq!(server.get(&format!("/api/app/projects/{p}/schemas"), &cast.consumer).status, 200);
+}
+
 fn cli(dir: &std::path::Path, args: &[&str]) -> (bool, String, String) {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_datadict-server"))
         .arg("--data-dir")
@@ -377,8 +408,11 @@ fn credentials_are_judged_before_the_rest_of_the_request() {
     let p = server.project("p").id;
     let owner = server.account("owner", p, Some(Role::Owner));
     let json = [("Content-Type", "application/json")];
-    let cases: [(&str, String, Option<&[u8]>, &str); 5] = [
+    let cases: [(&str, String, Option<&[u8]>, &str); 7] = [
         ("GET", "/api/app/projects/zz/schemas".into(), None, "project id"),
+        // A project id that is not UTF-8 once decoded is as malformed.
+        ("GET", "/api/app/projects/%FF/schemas".into(), None, "Invalid UTF-8 in `project_id`"),
+        ("GET", format!("/api/app/projects/{p}/warehouse-sources/imports/%FF/runs"), None, "Invalid UTF-8 in `import_id`"),
         ("GET", format!("/api/app/projects/{p}/event-counts?days=1&days=2"), None, "duplicate field `days`"),
         ("DELETE", format!("/api/app/projects/{p}/schemas/event?entity_name=a&entity_name=b"), None, "duplicate field `entity_name`"),
         ("POST", format!("/api/app/projects/{p}/schemas"), Some(b"{bad"), "not valid JSON"),
@@ -399,6 +433,11 @@ fn credentials_are_judged_before_the_rest_of_the_request() {
     let r = server.send("POST", "/import?project_id=zz", Some((&owner.username, "not-the-secret")), &json, Some(b"[]".to_vec()));
     assert_eq!(r.status, 401, "{}", r.text);
     let r = server.send("POST", "/import?project_id=zz", Some((&owner.username, &owner.secret)), &json, Some(b"[]".to_vec()));
+    assert_eq!((r.status, r.text.contains("project id")), (400, true), "{}", r.text);
+    // And on /engage, before its own `strict`.
+    let r = server.send("POST", "/engage?project_id=zz&strict=2", Some((&owner.username, "not-the-secret")), &json, Some(b"[]".to_vec()));
+    assert_eq!(r.status, 401, "{}", r.text);
+    let r = server.send("POST", "/engage?project_id=zz&strict=2", Some((&owner.username, &owner.secret)), &json, Some(b"[]".to_vec()));
     assert_eq!((r.status, r.text.contains("project id")), (400, true), "{}", r.text);
     // And a missing one.
     let r = server.send("POST", "/import", Some((&owner.username, "not-the-secret")), &json, Some(b"[]".to_vec()));

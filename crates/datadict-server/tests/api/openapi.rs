@@ -97,6 +97,40 @@ fn the_document_lists_exactly_the_served_routes() {
     }
 }
 
+/// The refusals that operations share are written once (`routes::responses`), and the document
+/// still lists them under each operation: 401 and 403 wherever credentials are needed, 429 on the
+/// rate-limited schemas routes, and the ingestion routes' 413, 415 and 429.
+#[test]
+fn every_operation_behind_credentials_lists_its_refusals() {
+    let server = Server::start();
+    let doc = server.send("GET", "/openapi.json", None, &[], None).json();
+    let mut checked = 0;
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, op) in item.as_object().unwrap() {
+            let secured = op["security"].as_array().is_some_and(|s| s.iter().any(|r| r.get("ServiceAccount").is_some()));
+            if !secured {
+                continue;
+            }
+            let mut want = vec!["401", "403"];
+            if path.contains("/schemas") {
+                want.push("429");
+            }
+            if path == "/import" || path == "/engage" {
+                want.extend(["413", "415", "429"]);
+            }
+            for status in want {
+                let response = &op["responses"][status];
+                let description = response["description"].as_str().unwrap_or_default();
+                assert!(!description.is_empty(), "{method} {path} does not document {status}: {op}");
+                assert_eq!(response["content"]["application/json"]["schema"]["type"], "object", "{method} {path} {status}");
+            }
+            checked += 1;
+        }
+    }
+    // Every operation but the limits and the two migration routes.
+    assert_eq!(checked, EXPECTED.len() - 3);
+}
+
 /// The other side: a path no route serves answers the JSON 404 that the loop above tells apart
 /// from a handler's own 404, so that the check cannot pass by accident.
 #[test]

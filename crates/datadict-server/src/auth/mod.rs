@@ -1,5 +1,17 @@
-//! Service-account authentication (spec §5): HTTP Basic, secrets hashed at rest and compared in
-//! constant time, 401 for missing or wrong credentials and 403 for valid ones without access.
+//! Who may do what (spec §5): service accounts with HTTP Basic, secrets hashed at rest and compared
+//! in constant time, project tokens, and the extractors that judge a request's credentials before
+//! its handler runs: 401 for missing or wrong credentials, 403 for valid ones without access.
+//!
+//! - [`ProjectRead`] and [`ProjectWrite`] (`extract.rs`): a service account with a role in the
+//!   project of the path's `{project_id}`.
+//! - [`IngestCaller`] (`ingest.rs`): the project an `/import` or `/engage` request writes to, by
+//!   service account and `project_id` or by the project token.
+
+mod extract;
+mod ingest;
+
+pub use extract::{AccessLevel, Project, ProjectRead, ProjectWrite, ReadAccess, WriteAccess};
+pub use ingest::{token_project, IngestCaller};
 
 use crate::error::ApiError;
 use crate::store::{self, Role};
@@ -77,18 +89,17 @@ pub fn basic_credentials(headers: &HeaderMap) -> Result<(String, String), ApiErr
     Ok((user.to_owned(), pass.to_owned()))
 }
 
-/// Authenticates a service account and checks its role for `access` in the project whose id is
-/// `project` (as written in the URL). The credentials are judged first: a request without valid
-/// ones gets 401 whatever else is wrong with it, and only then a malformed project id gets 400.
+/// Authenticates the service account `username` with `secret`, then checks its role for `access`
+/// in `project` (the project id as the request wrote it, already parsed). The credentials are
+/// judged first: without valid ones the answer is 401 whatever else is wrong, and only then does a
+/// malformed project id get its 400 (the `Err` of `project`), and a missing role its 403.
 pub async fn authorize(
     state: &AppState,
-    headers: &HeaderMap,
-    project: &str,
+    (username, secret): (String, String),
+    project: Result<i64, ApiError>,
     access: Access,
 ) -> Result<Principal, ApiError> {
-    let (username, secret) = basic_credentials(headers)?;
-    let project_id = crate::routes::parse_project_id(project);
-    let asked = project_id.as_ref().ok().copied();
+    let asked = project.as_ref().ok().copied();
     let (account, role) = state
         .store
         .read(move |conn| {
@@ -108,7 +119,7 @@ pub async fn authorize(
     let Some(account) = account.filter(|_| valid) else {
         return Err(ApiError::Unauthorized("invalid credentials: check the service account user name and secret".into()));
     };
-    let project_id = project_id?;
+    let project_id = project?;
     let Some(role) = role else {
         return Err(ApiError::Forbidden(format!(
             "service account `{}` has no access to project {project_id}; ask a project owner to grant it a role",
@@ -123,6 +134,16 @@ pub async fn authorize(
         )));
     }
     Ok(Principal { account_id: account.id, project_id, username: account.username, role })
+}
+
+/// The project whose token is `token`, if any: the one lookup of a project by its token, for
+/// ingestion (the token as Basic user name, or `$token` in the records) and migrations
+/// (`TARGET_TOKEN`). Tokens are stored as the hashes of [`hash_secret`] and looked up by hash, so
+/// the database compares digests, never the token itself, and how long a lookup takes tells nothing
+/// about how much of a guessed token was right.
+pub async fn project_by_token(state: &AppState, token: &str) -> Result<Option<i64>, ApiError> {
+    let hash = hash_secret(token);
+    Ok(state.store.read(move |conn| store::project_by_token_hash(conn, &hash)).await?)
 }
 
 #[cfg(test)]

@@ -1,0 +1,100 @@
+//! The OpenAPI error answers that many operations share, each written once and listed in an
+//! operation's `responses(...)` by type: the refusals of the auth extractors (401 and 403, by the
+//! role an operation needs), the schemas rate limit (429), and the ingestion API's shared answers
+//! (401, 403, 413, 415, 429 in its own body). The served `/openapi.json` still lists every one of
+//! them under each operation.
+
+use std::collections::BTreeMap;
+use utoipa::openapi::schema::{ObjectBuilder, Type};
+use utoipa::openapi::{ContentBuilder, RefOr, Response, ResponseBuilder};
+use utoipa::IntoResponses;
+
+type Responses = BTreeMap<String, RefOr<Response>>;
+
+/// An answer with a JSON object body (the error body of the API it belongs to).
+fn json_object(description: &str) -> RefOr<Response> {
+    let content = ContentBuilder::new().schema(Some(ObjectBuilder::new().schema_type(Type::Object))).build();
+    ResponseBuilder::new().description(description).content("application/json", content).build().into()
+}
+
+fn responses(list: &[(&str, &str)]) -> Responses {
+    list.iter().map(|(status, description)| ((*status).to_owned(), json_object(description))).collect()
+}
+
+const UNAUTHORIZED: (&str, &str) = ("401", "missing or invalid credentials");
+const FORBIDDEN_READ: (&str, &str) = ("403", "valid credentials without a role in the project (or the project does not exist)");
+const FORBIDDEN_WRITE: (&str, &str) =
+    ("403", "valid credentials without an owner or admin role in the project (or the project does not exist)");
+const SCHEMAS_READ_LIMITED: (&str, &str) = ("429", "the project's schemas rate limit is reached; see `Retry-After`");
+const SCHEMAS_WRITE_LIMITED: (&str, &str) = (
+    "429",
+    "the project's schemas rate limit is reached, or (for a create or replace) its events+properties update budget; nothing is written; see `Retry-After`",
+);
+
+/// The refusals of [`ProjectRead`](crate::auth::ProjectRead): 401 and 403.
+pub struct ReadRefusals;
+
+impl IntoResponses for ReadRefusals {
+    fn responses() -> Responses {
+        responses(&[UNAUTHORIZED, FORBIDDEN_READ])
+    }
+}
+
+/// The refusals of [`ProjectWrite`](crate::auth::ProjectWrite): 401 and 403.
+pub struct WriteRefusals;
+
+impl IntoResponses for WriteRefusals {
+    fn responses() -> Responses {
+        responses(&[UNAUTHORIZED, FORBIDDEN_WRITE])
+    }
+}
+
+/// The refusals of a schemas read: those of [`ReadRefusals`] and the schemas rate limit.
+pub struct SchemasReadRefusals;
+
+impl IntoResponses for SchemasReadRefusals {
+    fn responses() -> Responses {
+        responses(&[UNAUTHORIZED, FORBIDDEN_READ, SCHEMAS_READ_LIMITED])
+    }
+}
+
+/// The refusals of a schemas write: those of [`WriteRefusals`] and the schemas rate limits.
+pub struct SchemasWriteRefusals;
+
+impl IntoResponses for SchemasWriteRefusals {
+    fn responses() -> Responses {
+        responses(&[UNAUTHORIZED, FORBIDDEN_WRITE, SCHEMAS_WRITE_LIMITED])
+    }
+}
+
+/// What `/import` and `/engage` answer besides their own 200 and 400, in the ingestion API's body
+/// (`{"code","error","status"}`): the refusals of [`IngestCaller`](crate::auth::IngestCaller), the
+/// request limits and the ingestion rate limit.
+pub struct IngestRefusals;
+
+impl IntoResponses for IngestRefusals {
+    fn responses() -> Responses {
+        responses(&[
+            ("401", "`{\"code\":401,\"error\":\"Invalid credentials\",\"status\":\"Unauthorized\"}`"),
+            ("403", "valid credentials without a write role in the project, or another project's token"),
+            ("413", "over the request limits (records per request, uncompressed bytes)"),
+            ("415", "a `Content-Encoding` other than gzip"),
+            ("429", "the project's ingestion rate limit is reached; see `Retry-After`"),
+        ])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The shared answers are the same JSON as an annotation's own `body = Object`.
+    #[test]
+    fn a_shared_answer_reads_as_an_annotated_one() {
+        let json = serde_json::to_value(&ReadRefusals::responses()["401"]).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"description": "missing or invalid credentials", "content": {"application/json": {"schema": {"type": "object"}}}})
+        );
+    }
+}
