@@ -135,9 +135,15 @@ async fn replace(
     let ApiPath(raw_id) = path?;
     let table_id = find_table(&state, project_id, &raw_id).await?;
     check_content_type(&headers)?;
-    let body = body.decode().await?;
-    charge(&state, project_id, body.len())?;
     let max = state.config.lookup_table_max_bytes;
+    let body = body.decode().await.map_err(|e| match e {
+        // A table is replaced whole: `/import`'s advice to split the data would not help.
+        ApiError::PayloadTooLarge(_) => ApiError::PayloadTooLarge(format!(
+            "request exceeds max limit of {max} bytes; a lookup table is replaced whole, so send a smaller table or start the server with a larger `--lookup-table-max-bytes`"
+        )),
+        other => other,
+    })?;
+    charge(&state, project_id, body.len())?;
     let checked = tokio::task::spawn_blocking(move || check_csv(&body, max)).await.map_err(|e| ApiError::Internal(e.into()))?;
     let table = match checked {
         Ok(table) => table,
