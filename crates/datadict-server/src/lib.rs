@@ -9,6 +9,8 @@
 //! - `POST /import`, `POST /engage`: events and profile updates (`routes::import`, `routes::engage`);
 //! - `GET /api/app/projects/{id}/events`, `.../profiles/{distinct_id}`, `.../event-counts`: the
 //!   read API for checking what arrived (`routes::data`);
+//! - `GET /lookup-tables`, `PUT /lookup-tables/{id}` (CSV), and `/api/app/projects/{id}/lookup-tables[/{table_id}]`
+//!   to create, read and delete them: lookup tables (`routes::lookup`);
 //! - `/api/app/projects/{id}/warehouse-sources/imports[/...]`: warehouse imports and their runs
 //!   (`routes::warehouse`); `POST /migrate/{source_tool}`, `GET /migrate/jobs/{job_id}`: the
 //!   migration service (`routes::migrate`); their tables are prepared by `jobs::init`;
@@ -74,6 +76,9 @@ pub struct Config {
     pub cors_origins: Vec<String>,
     /// The limits of `/import` and `/engage` (FACTS.md defaults, from the core).
     pub limits: datadict_core::Limits,
+    /// The largest uncompressed CSV of `PUT /lookup-tables/{id}`, in bytes
+    /// ([`routes::lookup::DEFAULT_MAX_BYTES`] by default; its documentation says why).
+    pub lookup_table_max_bytes: usize,
     /// The buckets behind the rate limits, shared by every clone of the configuration.
     pub rate_limiter: ratelimit::RateLimiter,
     /// Warehouse imports and migrations: source hosts, sync limits (see [`jobs::JobsConfig`]).
@@ -91,6 +96,7 @@ impl Default for Config {
             ingest_rate_limit: None,
             cors_origins: Vec::new(),
             limits: datadict_core::Limits::default(),
+            lookup_table_max_bytes: routes::lookup::DEFAULT_MAX_BYTES,
             rate_limiter: ratelimit::RateLimiter::default(),
             jobs: jobs::JobsConfig::default(),
         }

@@ -62,6 +62,10 @@ struct ServeArgs {
     /// Largest uncompressed /import or /engage body in bytes (default 10 MiB, FACTS.md).
     #[arg(long, env = "DATADICT_MAX_REQUEST_BYTES")]
     max_request_bytes: Option<usize>,
+    /// Largest uncompressed CSV of `PUT /lookup-tables/{id}` in bytes (default 10 MiB, the size of
+    /// one /import body: a table is held and checked in memory before it replaces the stored one).
+    #[arg(long, env = "DATADICT_LOOKUP_TABLE_MAX_BYTES", default_value_t = datadict_server::routes::lookup::DEFAULT_MAX_BYTES)]
+    lookup_table_max_bytes: usize,
     /// The vendor metadata key of the dictionary.
     #[arg(long, env = "DATADICT_NAMESPACE", default_value = datadict_core::DEFAULT_NAMESPACE)]
     namespace: String,
@@ -199,6 +203,7 @@ fn serve(store: Store, data_dir: &std::path::Path, args: ServeArgs) -> anyhow::R
         ingest_rate_limit: args.ingest_rate_limit,
         cors_origins: args.cors_origins.iter().map(|o| o.trim().to_owned()).filter(|o| !o.is_empty()).collect(),
         jobs: datadict_server::jobs::JobsConfig::from_env(),
+        lookup_table_max_bytes: args.lookup_table_max_bytes,
         ..Default::default()
     };
     if let Some(max) = args.max_request_bytes {

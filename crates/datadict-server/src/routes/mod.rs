@@ -4,6 +4,7 @@ pub mod data;
 pub mod engage;
 pub mod import;
 pub mod ingest;
+pub mod lookup;
 pub mod meta;
 pub mod migrate;
 pub mod responses;

@@ -7,9 +7,10 @@
 //! `store::foo`: `accounts.rs` (projects, service accounts, roles, tokens), `schemas.rs` (the
 //! dictionary), `events.rs` (the import's insert path and de-duplication digest),
 //! `event_writer.rs` (the event-writer thread and its group commits), `profiles.rs`, `reads.rs`
-//! (the read API's queries and 30-day counts) and `jobs.rs` (warehouse imports, their runs and
-//! migration jobs, named `store::jobs::foo`). `tables.rs` creates the tables and upgrades older
-//! databases when the store opens.
+//! (the read API's queries and 30-day counts), `jobs.rs` (warehouse imports, their runs and
+//! migration jobs, named `store::jobs::foo`) and `lookup.rs` (lookup tables and their rows, named
+//! `store::lookup::foo`). `tables.rs` creates the tables and upgrades older databases when the
+//! store opens.
 //!
 //! Queries are free functions over a connection, so that they compose inside one transaction.
 
@@ -17,6 +18,7 @@ mod accounts;
 mod event_writer;
 mod events;
 pub mod jobs;
+pub mod lookup;
 mod profiles;
 mod reads;
 mod schemas;

@@ -76,9 +76,13 @@ CREATE TABLE IF NOT EXISTS profiles (
 ) WITHOUT ROWID;
 ";
 
-/// Creates the tables a database lacks (with those of `jobs.rs`) and upgrades one written by an
+/// Creates the tables a database lacks (with those of `jobs.rs` and `lookup.rs`) and upgrades one written by an
 /// older server, in one transaction; refuses a database written by a newer server. Called by
 /// `Store::init_writer` on the writer connection.
+///
+/// A new table needs no new `user_version`: its `CREATE TABLE IF NOT EXISTS` adds it to an older
+/// database here, and an older server never reads it. The version changes only when stored data
+/// must be rewritten (as the dedup digests were) or an older server would misread it.
 pub(super) fn create(conn: &mut Connection) -> anyhow::Result<()> {
     let table_exists = |name: &str| -> rusqlite::Result<bool> {
         conn.query_row("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1", [name], |r| r.get::<_, i64>(0))
@@ -90,6 +94,7 @@ pub(super) fn create(conn: &mut Connection) -> anyhow::Result<()> {
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
     tx.execute_batch(MIGRATION).context("cannot create the database tables")?;
     tx.execute_batch(super::jobs::TABLES).context("cannot create the tables of warehouse imports and migrations")?;
+    tx.execute_batch(super::lookup::TABLES).context("cannot create the tables of lookup tables")?;
     if had_events && !had_volume {
         // A database from before `event_volume`: count what it holds, once, and drop the
         // index the table replaces.

@@ -21,6 +21,7 @@ fn routes(p: i64) -> Vec<(&'static str, String, Option<serde_json::Value>, bool)
         ("DELETE", s.clone(), None, true),
         ("GET", format!("/api/app/projects/{p}/events"), None, false),
         ("GET", format!("/api/app/projects/{p}/event-counts"), None, false),
+        ("GET", format!("/api/app/projects/{p}/lookup-tables"), None, false),
         // No such profile: an authorized caller learns that (404), others do not.
         ("GET", format!("/api/app/projects/{p}/profiles/someone"), None, false),
     ]

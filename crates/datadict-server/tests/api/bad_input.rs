@@ -15,6 +15,9 @@ fn every_bad_input_gets_a_specific_4xx_and_the_server_stays_up() {
     let project = server.project("p");
     let owner = server.account("owner", project.id, Some(Role::Owner));
     let p = project.id.to_string();
+    let r = server.post_json(&format!("/api/app/projects/{p}/lookup-tables"), &owner, &serde_json::json!({"name": "corpus"}));
+    assert_eq!(r.status, 201, "{}", r.text);
+    let lookup = r.json()["results"]["id"].as_str().unwrap().to_owned();
 
     let mut failures = Vec::new();
     let mut count = 0;
@@ -25,7 +28,7 @@ fn every_bad_input_gets_a_specific_4xx_and_the_server_stays_up() {
         };
         count += 1;
         let body = std::fs::read(dir.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
-        let path = path.replace("{p}", &p);
+        let path = path.replace("{p}", &p).replace("{lookup}", &lookup);
         let auth = match auth {
             "owner" => Some((owner.username.as_str(), owner.secret.as_str())),
             "token" => Some((project.token.as_str(), "")),
@@ -40,8 +43,12 @@ fn every_bad_input_gets_a_specific_4xx_and_the_server_stays_up() {
         if encoding != "-" {
             headers.push(("Content-Encoding", encoding));
         }
-        let ndjson = file.contains(".ndjson");
-        headers.push(("Content-Type", if ndjson { "application/x-ndjson" } else { "application/json" }));
+        let content_type = match file {
+            f if f.contains(".ndjson") => "application/x-ndjson",
+            f if f.contains(".csv") => "text/csv",
+            _ => "application/json",
+        };
+        headers.push(("Content-Type", content_type));
         let body = (method != "GET").then_some(body);
         let reply = match server.client().send(method, &path, auth, &headers, body) {
             Ok(r) => r,

@@ -10,6 +10,7 @@ mod durability;
 mod engage;
 mod hosting;
 mod import;
+mod lookup;
 mod migrate;
 mod openapi;
 mod schema_limits;

@@ -7,6 +7,7 @@ use crate::common::Server;
 use std::collections::BTreeSet;
 
 const EXPECTED: &[(&str, &str)] = &[
+    ("delete", "/api/app/projects/{project_id}/lookup-tables/{table_id}"),
     ("delete", "/api/app/projects/{project_id}/schemas"),
     ("delete", "/api/app/projects/{project_id}/schemas/{entity_type}"),
     ("delete", "/api/app/projects/{project_id}/schemas/{entity_type}/{name}"),
@@ -14,6 +15,8 @@ const EXPECTED: &[(&str, &str)] = &[
     ("get", "/api/app/limits"),
     ("get", "/api/app/projects/{project_id}/event-counts"),
     ("get", "/api/app/projects/{project_id}/events"),
+    ("get", "/api/app/projects/{project_id}/lookup-tables"),
+    ("get", "/api/app/projects/{project_id}/lookup-tables/{table_id}"),
     ("get", "/api/app/projects/{project_id}/profiles/{distinct_id}"),
     ("get", "/api/app/projects/{project_id}/schemas"),
     ("get", "/api/app/projects/{project_id}/schemas/{entity_type}"),
@@ -22,7 +25,9 @@ const EXPECTED: &[(&str, &str)] = &[
     ("get", "/api/app/projects/{project_id}/warehouse-sources/imports/{import_id}"),
     ("get", "/api/app/projects/{project_id}/warehouse-sources/imports/{import_id}/runs"),
     ("get", "/api/app/projects/{project_id}/warehouse-sources/imports/{import_id}/runs/{run_id}"),
+    ("get", "/lookup-tables"),
     ("get", "/migrate/jobs/{job_id}"),
+    ("post", "/api/app/projects/{project_id}/lookup-tables"),
     ("post", "/api/app/projects/{project_id}/schemas"),
     ("post", "/api/app/projects/{project_id}/schemas/{entity_type}/{name}"),
     ("post", "/api/app/projects/{project_id}/warehouse-sources/imports"),
@@ -30,6 +35,7 @@ const EXPECTED: &[(&str, &str)] = &[
     ("post", "/import"),
     ("post", "/migrate/{source_tool}"),
     ("put", "/api/app/projects/{project_id}/warehouse-sources/imports/{import_id}/manual-sync"),
+    ("put", "/lookup-tables/{id}"),
 ];
 
 /// The status a request without credentials gets from the handler of `(method, path)` and, for an
@@ -80,7 +86,9 @@ fn the_document_lists_exactly_the_served_routes() {
             .replace("{import_id}", "1")
             .replace("{run_id}", "r1")
             .replace("{source_tool}", "amplitude")
-            .replace("{job_id}", "0123456789abcdef0123456789abcdef");
+            .replace("{job_id}", "0123456789abcdef0123456789abcdef")
+            .replace("{table_id}", "f077cb07-008a-4955-8a4a-b4c163db3a87")
+            .replace("{id}", "f077cb07-008a-4955-8a4a-b4c163db3a87");
         assert!(!concrete.contains('{'), "{method} {path}: give its path parameters a value");
         let body = (method == "post" || method == "put").then(|| b"[]".to_vec());
         let r = server.send(&method.to_uppercase(), &concrete, None, &[], body);
