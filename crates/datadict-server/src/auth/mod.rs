@@ -128,7 +128,7 @@ pub async fn authorize(
     };
     if access == Access::Write && !role.can_write() {
         return Err(ApiError::Forbidden(format!(
-            "service account `{}` is a {} of project {project_id}; this request writes to the project (its dictionary, events, profiles or warehouse imports), which needs the owner or admin role",
+            "service account `{}` is a {} of project {project_id}; this request writes to the project (its dictionary, events, profiles, lookup tables or warehouse imports), which needs the owner or admin role",
             account.username,
             role.as_str()
         )));

@@ -35,6 +35,7 @@ use crate::auth::{authorize, basic_credentials, Access};
 use crate::error::{ApiError, ApiPath};
 use crate::ingest::now_ms;
 use crate::routes::ingest::{charge, read_raw, IngestError, RawBody};
+use crate::routes::parse_project_id;
 use crate::store::lookup as store_lookup;
 use crate::AppState;
 use axum::extract::rejection::QueryRejection;
@@ -192,19 +193,19 @@ impl FromRequest<AppState> for CsvBody {
 /// `Authorization` header gets a 401 that says what is wrong with it; wrong credentials get the
 /// reference's words (`Invalid credentials`), as on `/import`.
 async fn authorize_lookup(state: &AppState, headers: &HeaderMap, query: &RawQuery, access: Access) -> Result<i64, ApiError> {
-    basic_credentials(headers)?;
-    let asked = query.as_ref().ok().and_then(|Query(q)| q.get("project_id")).map(String::as_str);
-    let unreadable = query.as_ref().err().map(QueryRejection::body_text);
+    let credentials = basic_credentials(headers)?;
     // `authorize` judges the credentials before the project id, whose only fault is a 400.
-    match authorize(state, headers, asked.unwrap_or_default(), access).await {
-        Err(ApiError::Unauthorized(_)) => Err(ApiError::Unauthorized(INVALID_CREDENTIALS.into())),
-        Err(ApiError::BadRequest(_)) if unreadable.is_some() => Err(ApiError::BadRequest(format!(
-            "the query string cannot be read ({}); send `?project_id=<id>`",
-            unreadable.unwrap_or_default()
-        ))),
-        Err(ApiError::BadRequest(_)) if asked.is_none() => {
-            Err(ApiError::BadRequest("`project_id` is required; add `?project_id=<id>` to the URL".into()))
+    let project = match query {
+        Err(rejection) => {
+            Err(ApiError::BadRequest(format!("the query string cannot be read ({}); send `?project_id=<id>`", rejection.body_text())))
         }
+        Ok(Query(q)) => match q.get("project_id") {
+            None => Err(ApiError::BadRequest("`project_id` is required; add `?project_id=<id>` to the URL".into())),
+            Some(raw) => parse_project_id(raw),
+        },
+    };
+    match authorize(state, credentials, project, access).await {
+        Err(ApiError::Unauthorized(_)) => Err(ApiError::Unauthorized(INVALID_CREDENTIALS.into())),
         other => other.map(|principal| principal.project_id),
     }
 }

@@ -17,7 +17,7 @@
 //! writes an owner or admin role; errors are the application API's `{"error","status":"error"}`.
 
 use super::{new_table_id, not_found, parse_table_id};
-use crate::auth::{authorize, Access};
+use crate::auth::{ProjectRead, ProjectWrite};
 use crate::error::{ApiError, ApiPath, JsonBody};
 use crate::ingest::now_ms;
 use crate::routes::data::{DEFAULT_PAGE, MAX_PAGE};
@@ -26,7 +26,7 @@ use crate::store::lookup::{self as store_lookup, Created, LookupTable};
 use crate::AppState;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use datadict_core::ErrorBody;
@@ -97,8 +97,8 @@ pub struct RowsQuery {
     ),
     security(("ServiceAccount" = []))
 )]
-async fn create(State(state): State<AppState>, headers: HeaderMap, ApiPath(project_id): ApiPath<String>, body: Result<JsonBody, ApiError>) -> Result<Response, ApiError> {
-    let project_id = authorize(&state, &headers, &project_id, Access::Write).await?.project_id;
+async fn create(project: ProjectWrite, State(state): State<AppState>, body: Result<JsonBody, ApiError>) -> Result<Response, ApiError> {
+    let project_id = project.id();
     let JsonBody(body) = body?;
     let name = parse_name(&body)?;
     let id = new_table_id();
@@ -150,8 +150,8 @@ fn parse_name(body: &Value) -> Result<String, ApiError> {
     ),
     security(("ServiceAccount" = []))
 )]
-async fn list(State(state): State<AppState>, headers: HeaderMap, ApiPath(project_id): ApiPath<String>) -> Result<Json<Value>, ApiError> {
-    let project_id = authorize(&state, &headers, &project_id, Access::Read).await?.project_id;
+async fn list(project: ProjectRead, State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
+    let project_id = project.id();
     let tables = state.store.read(move |conn| store_lookup::list_tables(conn, project_id)).await?;
     let results: Vec<TableView> = tables.into_iter().map(TableView::from).collect();
     Ok(Json(json!({"status": "ok", "results": results})))
@@ -171,12 +171,12 @@ async fn list(State(state): State<AppState>, headers: HeaderMap, ApiPath(project
     security(("ServiceAccount" = []))
 )]
 async fn get_one(
+    project: ProjectRead,
     State(state): State<AppState>,
-    headers: HeaderMap,
-    ApiPath((project_id, table_id)): ApiPath<(String, String)>,
+    ApiPath((_, table_id)): ApiPath<(String, String)>,
     query: Result<Query<RowsQuery>, QueryRejection>,
 ) -> Result<Json<TablePage>, ApiError> {
-    let project_id = authorize(&state, &headers, &project_id, Access::Read).await?.project_id;
+    let project_id = project.id();
     let q = read_query(query)?;
     let limit = match q.limit.as_deref() {
         None => DEFAULT_PAGE,
@@ -224,8 +224,8 @@ async fn get_one(
     ),
     security(("ServiceAccount" = []))
 )]
-async fn delete(State(state): State<AppState>, headers: HeaderMap, ApiPath((project_id, table_id)): ApiPath<(String, String)>) -> Result<Json<Value>, ApiError> {
-    let project_id = authorize(&state, &headers, &project_id, Access::Write).await?.project_id;
+async fn delete(project: ProjectWrite, State(state): State<AppState>, ApiPath((_, table_id)): ApiPath<(String, String)>) -> Result<Json<Value>, ApiError> {
+    let project_id = project.id();
     let Some(id) = parse_table_id(&table_id) else { return Err(not_found(project_id, &table_id)) };
     let delete_id = id.clone();
     let deleted = state.store.call(move |conn| store_lookup::delete_table(conn, project_id, &delete_id)).await?;
