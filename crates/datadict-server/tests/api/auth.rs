@@ -446,3 +446,77 @@ fn credentials_are_judged_before_the_rest_of_the_request() {
     let r = server.send("POST", "/import", Some((&owner.username, &owner.secret)), &json, Some(b"[]".to_vec()));
     assert_eq!((r.status, r.text.contains("`project_id` is required")), (400, true), "{}", r.text);
 }
+
+/// The lookup-table routes, application and ingestion alike: 401 without valid credentials, 403
+/// without a role (and for the consumer on writes), and what an allowed caller gets. Each caller of
+/// a delete gets a table of its own; a refused replace or delete leaves the table as it was.
+#[test]
+fn lookup_table_routes_answer_401_and_403_by_role() {
+    let server = Server::start();
+    let cast = Cast::new(&server);
+    let (p, owner) = (cast.p, &cast.owner);
+    let tables = format!("/api/app/projects/{p}/lookup-tables");
+    let create = |name: &str| {
+        let r = server.post_json(&tables, owner, &json!({"name": name}));
+        assert_eq!(r.status, 201, "{}", r.text);
+        r.json()["results"]["id"].as_str().unwrap().to_owned()
+    };
+    let kept = create("Kept");
+    let csv = b"id,plan\nacme,pro\n".to_vec();
+    let send = |method: &str, path: &str, auth: Option<(&str, &str)>, body: Option<Vec<u8>>, content_type: &str| {
+        server.send(method, path, auth, &[("Content-Type", content_type)], body)
+    };
+    // (method, path, body, content type, writes, what an allowed caller gets, ingestion body?)
+    type Route = (&'static str, String, Option<Vec<u8>>, &'static str, bool, u16, bool);
+    let routes = |fresh: &str| -> Vec<Route> {
+        vec![
+            ("GET", tables.clone(), None, "application/json", false, 200, false),
+            ("POST", tables.clone(), Some(br#"{"name":"N"}"#.to_vec()), "application/json", true, 201, false),
+            ("GET", format!("{tables}/{kept}"), None, "application/json", false, 200, false),
+            ("DELETE", format!("{tables}/{fresh}"), None, "application/json", true, 200, false),
+            ("GET", format!("/lookup-tables?project_id={p}"), None, "application/json", false, 200, true),
+            ("PUT", format!("/lookup-tables/{kept}?project_id={p}"), Some(csv.clone()), "text/csv", true, 200, true),
+        ]
+    };
+    let mut n = 0;
+    for index in 0..routes("x").len() {
+        for writes_pass in [false, true] {
+            let callers: Vec<(Caller<'_>, u16)> = if writes_pass {
+                let writes = routes("x")[index].4;
+                cast.admitted(writes).into_iter().map(|c| (c, 0)).collect()
+            } else {
+                cast.refused(routes("x")[index].4)
+            };
+            for ((who, auth), refused_with) in callers {
+                n += 1;
+                // A fresh table for each delete, and a fresh name for each create.
+                let fresh = create(&format!("Fresh {n}"));
+                let (method, path, body, content_type, _, allowed, ingestion) = routes(&fresh).swap_remove(index);
+                let body = body.map(|b| if method == "POST" { format!(r#"{{"name":"N {n}"}}"#).into_bytes() } else { b });
+                let want = if refused_with == 0 { allowed } else { refused_with };
+                let r = send(method, &path, auth, body, content_type);
+                let context = format!("{who}: {method} {path}");
+                assert_eq!(r.status, want, "{context}: {}", r.text);
+                if want >= 400 {
+                    if ingestion {
+                        assert_eq!(r.json()["code"], want, "{context}: {}", r.text);
+                    } else {
+                        assert_eq!(r.json()["status"], "error", "{context}: {}", r.text);
+                    }
+                    assert!(!r.json()["error"].as_str().unwrap_or_default().is_empty(), "{context}: {}", r.text);
+                }
+            }
+        }
+    }
+    // The refused replaces and deletes changed nothing: the kept table has only what the admitted
+    // replaces wrote, and one table per caller of a refused delete is still there.
+    let r = server.get(&format!("{tables}/{kept}"), owner);
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.json()["results"]["rows"], json!([["acme", "pro"]]), "{}", r.text);
+    let listed = send("GET", &tables, Some((&owner.username, &owner.secret)), None, "application/json");
+    let names: Vec<String> = listed.json()["results"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_owned()).collect();
+    assert!(names.contains(&"Kept".to_owned()), "{names:?}");
+    // Every caller got a fresh table; only the admitted callers of DELETE removed theirs.
+    let fresh_left = names.iter().filter(|name| name.starts_with("Fresh ")).count();
+    assert_eq!(fresh_left, n - cast.admitted(true).len(), "{names:?}");
+}
