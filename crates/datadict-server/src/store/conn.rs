@@ -43,7 +43,11 @@ impl<'a> Conn<'a> {
                 None
             }
         };
-        Ok(Tx { conn: self, sqlite, open: true })
+        Ok(Tx {
+            conn: self,
+            sqlite,
+            open: true,
+        })
     }
 
     /// The SQLite connection, for code that exists on SQLite only; on PostgreSQL an error naming

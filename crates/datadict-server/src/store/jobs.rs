@@ -155,4 +155,3 @@ pub struct MigrationJob {
     pub created_at: i64,
     pub finished_at: Option<i64>,
 }
-

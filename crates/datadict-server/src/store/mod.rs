@@ -73,7 +73,10 @@ impl Store {
 
     fn from_sqlite(db: sqlite::Sqlite) -> anyhow::Result<Self> {
         let events = db.spawn_event_writer()?;
-        Ok(Self { backend: Backend::Sqlite(db), events })
+        Ok(Self {
+            backend: Backend::Sqlite(db),
+            events,
+        })
     }
 
     /// Connects to the PostgreSQL database at `url` (`postgres://user:password@host:port/db`),
@@ -81,7 +84,10 @@ impl Store {
     pub fn open_postgres(url: &str) -> anyhow::Result<Self> {
         let db = pg::Postgres::open(url)?;
         let events = db.spawn_event_writer()?;
-        Ok(Self { backend: Backend::Postgres(db), events })
+        Ok(Self {
+            backend: Backend::Postgres(db),
+            events,
+        })
     }
 
     /// Which database this store runs on, for people: `SQLite` or `PostgreSQL`.

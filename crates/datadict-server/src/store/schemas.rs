@@ -11,7 +11,12 @@ pub fn put_schema(conn: &Conn<'_>, project_id: i64, entry: &SchemaEntry) -> anyh
 
 /// Lists the schemas of a project, optionally of one entity type and one name, ordered by type
 /// then name.
-pub fn list_schemas(conn: &Conn<'_>, project_id: i64, entity_type: Option<EntityType>, name: Option<&str>) -> anyhow::Result<Vec<SchemaEntry>> {
+pub fn list_schemas(
+    conn: &Conn<'_>,
+    project_id: i64,
+    entity_type: Option<EntityType>,
+    name: Option<&str>,
+) -> anyhow::Result<Vec<SchemaEntry>> {
     dispatch!(conn, schemas::list_schemas(project_id, entity_type, name))
 }
 

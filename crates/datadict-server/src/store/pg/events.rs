@@ -21,7 +21,12 @@ pub(crate) fn upsert_rows(c: &mut impl GenericClient, project_id: i64, batch: &E
     for (i, row) in rows.iter().enumerate() {
         last.insert((row.time_ms, row.dedup), i);
     }
-    let kept: Vec<_> = rows.iter().enumerate().filter(|(i, row)| last[&(row.time_ms, row.dedup)] == *i).map(|(_, row)| row).collect();
+    let kept: Vec<_> = rows
+        .iter()
+        .enumerate()
+        .filter(|(i, row)| last[&(row.time_ms, row.dedup)] == *i)
+        .map(|(_, row)| row)
+        .collect();
     let mut volume: HashMap<(String, i64), (i64, i64)> = HashMap::new();
     for chunk in kept.chunks(ROWS_PER_INSERT) {
         let dedup: Vec<&[u8]> = chunk.iter().map(|r| &r.dedup[..]).collect();

@@ -13,10 +13,13 @@ pub fn fail_interrupted(c: &mut Client, now_ms: i64) -> anyhow::Result<()> {
         &[&now_ms],
     )?;
     for row in c.query("SELECT state FROM migration_jobs", &[])? {
-        let Ok(mut job) = serde_json::from_str::<MigrationJob>(row.get(0)) else { continue };
+        let Ok(mut job) = serde_json::from_str::<MigrationJob>(row.get(0)) else {
+            continue;
+        };
         if !job.phase.is_final() {
             job.phase = MigrationPhase::Failed;
-            job.errors.push("the server stopped during the migration; start it again (a rerun makes no duplicates)".into());
+            job.errors
+                .push("the server stopped during the migration; start it again (a rerun makes no duplicates)".into());
             job.finished_at = Some(now_ms);
             save_migration(c, &job)?;
         }
@@ -39,27 +42,35 @@ fn import_row(r: &Row) -> ImportRow {
 const IMPORT_COLUMNS: &str = "id, project_id, name, kind, source, mapping, created_at";
 
 pub fn insert_import(c: &mut Client, row: &ImportRow) -> anyhow::Result<i64> {
-    Ok(c
-        .query_one(
-            "INSERT INTO warehouse_imports (project_id, name, kind, source, mapping, created_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
-            &[&row.project_id, &row.name, &row.kind, &row.source, &row.mapping, &row.created_at],
-        )?
-        .get(0))
+    Ok(c.query_one(
+        "INSERT INTO warehouse_imports (project_id, name, kind, source, mapping, created_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
+        &[&row.project_id, &row.name, &row.kind, &row.source, &row.mapping, &row.created_at],
+    )?
+    .get(0))
 }
 
 pub fn list_imports(c: &mut Client, project_id: i64) -> anyhow::Result<Vec<ImportRow>> {
-    let rows = c.query(&format!("SELECT {IMPORT_COLUMNS} FROM warehouse_imports WHERE project_id = $1 ORDER BY id"), &[&project_id])?;
+    let rows = c.query(
+        &format!("SELECT {IMPORT_COLUMNS} FROM warehouse_imports WHERE project_id = $1 ORDER BY id"),
+        &[&project_id],
+    )?;
     Ok(rows.iter().map(import_row).collect())
 }
 
 pub fn get_import(c: &mut Client, project_id: i64, import_id: i64) -> anyhow::Result<Option<ImportRow>> {
-    let row = c.query_opt(&format!("SELECT {IMPORT_COLUMNS} FROM warehouse_imports WHERE project_id = $1 AND id = $2"), &[&project_id, &import_id])?;
+    let row = c.query_opt(
+        &format!("SELECT {IMPORT_COLUMNS} FROM warehouse_imports WHERE project_id = $1 AND id = $2"),
+        &[&project_id, &import_id],
+    )?;
     Ok(row.as_ref().map(import_row))
 }
 
 pub fn delete_import(c: &mut Client, project_id: i64, import_id: i64) -> anyhow::Result<bool> {
     // The runs go with the import (`ON DELETE CASCADE`).
-    Ok(c.execute("DELETE FROM warehouse_imports WHERE project_id = $1 AND id = $2", &[&project_id, &import_id])? > 0)
+    Ok(c.execute(
+        "DELETE FROM warehouse_imports WHERE project_id = $1 AND id = $2",
+        &[&project_id, &import_id],
+    )? > 0)
 }
 
 fn run_row(r: &Row) -> Run {
@@ -88,7 +99,10 @@ pub fn queue_manual_run(c: &mut Client, import_id: i64, run_id: &str, per_hour: 
     const HOUR_MS: i64 = 3_600_000;
     let mut tx = c.transaction()?;
     tx.execute("SELECT id FROM warehouse_imports WHERE id = $1 FOR UPDATE", &[&import_id])?;
-    let busy = tx.query_opt("SELECT id FROM warehouse_runs WHERE import_id = $1 AND status IN ('queued', 'running') LIMIT 1", &[&import_id])?;
+    let busy = tx.query_opt(
+        "SELECT id FROM warehouse_runs WHERE import_id = $1 AND status IN ('queued', 'running') LIMIT 1",
+        &[&import_id],
+    )?;
     if let Some(row) = busy {
         return Ok(Queued::Busy(row.get(0)));
     }
@@ -137,7 +151,10 @@ pub fn list_runs(c: &mut Client, import_id: i64, limit: usize) -> anyhow::Result
 }
 
 pub fn get_run(c: &mut Client, import_id: i64, run_id: &str) -> anyhow::Result<Option<Run>> {
-    let row = c.query_opt(&format!("SELECT {RUN_COLUMNS} FROM warehouse_runs WHERE import_id = $1 AND id = $2"), &[&import_id, &run_id])?;
+    let row = c.query_opt(
+        &format!("SELECT {RUN_COLUMNS} FROM warehouse_runs WHERE import_id = $1 AND id = $2"),
+        &[&import_id, &run_id],
+    )?;
     Ok(row.as_ref().map(run_row))
 }
 

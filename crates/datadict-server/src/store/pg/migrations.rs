@@ -122,7 +122,8 @@ pub(super) fn apply(client: &mut Client) -> anyhow::Result<()> {
         );
     }
     for (i, migration) in MIGRATIONS.iter().enumerate().skip(version as usize) {
-        tx.batch_execute(migration).with_context(|| format!("cannot apply the schema migration {}", i + 1))?;
+        tx.batch_execute(migration)
+            .with_context(|| format!("cannot apply the schema migration {}", i + 1))?;
     }
     if version < SCHEMA_VERSION {
         tx.execute("DELETE FROM schema_version", &[])?;

@@ -41,11 +41,20 @@ impl Postgres {
                 MISSING.join(", ")
             );
         }
-        let config: postgres::Config = url
-            .parse()
-            .with_context(|| format!("`{}` is not a PostgreSQL connection URL; pass postgres://user:password@host:port/database", redact(url)))?;
-        let pool = Arc::new(Pool { config, state: Mutex::new(PoolState::default()), free: Condvar::new() });
-        let mut client = pool.get().with_context(|| format!("cannot connect to the PostgreSQL database {}", redact(url)))?;
+        let config: postgres::Config = url.parse().with_context(|| {
+            format!(
+                "`{}` is not a PostgreSQL connection URL; pass postgres://user:password@host:port/database",
+                redact(url)
+            )
+        })?;
+        let pool = Arc::new(Pool {
+            config,
+            state: Mutex::new(PoolState::default()),
+            free: Condvar::new(),
+        });
+        let mut client = pool
+            .get()
+            .with_context(|| format!("cannot connect to the PostgreSQL database {}", redact(url)))?;
         migrations::apply(&mut client).with_context(|| format!("cannot prepare the PostgreSQL database {}", redact(url)))?;
         drop(client);
         Ok(Self { pool })
@@ -62,13 +71,26 @@ impl Postgres {
             let mut client = pool.get()?;
             f(&mut client)
         })
-        .await.context("a database task failed")?
+        .await
+        .context("a database task failed")?
     }
 
-    /// Runs `f` with a pooled client on the current thread (start-up, the admin CLI).
+    /// Runs `f` with a pooled client on the current thread (start-up, the admin CLI). The blocking
+    /// client runs a runtime of its own, which tokio forbids inside another's worker thread: there
+    /// (`app()` starts the jobs from inside the server's runtime) the worker is handed over to
+    /// blocking work first.
     pub(crate) fn run_sync<T>(&self, f: impl FnOnce(&mut Client) -> anyhow::Result<T>) -> anyhow::Result<T> {
-        let mut client = self.pool.get()?;
-        f(&mut client)
+        let run = || {
+            let mut client = self.pool.get()?;
+            f(&mut client)
+        };
+        match tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()) {
+            Err(_) => run(),
+            Ok(tokio::runtime::RuntimeFlavor::MultiThread) => tokio::task::block_in_place(run),
+            Ok(_) => {
+                anyhow::bail!("a PostgreSQL store cannot run blocking work on a single-threaded tokio runtime; use the multi-threaded one")
+            }
+        }
     }
 
     /// Starts the event writer: each group of import requests in one transaction on a pooled
@@ -117,23 +139,35 @@ impl Pool {
     /// A client: an idle one, a new one while fewer than [`MAX_CONNECTIONS`] are open, or the
     /// next one given back.
     fn get(&self) -> anyhow::Result<Pooled<'_>> {
-        let mut state = self.state.lock().map_err(|_| anyhow::anyhow!("the connection pool's lock is poisoned"))?;
+        let mut state = self
+            .state
+            .lock()
+            .map_err(|_| anyhow::anyhow!("the connection pool's lock is poisoned"))?;
         loop {
             if let Some(client) = state.idle.pop() {
-                return Ok(Pooled { pool: self, client: Some(client) });
+                return Ok(Pooled {
+                    pool: self,
+                    client: Some(client),
+                });
             }
             if state.open < MAX_CONNECTIONS {
                 state.open += 1;
                 drop(state);
                 return match self.config.connect(NoTls) {
-                    Ok(client) => Ok(Pooled { pool: self, client: Some(client) }),
+                    Ok(client) => Ok(Pooled {
+                        pool: self,
+                        client: Some(client),
+                    }),
                     Err(e) => {
                         self.give_back(None);
                         Err(anyhow::Error::from(e).context("cannot connect to PostgreSQL"))
                     }
                 };
             }
-            state = self.free.wait(state).map_err(|_| anyhow::anyhow!("the connection pool's lock is poisoned"))?;
+            state = self
+                .free
+                .wait(state)
+                .map_err(|_| anyhow::anyhow!("the connection pool's lock is poisoned"))?;
         }
     }
 

@@ -6,8 +6,12 @@ use postgres::Client;
 use serde_json::{Map, Value};
 
 pub fn get_profile(c: &mut Client, project_id: i64, distinct_id: &str) -> anyhow::Result<Option<Map<String, Value>>> {
-    let row = c.query_opt("SELECT properties FROM profiles WHERE project_id = $1 AND distinct_id = $2", &[&project_id, &distinct_id])?;
-    row.map(|r| serde_json::from_str(r.get(0)).context("a stored profile is not readable")).transpose()
+    let row = c.query_opt(
+        "SELECT properties FROM profiles WHERE project_id = $1 AND distinct_id = $2",
+        &[&project_id, &distinct_id],
+    )?;
+    row.map(|r| serde_json::from_str(r.get(0)).context("a stored profile is not readable"))
+        .transpose()
 }
 
 pub fn put_profile(c: &mut Client, project_id: i64, distinct_id: &str, properties: &Map<String, Value>) -> anyhow::Result<()> {
@@ -22,5 +26,8 @@ pub fn put_profile(c: &mut Client, project_id: i64, distinct_id: &str, propertie
 }
 
 pub fn delete_profile(c: &mut Client, project_id: i64, distinct_id: &str) -> anyhow::Result<bool> {
-    Ok(c.execute("DELETE FROM profiles WHERE project_id = $1 AND distinct_id = $2", &[&project_id, &distinct_id])? > 0)
+    Ok(c.execute(
+        "DELETE FROM profiles WHERE project_id = $1 AND distinct_id = $2",
+        &[&project_id, &distinct_id],
+    )? > 0)
 }

@@ -37,14 +37,25 @@ pub fn query_events(c: &mut Client, project_id: i64, q: &EventQuery) -> anyhow::
             Ok(v) if !v.is_array() && !v.is_object() => serde_json::to_string(&v)?,
             _ => as_string.clone(),
         };
-        arg(&mut sql, " AND (record::jsonb -> 'properties' -> ?::text)", Box::new(f.property.clone()));
+        arg(
+            &mut sql,
+            " AND (record::jsonb -> 'properties' -> ?::text)",
+            Box::new(f.property.clone()),
+        );
         arg(&mut sql, " IN (?::text::jsonb", Box::new(as_string));
         arg(&mut sql, ", ?::text::jsonb)", Box::new(as_scalar));
     }
     arg(&mut sql, " ORDER BY time_ms DESC, id DESC LIMIT ?", Box::new(q.limit as i64));
     let params: Vec<&(dyn ToSql + Sync)> = args.iter().map(|a| a.as_ref()).collect();
     let rows = c.query(&sql, &params)?;
-    Ok(rows.into_iter().map(|r| StoredEvent { rowid: r.get(0), time_ms: r.get(1), record: r.get(2) }).collect())
+    Ok(rows
+        .into_iter()
+        .map(|r| StoredEvent {
+            rowid: r.get(0),
+            time_ms: r.get(1),
+            record: r.get(2),
+        })
+        .collect())
 }
 
 /// Per event name, the events with `time >= since_ms`, most frequent first.
@@ -61,5 +72,12 @@ pub fn event_counts(c: &mut Client, project_id: i64, since_ms: i64) -> anyhow::R
          ) AS counted GROUP BY event ORDER BY total DESC, event",
         &[&project_id, &since_ms, &first_hour, &first_hour.saturating_mul(HOUR_MS)],
     )?;
-    Ok(rows.into_iter().map(|r| EventCount { event: r.get(0), count: r.get(1), last_seen_ms: r.get(2) }).collect())
+    Ok(rows
+        .into_iter()
+        .map(|r| EventCount {
+            event: r.get(0),
+            count: r.get(1),
+            last_seen_ms: r.get(2),
+        })
+        .collect())
 }
