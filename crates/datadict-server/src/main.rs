@@ -1,7 +1,7 @@
 //! The `datadict-server` binary: reads configuration, then serves [`datadict_server::app`] or
 //! runs an administration command.
 
-use anyhow::Context;
+use anyhow::{bail, Context};
 use clap::{Parser, Subcommand};
 use datadict_server::store::{Role, Synchronous};
 use datadict_server::{admin, app, demo, AppState, Config, Store};
@@ -12,11 +12,16 @@ use std::sync::Arc;
 #[derive(Parser)]
 // `serve` is the default: its options are taken with or without the word `serve`
 // (`datadict-server --listen ADDR` and `datadict-server serve --listen ADDR`).
-#[command(name = "datadict-server", version, about = "The datadict API and web app on embedded SQLite")]
+#[command(name = "datadict-server", version, about = "The datadict API and web app on embedded SQLite or PostgreSQL")]
 struct Cli {
-    /// Folder of the SQLite database (created if missing).
+    /// Folder of the SQLite database (created if missing). With --database, it still holds the
+    /// demo credentials and warehouse file sources.
     #[arg(long, env = "DATADICT_DATA_DIR", default_value = "data", global = true)]
     data_dir: PathBuf,
+    /// A PostgreSQL database to run on instead of the SQLite file of --data-dir:
+    /// `postgres://user:password@host:port/database`. Its tables are created or upgraded at start.
+    #[arg(long, env = "DATADICT_DATABASE_URL", global = true)]
+    database: Option<String>,
     /// When a write counts as done: `full` (the default) fsyncs every commit, so that an answered
     /// request survives a power cut; `normal` leaves syncing to checkpoints, so that an answered
     /// request survives a crash or `kill -9` of the server but not a power cut (faster imports;
@@ -157,10 +162,20 @@ fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     std::fs::create_dir_all(&cli.data_dir)
         .with_context(|| format!("cannot create the data folder {}", cli.data_dir.display()))?;
-    let store = Store::open_with(&cli.data_dir.join("datadict.sqlite3"), cli.sqlite_synchronous)?;
+    let (store, database) = match &cli.database {
+        Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => (Store::open_postgres(url)?, "PostgreSQL (--database)".to_owned()),
+        Some(url) => bail!(
+            "--database takes a PostgreSQL URL, not one starting `{}`; pass postgres://user:password@host:port/database, or leave it out to use the SQLite file of --data-dir",
+            url.split("://").next().unwrap_or_default()
+        ),
+        None => {
+            let file = cli.data_dir.join("datadict.sqlite3");
+            (Store::open_with(&file, cli.sqlite_synchronous)?, file.display().to_string())
+        }
+    };
     match cli.command {
-        None => serve(store, &cli.data_dir, cli.serve),
-        Some(Command::Serve(args)) => serve(store, &cli.data_dir, args),
+        None => serve(store, &cli.data_dir, &database, cli.serve),
+        Some(Command::Serve(args)) => serve(store, &cli.data_dir, &database, args),
         Some(Command::Admin(cmd)) => run_admin(&store, cmd),
     }
 }
@@ -191,7 +206,7 @@ fn run_admin(store: &Store, cmd: AdminCommand) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn serve(store: Store, data_dir: &std::path::Path, args: ServeArgs) -> anyhow::Result<()> {
+fn serve(store: Store, data_dir: &std::path::Path, database: &str, args: ServeArgs) -> anyhow::Result<()> {
     let demo = if args.no_demo { None } else { demo::ensure_demo(&store, data_dir)? };
     let web_dir = args.web_dir.join("index.html").is_file().then_some(args.web_dir.clone());
     let mut config = Config {
@@ -232,7 +247,7 @@ fn serve(store: Store, data_dir: &std::path::Path, args: ServeArgs) -> anyhow::R
                 args.web_dir.display()
             ),
         }
-        say!("  data:        {}", data_dir.join("datadict.sqlite3").display());
+        say!("  data:        {database}");
         say!("  warehouse file sources must be in: {} (DATADICT_WAREHOUSE_FILE_ROOT)", file_root.display());
         if let Some(c) = demo {
             say!("  demo project id:        {}", c.project_id);

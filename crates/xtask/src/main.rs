@@ -6,6 +6,7 @@ mod bench_npm;
 mod bench_server;
 mod dist;
 mod npm;
+mod postgres;
 mod run;
 mod setup;
 mod test;
@@ -23,8 +24,10 @@ tasks:
                          postgresql); default: all. DATADICT_TOOLS_DIR=DIR installs the
                          cargo-built tools into DIR (relative to the workspace) and looks
                          for them only there
-  run [--listen ADDR] [--data-dir DIR]
-                         build the web app and start the server with a demo project
+  run [--listen ADDR] [--data-dir DIR] [--postgres]
+                         build the web app and start the server with a demo project;
+                         --postgres runs it on a local PostgreSQL in DIR/postgres
+                         (port 5433, or DATADICT_POSTGRES_PORT)
   test [SUITE...]        install what tests need, then run every suite (or the named ones)
   npm                    build the npm package `datadict` into target/npm/
   dist                   build the static web app into dist/

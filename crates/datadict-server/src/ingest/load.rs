@@ -76,7 +76,7 @@ pub struct Refused {
 /// that breaks a rule is refused and the others are kept, as `/engage` does. Runs inside the
 /// caller's transaction; returns how many updates were applied and the refused ones.
 pub fn apply_profile_updates<'a>(
-    conn: &rusqlite::Connection,
+    conn: &store::Conn<'_>,
     project_id: i64,
     updates: impl IntoIterator<Item = (usize, &'a str, &'a ProfileOperation)>,
     limits: &Limits,

@@ -1,13 +1,14 @@
 //! The event writer: a thread that stores the events of concurrent import requests in group
-//! commits, and the [`EventSink`] through which a request hands it its events in parts.
+//! commits, and the [`EventSink`] through which a request hands it its events in parts. The
+//! thread and the sink are the same on both backends; each backend writes a group its own way
+//! (`sqlite::event_writer`, `pg::events`).
 
-use super::events::{set_foreign_keys, upsert_rows, EventBatch};
-use super::{after_write, lock, Checkpoint, Store};
+use super::events::EventBatch;
+use super::Store;
 use anyhow::Context;
-use rusqlite::Connection;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 impl Store {
     /// A sink for the events of one request (or one loaded batch), to be stored in one
@@ -20,7 +21,7 @@ impl Store {
 /// The way to the event-writer thread: its queue of jobs, and how many jobs it has been sent and
 /// not yet answered.
 #[derive(Debug, Clone)]
-pub(super) struct EventWriter {
+pub(crate) struct EventWriter {
     jobs: Sender<InsertJob>,
     in_flight: Arc<AtomicUsize>,
 }
@@ -44,7 +45,7 @@ pub struct EventSink {
 
 /// What an [`EventSink`] sends to the writer for its job.
 #[derive(Debug)]
-pub(super) enum Part {
+pub(crate) enum Part {
     Rows(EventBatch),
     /// Every part has been sent: the job may be committed.
     End,
@@ -111,11 +112,11 @@ impl PendingInsert {
 }
 
 /// The rows of one sink, as the event writer receives them, and where its answer goes.
-pub(super) struct InsertJob {
-    pub(super) project_id: i64,
-    pub(super) parts: Receiver<Part>,
-    pub(super) now_s: i64,
-    pub(super) done: tokio::sync::oneshot::Sender<anyhow::Result<usize>>,
+pub(crate) struct InsertJob {
+    pub(crate) project_id: i64,
+    pub(crate) parts: Receiver<Part>,
+    pub(crate) now_s: i64,
+    pub(crate) done: tokio::sync::oneshot::Sender<anyhow::Result<usize>>,
 }
 
 /// At most this many jobs (import requests) go into one group commit: a group holds the writer,
@@ -123,11 +124,15 @@ pub(super) struct InsertJob {
 const JOBS_PER_GROUP: usize = 8;
 
 /// The event writer: a thread that takes the batches queued by concurrent requests and stores
-/// all those waiting in one transaction, so that several requests share one commit and one fsync
-/// (and the index pages they all touch are written to the WAL once). Nobody waits for a group to
-/// fill: a lone request is committed at once, exactly as before. The thread ends when the last
-/// clone of the store is dropped.
-pub(super) fn spawn_event_writer(conn: Arc<Mutex<Connection>>, checkpoint: Option<Arc<Checkpoint>>) -> anyhow::Result<EventWriter> {
+/// all those waiting in one transaction with `write` (the backend's group commit), so that
+/// several requests share one commit and one fsync (and the index pages they all touch are
+/// written once). Nobody waits for a group to fill: a lone request is committed at once. `after`
+/// runs once the group's requests have their answers (SQLite's checkpoint). The thread ends when
+/// the last clone of the store is dropped.
+pub(crate) fn spawn_event_writer(
+    mut write: impl FnMut(&[InsertJob]) -> Vec<anyhow::Result<usize>> + Send + 'static,
+    mut after: impl FnMut() + Send + 'static,
+) -> anyhow::Result<EventWriter> {
     let (tx, rx) = channel::<InsertJob>();
     let in_flight = Arc::new(AtomicUsize::new(0));
     let answered = in_flight.clone();
@@ -138,67 +143,20 @@ pub(super) fn spawn_event_writer(conn: Arc<Mutex<Connection>>, checkpoint: Optio
                 let Ok(job) = rx.try_recv() else { break };
                 jobs.push(job);
             }
-            let results = match lock(&conn) {
-                Ok(mut guard) => write_group(&mut guard, &jobs),
-                Err(e) => fail_each(&jobs, e),
-            };
+            let results = write(&jobs);
             for (job, result) in jobs.into_iter().zip(results) {
                 // The request may have gone (its client disconnected); its rows are stored anyway.
                 let _ = job.done.send(result);
                 answered.fetch_sub(1, Ordering::Relaxed);
             }
-            if let Ok(guard) = conn.lock() {
-                after_write(&guard, checkpoint.as_deref());
-            }
+            after();
         }
     })?;
     Ok(EventWriter { jobs: tx, in_flight })
 }
 
-/// What the event writer does with a group: [`insert_group`] with the foreign-key checks off,
-/// which it leaves off for the next group (see [`set_foreign_keys`]).
-pub(super) fn write_group(conn: &mut Connection, jobs: &[InsertJob]) -> Vec<anyhow::Result<usize>> {
-    match set_foreign_keys(conn, false) {
-        Ok(()) => insert_group(conn, jobs),
-        Err(e) => fail_each(jobs, format!("{e:#}")),
-    }
-}
-
 /// The outcome of a group in which every job failed for the same reason.
-fn fail_each(jobs: &[InsertJob], why: impl std::fmt::Display) -> Vec<anyhow::Result<usize>> {
+pub(crate) fn fail_each(jobs: &[InsertJob], why: impl std::fmt::Display) -> Vec<anyhow::Result<usize>> {
     jobs.iter().map(|_| Err(anyhow::anyhow!("{why}"))).collect()
 }
 
-/// Stores the jobs of a group in one transaction, each in a savepoint; returns each job's outcome.
-fn insert_group(conn: &mut Connection, jobs: &[InsertJob]) -> Vec<anyhow::Result<usize>> {
-    let mut tx = match conn.transaction() {
-        Ok(tx) => tx,
-        Err(e) => return fail_each(jobs, format!("cannot begin a transaction: {e}")),
-    };
-    let mut results = Vec::with_capacity(jobs.len());
-    for job in jobs {
-        let mut stored = || -> anyhow::Result<usize> {
-            let sp = tx.savepoint()?;
-            let mut rows = 0;
-            loop {
-                // Waits for the request's next part; the savepoint rolls back (on drop) if the
-                // request ends without `End`.
-                match job.parts.recv() {
-                    Ok(Part::Rows(batch)) => {
-                        upsert_rows(&sp, job.project_id, &batch, job.now_s)?;
-                        rows += batch.len();
-                    }
-                    Ok(Part::End) => break,
-                    Err(_) => anyhow::bail!("the request ended before all its events were sent"),
-                }
-            }
-            sp.commit()?;
-            Ok(rows)
-        };
-        results.push(stored());
-    }
-    match tx.commit() {
-        Ok(()) => results,
-        Err(e) => fail_each(jobs, format!("cannot commit the events: {e}")),
-    }
-}

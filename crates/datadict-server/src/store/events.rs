@@ -1,9 +1,5 @@
-//! The import's insert path: [`EventBatch`] (rows ready to store, with their de-duplication
-//! digest), the insert that lets the latest copy of an event win, the per-hour volumes it keeps,
-//! and the foreign-key setting events are written under.
-
-use anyhow::Context;
-use rusqlite::{params, Connection, OptionalExtension};
+//! The import's rows: [`EventBatch`] (rows ready to store, with their de-duplication digest)
+//! and the digest itself, the same on both backends.
 
 /// Events ready to be stored: the fields of each event's dedup key, its digest and the record's
 /// JSON text. The texts of every row live in one buffer, so that preparing a 2,000-event request
@@ -14,12 +10,12 @@ use rusqlite::{params, Connection, OptionalExtension};
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct EventBatch {
     text: String,
-    rows: Vec<RowSpans>,
+    pub(super) rows: Vec<RowSpans>,
 }
 
 /// Where a row's texts are in [`EventBatch::text`].
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct RowSpans {
+pub(super) struct RowSpans {
     event: std::ops::Range<usize>,
     distinct_id: std::ops::Range<usize>,
     insert_id: std::ops::Range<usize>,
@@ -79,7 +75,7 @@ impl EventBatch {
         self.rows.is_empty()
     }
 
-    fn row(&self, r: &RowSpans) -> EventRow<'_> {
+    pub(super) fn row(&self, r: &RowSpans) -> EventRow<'_> {
         EventRow {
             event: &self.text[r.event.clone()],
             time_ms: r.time_ms,
@@ -127,188 +123,6 @@ pub fn dedup_key(event: &str, time_ms: i64, distinct_id: &str, insert_id: &str) 
     out
 }
 
-/// Rows per `INSERT` statement: fewer statement executions and bindings per batch (8 parameters
-/// a row stays far below SQLite's limit of 32,766).
-const ROWS_PER_INSERT: usize = 50;
+/// The width of an `event_volume` bucket. Integer division as SQLite's `/` does it (PostgreSQL's `div` on the same non-negative times).
+pub(crate) const HOUR_MS: i64 = 3_600_000;
 
-/// The insert of `n` rows. A row whose event is already stored (the dedup key: SQLite 3.35+
-/// applies `OR IGNORE` to any uniqueness constraint, and the key's columns differ between
-/// databases created before and after it gained `time_ms`, see `MIGRATION`) is skipped here and
-/// replaced by `replace_copies`, so the common case of only new events costs one plain insert.
-fn insert_sql(n: usize) -> String {
-    let mut sql = String::from(
-        "INSERT OR IGNORE INTO events (project_id, dedup, event, time_ms, distinct_id, insert_id, record, ingested_at) VALUES ",
-    );
-    for i in 0..n {
-        sql.push_str(if i == 0 { "(?,?,?,?,?,?,?,?)" } else { ",(?,?,?,?,?,?,?,?)" });
-    }
-    sql
-}
-
-/// Stores a batch of events in one transaction (one fsync); a copy of an event already stored
-/// replaces it. Returns how many rows were written.
-pub fn insert_events(conn: &mut Connection, project_id: i64, batch: &EventBatch, now_s: i64) -> anyhow::Result<usize> {
-    without_foreign_keys(conn, |conn| {
-        let tx = conn.transaction()?;
-        upsert_rows(&tx, project_id, batch, now_s)?;
-        tx.commit()?;
-        Ok(batch.len())
-    })?
-}
-
-/// Runs `f`, which writes events, with the connection's foreign-key checks off, and then sets
-/// them as they were (see [`set_foreign_keys`] for why events are written without them): the
-/// caller may write other tables after it.
-fn without_foreign_keys<T>(conn: &mut Connection, f: impl FnOnce(&mut Connection) -> T) -> anyhow::Result<T> {
-    use rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_FKEY;
-    let were_on = conn.db_config(SQLITE_DBCONFIG_ENABLE_FKEY).context("cannot read whether foreign keys are checked")?;
-    set_foreign_keys(conn, false)?;
-    let out = f(conn);
-    // It cannot fail outside a transaction (it only sets a flag); if it did, the connection
-    // would go on without checks until its next `Store::call`, so say so.
-    if let Err(e) = set_foreign_keys(conn, were_on) {
-        tracing::error!("{e:#}");
-    }
-    Ok(out)
-}
-
-/// Turns the connection's foreign-key checks on or off. Events are written without them: an
-/// `INSERT` checked against a foreign key may fail half-way, so inside a transaction SQLite keeps
-/// a statement journal for it, a copy of every page the statement changes that earlier
-/// statements had already changed (the right edges of the table and of the dedup key), spilled
-/// to a temporary file past 64 KiB. For the event writer that was about a sixth of its CPU (4
-/// clients, alternating runs: 4.1–4.3 s against 3.3–3.6 s per 1,000,000 events). The only
-/// foreign key of `events` and `event_volume` is the project, which every caller has checked
-/// (the request's credentials, or the job's project), and projects are never deleted.
-///
-/// A change of the setting (SQLite does nothing when it is so already) expires the connection's
-/// prepared statements, which are prepared again on their next use: about 0.5 M instructions
-/// (callgrind), a fifth of a millisecond. So the event writer leaves the checks off between its
-/// group commits, and the other writes on its connection
-/// ([`Store::call`](super::Store::call), [`Store::call_sync`](super::Store::call_sync)) turn them
-/// on first: under a stream of imports the setting never changes.
-pub(super) fn set_foreign_keys(conn: &Connection, on: bool) -> anyhow::Result<()> {
-    use rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_FKEY;
-    conn.set_db_config(SQLITE_DBCONFIG_ENABLE_FKEY, on)
-        .with_context(|| format!("cannot turn the foreign-key checks {}", if on { "on" } else { "off" }))?;
-    Ok(())
-}
-
-/// The width of an `event_volume` bucket. Integer division as SQLite's `/` does it.
-pub(super) const HOUR_MS: i64 = 3_600_000;
-
-/// New events of a batch per (event name, hour): count and latest time. A list searched from the
-/// entry used last, not a hash map: a batch (one part of a request, 250 rows at most) holds few
-/// names and hours, and hashing every row's name cost 3% of the import's instructions (callgrind).
-/// There is at most one entry per row, so a search is bounded by the part's size.
-#[derive(Debug, Default)]
-struct Volume<'a> {
-    entries: Vec<VolumeEntry<'a>>,
-    /// Where the last row was counted: the next row is most often of the same name and hour.
-    last: usize,
-}
-
-#[derive(Debug)]
-struct VolumeEntry<'a> {
-    event: &'a str,
-    hour: i64,
-    count: i64,
-    last_ms: i64,
-}
-
-fn count_new<'a>(volume: &mut Volume<'a>, row: &EventRow<'a>) {
-    let hour = row.time_ms / HOUR_MS;
-    let same = |e: &VolumeEntry<'_>| e.hour == hour && e.event == row.event;
-    let at = match volume.entries.get(volume.last) {
-        Some(e) if same(e) => volume.last,
-        _ => match volume.entries.iter().position(same) {
-            Some(at) => at,
-            None => {
-                volume.entries.push(VolumeEntry { event: row.event, hour, count: 0, last_ms: i64::MIN });
-                volume.entries.len() - 1
-            }
-        },
-    };
-    volume.last = at;
-    let entry = &mut volume.entries[at];
-    entry.count += 1;
-    entry.last_ms = entry.last_ms.max(row.time_ms);
-}
-
-/// The rows of a batch, inside the caller's transaction: new events inserted and counted in
-/// `event_volume`, copies of stored events replacing them (the latest copy wins, FACTS.md).
-pub(super) fn upsert_rows(conn: &Connection, project_id: i64, batch: &EventBatch, now_s: i64) -> anyhow::Result<()> {
-    let mut volume = Volume::default();
-    for chunk in batch.rows.chunks(ROWS_PER_INSERT) {
-        let mut stmt = conn.prepare_cached(&insert_sql(chunk.len()))?;
-        for (i, spans) in chunk.iter().enumerate() {
-            let row = batch.row(spans);
-            let at = i * 8;
-            stmt.raw_bind_parameter(at + 1, project_id)?;
-            stmt.raw_bind_parameter(at + 2, &row.dedup[..])?;
-            stmt.raw_bind_parameter(at + 3, row.event)?;
-            stmt.raw_bind_parameter(at + 4, row.time_ms)?;
-            stmt.raw_bind_parameter(at + 5, row.distinct_id)?;
-            stmt.raw_bind_parameter(at + 6, row.insert_id)?;
-            stmt.raw_bind_parameter(at + 7, row.record)?;
-            stmt.raw_bind_parameter(at + 8, now_s)?;
-        }
-        let inserted = stmt.raw_execute()?;
-        if inserted == chunk.len() {
-            chunk.iter().for_each(|spans| count_new(&mut volume, &batch.row(spans)));
-        } else {
-            replace_copies(conn, project_id, batch, chunk, inserted, now_s, &mut volume)?;
-        }
-    }
-    add_volume(conn, project_id, &volume)
-}
-
-/// After an insert of `chunk` that skipped some rows: tells the new events from copies and
-/// writes each copy over the stored event, in batch order so that the latest copy wins. The
-/// `inserted` new rows got the rowids just below and up to `last_insert_rowid` (a rowid table
-/// gives each new row the largest rowid plus one); a row found with another rowid, or seen
-/// earlier in the chunk, is a copy.
-fn replace_copies<'a>(
-    conn: &Connection,
-    project_id: i64,
-    batch: &'a EventBatch,
-    chunk: &[RowSpans],
-    inserted: usize,
-    now_s: i64,
-    volume: &mut Volume<'a>,
-) -> anyhow::Result<()> {
-    let last = conn.last_insert_rowid();
-    let first_new = last - inserted as i64 + 1;
-    // Empty when nothing was inserted (`first_new` is then past `last`).
-    let new_rowids = first_new..=last;
-    let mut find = conn.prepare_cached("SELECT rowid FROM events WHERE project_id = ?1 AND time_ms = ?2 AND dedup = ?3")?;
-    let mut replace = conn.prepare_cached("UPDATE events SET record = ?2, ingested_at = ?3 WHERE rowid = ?1")?;
-    let mut seen: Vec<[u8; 16]> = Vec::with_capacity(chunk.len());
-    for spans in chunk {
-        let row = batch.row(spans);
-        let rowid: i64 = find
-            .query_row(params![project_id, row.time_ms, &row.dedup[..]], |r| r.get(0))
-            .optional()?
-            .with_context(|| format!("the event {:?} at {} was neither stored nor found stored", row.event, row.time_ms))?;
-        let copy = seen.contains(&row.dedup) || !new_rowids.contains(&rowid);
-        seen.push(row.dedup);
-        if copy {
-            replace.execute(params![rowid, row.record, now_s])?;
-        } else {
-            count_new(volume, &row);
-        }
-    }
-    Ok(())
-}
-
-/// Adds a batch's new events to `event_volume`.
-fn add_volume(conn: &Connection, project_id: i64, volume: &Volume<'_>) -> anyhow::Result<()> {
-    let mut stmt = conn.prepare_cached(
-        "INSERT INTO event_volume (project_id, event, hour, count, last_ms) VALUES (?1, ?2, ?3, ?4, ?5)
-         ON CONFLICT DO UPDATE SET count = count + excluded.count, last_ms = max(last_ms, excluded.last_ms)",
-    )?;
-    for e in &volume.entries {
-        stmt.execute(params![project_id, e.event, e.hour, e.count, e.last_ms])?;
-    }
-    Ok(())
-}

@@ -1,284 +1,146 @@
-//! Storage: every SQL statement of the server lives behind this module's boundary, so that a
-//! server database can later replace the embedded SQLite default without touching handlers.
+//! Storage: every SQL statement of the server lives behind this module's boundary, on one of two
+//! backends: embedded SQLite (the default, `sqlite/`) or a PostgreSQL server (`pg/`).
 //!
-//! This file holds the [`Store`] handle: opening the database, its writer and reader connections,
-//! the checkpointer, and the `call`/`read` helpers that run work on the blocking pool. The
-//! statements live in one file per resource, re-exported here so that callers name them
-//! `store::foo`: `accounts.rs` (projects, service accounts, roles, tokens), `schemas.rs` (the
-//! dictionary), `events.rs` (the import's insert path and de-duplication digest),
-//! `event_writer.rs` (the event-writer thread and its group commits), `profiles.rs`, `reads.rs`
-//! (the read API's queries and 30-day counts), `jobs.rs` (warehouse imports, their runs and
-//! migration jobs, named `store::jobs::foo`) and `lookup.rs` (lookup tables and their rows, named
-//! `store::lookup::foo`). `tables.rs` creates the tables and upgrades older databases when the
-//! store opens.
+//! Callers name the statements `store::foo` and run them through [`Store::call`],
+//! [`Store::read`] or [`Store::call_sync`], which hand them a backend-neutral [`Conn`]; each
+//! `store::foo` matches on it once and runs `sqlite::<resource>::foo` or `pg::<resource>::foo`.
+//! The top-level files hold, per resource, the types callers see and that dispatch:
+//! `accounts.rs` (projects, service accounts, roles, tokens), `schemas.rs` (the dictionary),
+//! `events.rs` (the import's rows and de-duplication digest), `event_writer.rs` (the
+//! event-writer thread and its group commits), `profiles.rs`, `reads.rs` (the read API's queries
+//! and 30-day counts), `jobs.rs` (warehouse imports, their runs and migration jobs, named
+//! `store::jobs::foo`) and `lookup.rs` (lookup tables and their rows, named
+//! `store::lookup::foo`). `conn.rs` holds [`Conn`] and its transaction [`Tx`].
 //!
 //! Queries are free functions over a connection, so that they compose inside one transaction.
 
 mod accounts;
+mod conn;
 mod event_writer;
 mod events;
 pub mod jobs;
 pub mod lookup;
+mod pg;
 mod profiles;
 mod reads;
 mod schemas;
-mod tables;
-#[cfg(test)]
-mod tests;
+mod sqlite;
 
 pub use accounts::*;
+pub use conn::{Conn, Tx};
 pub use event_writer::{EventSink, PendingInsert};
-pub use events::{dedup_key, insert_events, EventBatch, EventRow};
+pub use events::{dedup_key, EventBatch, EventRow};
 pub use profiles::*;
 pub use reads::*;
 pub use schemas::*;
-pub use tables::DEDUP_KEY_VERSION;
+pub use sqlite::tables::DEDUP_KEY_VERSION;
+pub use sqlite::Synchronous;
 
-use anyhow::Context;
-use event_writer::{spawn_event_writer, EventWriter};
-use events::{set_foreign_keys, upsert_rows};
-use rusqlite::Connection;
+use event_writer::EventWriter;
+use std::cell::RefCell;
 use std::path::Path;
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
-use std::sync::mpsc::{sync_channel, SyncSender};
-use std::sync::{Arc, Mutex, MutexGuard};
 
-/// The embedded SQLite store. Cloning is cheap. Writes go through one writer connection (SQLite
-/// allows one writer at a time anyway, and a single writer keeps every import batch in one
-/// transaction without lock contention); reads go through a small pool of reader connections,
-/// which WAL mode lets run beside the writer. Every call runs on tokio's blocking pool so that
-/// SQLite's synchronous I/O never stalls the reactor.
+/// The store: a database and the event writer that stores imported events in group commits.
+/// Cloning is cheap. Every call runs on tokio's blocking pool, so that the databases' synchronous
+/// I/O never stalls the reactor.
 #[derive(Clone)]
 pub struct Store {
-    conn: Arc<Mutex<Connection>>,
-    readers: Arc<Vec<Mutex<Connection>>>,
-    next_reader: Arc<AtomicUsize>,
-    /// The checkpointer's wake-up and the commit count (absent in memory).
-    checkpoint: Option<Arc<Checkpoint>>,
+    backend: Backend,
     /// The event writer's queue (see [`Store::event_sink`]).
     events: EventWriter,
 }
 
-/// What the writer needs to keep the WAL short (see [`after_write`]).
-#[derive(Debug)]
-struct Checkpoint {
-    /// Wakes the checkpointer thread.
-    wake: SyncSender<()>,
-    /// Commits so far.
-    writes: AtomicU32,
-}
-
-/// How many read connections a file-backed store opens.
-const READERS: usize = 4;
-
-/// When a commit counts as done (SQLite's `synchronous` in WAL mode).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Synchronous {
-    /// Every commit is fsynced before it returns: a write acknowledged to a client survives a
-    /// power cut as well as a crash or `kill -9` of the server. The default.
-    #[default]
-    Full,
-    /// Commits are written to the WAL file but fsynced only at checkpoints: an acknowledged write
-    /// survives a crash or `kill -9` of the server (the operating system still has it), not a
-    /// power cut or a kernel crash, which may lose the last commits (never corrupt the database).
-    Normal,
-}
-
-impl Synchronous {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Full => "full",
-            Self::Normal => "normal",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Self> {
-        match s.to_ascii_lowercase().as_str() {
-            "full" => Some(Self::Full),
-            "normal" => Some(Self::Normal),
-            _ => None,
-        }
-    }
+#[derive(Clone)]
+enum Backend {
+    Sqlite(sqlite::Sqlite),
+    Postgres(pg::Postgres),
 }
 
 impl Store {
-    /// Opens (creating if needed) the database file at `path`, in WAL mode with foreign keys on and
-    /// `synchronous=FULL`.
+    /// Opens (creating if needed) the SQLite database file at `path`, in WAL mode with foreign
+    /// keys on and `synchronous=FULL`.
     pub fn open(path: &Path) -> anyhow::Result<Self> {
         Self::open_with(path, Synchronous::Full)
     }
 
     /// [`Store::open`] with a choice of [`Synchronous`].
     pub fn open_with(path: &Path, synchronous: Synchronous) -> anyhow::Result<Self> {
-        let conn = Connection::open(path)
-            .with_context(|| format!("cannot open the database file {}", path.display()))?;
-        let writer = Self::init_writer(conn, synchronous).with_context(|| format!("cannot use the database file {}", path.display()))?;
-        let mut readers = Vec::with_capacity(READERS);
-        for _ in 0..READERS {
-            let conn = Connection::open(path)
-                .with_context(|| format!("cannot open the database file {}", path.display()))?;
-            conn.busy_timeout(std::time::Duration::from_secs(5))?;
-            conn.pragma_update(None, "foreign_keys", "ON")?;
-            readers.push(Mutex::new(conn));
-        }
-        let checkpoint = Some(Arc::new(Checkpoint { wake: spawn_checkpointer(path)?, writes: AtomicU32::new(0) }));
-        let conn = Arc::new(Mutex::new(writer));
-        let events = spawn_event_writer(conn.clone(), checkpoint.clone())?;
-        Ok(Self { conn, readers: Arc::new(readers), next_reader: Arc::default(), checkpoint, events })
+        Self::from_sqlite(sqlite::Sqlite::open_with(path, synchronous)?)
     }
 
-    /// An in-memory store, for tools that need no persistence (reads share the one connection).
+    /// An in-memory SQLite store, for tools that need no persistence.
     pub fn open_in_memory() -> anyhow::Result<Self> {
-        let conn = Arc::new(Mutex::new(Self::init_writer(Connection::open_in_memory()?, Synchronous::Full)?));
-        let events = spawn_event_writer(conn.clone(), None)?;
-        Ok(Self { conn, readers: Arc::default(), next_reader: Arc::default(), checkpoint: None, events })
+        Self::from_sqlite(sqlite::Sqlite::open_in_memory()?)
     }
 
-    fn init_writer(mut conn: Connection, synchronous: Synchronous) -> anyhow::Result<Connection> {
-        // 16 KiB pages for a new database (a no-op for an existing one): fewer B-tree pages per
-        // ~500-byte event row; measured about 13% less CPU per inserted row than 4 KiB.
-        conn.pragma_update(None, "page_size", 16384)?;
-        conn.pragma_update(None, "journal_mode", "WAL")?;
-        // FULL by default: in WAL mode every commit is fsynced before it returns, so a write
-        // acknowledged to a client is on disk before the answer leaves, and survives a power cut
-        // as well as a `kill -9`. (NORMAL, the server's `--sqlite-synchronous normal`, survives
-        // `kill -9` too, but not a power cut.) The cost is one fsync per commit; the event writer
-        // commits the import requests waiting together at once, so it is paid per 2,000 to
-        // 16,000 events.
-        conn.pragma_update(None, "synchronous", synchronous.as_str())?;
-        conn.pragma_update(None, "foreign_keys", "ON")?;
-        // Larger pages of cache for the bulk inserts of the import path.
-        conn.pragma_update(None, "cache_size", -65536)?;
-        // Checkpoints run on their own thread (see `spawn_checkpointer`), not inside the commits
-        // of import requests: measured on the bare insert, an automatic checkpoint every 1,000
-        // pages halved the insert rate.
-        conn.pragma_update(None, "wal_autocheckpoint", 0)?;
-        conn.busy_timeout(std::time::Duration::from_secs(5))?;
-        tables::create(&mut conn)?;
-        Ok(conn)
+    fn from_sqlite(db: sqlite::Sqlite) -> anyhow::Result<Self> {
+        let events = db.spawn_event_writer()?;
+        Ok(Self {
+            backend: Backend::Sqlite(db),
+            events,
+        })
     }
 
-    /// Runs `f` with the writer connection on the blocking pool.
+    /// Connects to the PostgreSQL database at `url` (`postgres://user:password@host:port/db`),
+    /// applies the schema migrations it lacks, and refuses a database written by a newer server.
+    pub fn open_postgres(url: &str) -> anyhow::Result<Self> {
+        let db = pg::Postgres::open(url)?;
+        let events = db.spawn_event_writer()?;
+        Ok(Self {
+            backend: Backend::Postgres(db),
+            events,
+        })
+    }
+
+    /// Which database this store runs on, for people: `SQLite` or `PostgreSQL`.
+    pub fn kind(&self) -> &'static str {
+        match self.backend {
+            Backend::Sqlite(_) => "SQLite",
+            Backend::Postgres(_) => "PostgreSQL",
+        }
+    }
+
+    /// Runs `f` with a connection that may write, on the blocking pool (SQLite: the writer
+    /// connection; PostgreSQL: a pooled client).
     pub async fn call<T, F>(&self, f: F) -> anyhow::Result<T>
     where
         T: Send + 'static,
-        F: FnOnce(&mut Connection) -> anyhow::Result<T> + Send + 'static,
+        F: for<'c> FnOnce(&mut Conn<'c>) -> anyhow::Result<T> + Send + 'static,
     {
-        let conn = self.conn.clone();
-        let checkpoint = self.checkpoint.clone();
-        tokio::task::spawn_blocking(move || {
-            let mut guard = lock(&conn)?;
-            set_foreign_keys(&guard, true)?;
-            let out = f(&mut guard);
-            after_write(&guard, checkpoint.as_deref());
-            out
-        })
-        .await
-        .context("a database task failed")?
+        match &self.backend {
+            Backend::Sqlite(db) => db.call(move |c| f(&mut Conn::Sqlite(c))).await,
+            Backend::Postgres(db) => db.run(move |c| f(&mut Conn::Postgres(RefCell::new(c)))).await,
+        }
     }
 
-    /// Runs a read-only `f` with one of the reader connections on the blocking pool (with the
-    /// writer when the store has no readers, as in memory).
+    /// Runs a read-only `f` on the blocking pool (SQLite: one of the reader connections;
+    /// PostgreSQL: a pooled client).
     pub async fn read<T, F>(&self, f: F) -> anyhow::Result<T>
     where
         T: Send + 'static,
-        F: FnOnce(&Connection) -> anyhow::Result<T> + Send + 'static,
+        F: for<'c> FnOnce(&Conn<'c>) -> anyhow::Result<T> + Send + 'static,
     {
-        if self.readers.is_empty() {
-            return self.call(move |conn| f(conn)).await;
+        match &self.backend {
+            Backend::Sqlite(db) => db.read(move |c| f(&Conn::Sqlite(c))).await,
+            Backend::Postgres(db) => db.run(move |c| f(&Conn::Postgres(RefCell::new(c)))).await,
         }
-        let readers = self.readers.clone();
-        let start = self.next_reader.fetch_add(1, Ordering::Relaxed);
-        tokio::task::spawn_blocking(move || {
-            // Take the first free reader from a rotating start, and wait on one only if all are busy.
-            let n = readers.len();
-            for i in 0..n {
-                if let Ok(guard) = readers[(start + i) % n].try_lock() {
-                    return f(&guard);
-                }
-            }
-            let guard = lock(&readers[start % n])?;
-            f(&guard)
-        })
-        .await
-        .context("a database task failed")?
     }
 
-    /// Stores a batch of events on the current thread as the event writer stores a group: in one
-    /// transaction on the writer connection, with the foreign-key checks left off (see
-    /// [`set_foreign_keys`]), then a checkpoint if one is due. The bench's bare insert, the
-    /// ceiling the server is measured against.
+    /// Runs `f` with a connection that may write on the current thread (for start-up and the
+    /// admin CLI).
+    pub fn call_sync<T>(&self, f: impl for<'c> FnOnce(&mut Conn<'c>) -> anyhow::Result<T>) -> anyhow::Result<T> {
+        match &self.backend {
+            Backend::Sqlite(db) => db.call_sync(|c| f(&mut Conn::Sqlite(c))),
+            Backend::Postgres(db) => db.run_sync(|c| f(&mut Conn::Postgres(RefCell::new(c)))),
+        }
+    }
+
+    /// Stores a batch of events on the current thread as the event writer stores a group (see
+    /// `sqlite::Sqlite::write_events`): the bench's bare insert, on SQLite only for now.
     pub fn write_events(&self, project_id: i64, batch: &EventBatch, now_s: i64) -> anyhow::Result<usize> {
-        let mut guard = lock(&self.conn)?;
-        set_foreign_keys(&guard, false)?;
-        let tx = guard.transaction()?;
-        upsert_rows(&tx, project_id, batch, now_s)?;
-        tx.commit()?;
-        after_write(&guard, self.checkpoint.as_deref());
-        Ok(batch.len())
-    }
-
-    /// Runs `f` with the writer connection on the current thread (for start-up and the admin CLI).
-    pub fn call_sync<T>(&self, f: impl FnOnce(&mut Connection) -> anyhow::Result<T>) -> anyhow::Result<T> {
-        let mut guard = lock(&self.conn)?;
-        set_foreign_keys(&guard, true)?;
-        let out = f(&mut guard);
-        after_write(&guard, self.checkpoint.as_deref());
-        out
-    }
-}
-
-/// Takes a connection's lock; a panic while it was held (which poisons it) becomes an error.
-fn lock(conn: &Mutex<Connection>) -> anyhow::Result<MutexGuard<'_, Connection>> {
-    conn.lock().map_err(|_| anyhow::anyhow!("the database lock is poisoned"))
-}
-
-/// Commits between two checkpoints by the writer itself (see [`after_write`]).
-const WRITES_PER_WAL_RESTART: u32 = 16;
-
-/// Called with the writer connection after each commit (outside any transaction): wakes the
-/// checkpointer and, every few commits, runs a passive checkpoint on the writer connection itself.
-/// The checkpointer thread copies most of the WAL concurrently, but under a steady stream of
-/// commits it never catches up with the last frames, so the WAL never starts over: measured, it
-/// grew to the size of everything imported (300 MB for 400,000 events), and the server's CPU per
-/// event grew with it (new file blocks for every write, longer WAL-index searches). Between two
-/// transactions of the only writer the checkpoint reaches the end of the WAL (copying only what
-/// the checkpointer has not), so the next transaction writes the WAL from its beginning again
-/// (50 MB at most in the same run).
-fn after_write(conn: &Connection, checkpoint: Option<&Checkpoint>) {
-    let Some(checkpoint) = checkpoint else { return };
-    // Full: a wake-up is already pending, which is enough; disconnected: the checkpointer is gone
-    // (shutdown).
-    let _ = checkpoint.wake.try_send(());
-    if checkpoint.writes.fetch_add(1, Ordering::Relaxed) % WRITES_PER_WAL_RESTART == WRITES_PER_WAL_RESTART - 1 {
-        if let Err(e) = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())) {
-            tracing::warn!("a WAL checkpoint failed: {e}");
+        match &self.backend {
+            Backend::Sqlite(db) => db.write_events(project_id, batch, now_s),
+            Backend::Postgres(_) => anyhow::bail!("the bare insert of the bench runs on SQLite only; open the store with --data-dir"),
         }
     }
-}
-
-/// A thread with its own connection that runs a passive checkpoint after every commit of the
-/// writer (wake-ups that arrive while it works make one more), so that the copying of pages into
-/// the database file happens beside the writer rather than in it. Passive checkpoints never
-/// block the writer; the WAL restarts from the beginning once one has caught up (see
-/// [`after_write`] for the writer's own). It used to checkpoint every 16th commit only, to copy
-/// the pages every commit changes (the right edges of the table and of the dedup key) less
-/// often; the writer's own checkpoint then came first and did nearly all the copying, a sixth of
-/// its CPU (`perf`, 4 clients). After every commit, the event writer's CPU per 1,000,000 events
-/// fell by 0.3–0.9 s and the checkpointer's rose by 0.4 s (BENCHMARKS.md). The thread ends, after
-/// a last full checkpoint, when the last clone of the store is dropped.
-fn spawn_checkpointer(path: &Path) -> anyhow::Result<SyncSender<()>> {
-    let conn = Connection::open(path).with_context(|| format!("cannot open the database file {}", path.display()))?;
-    conn.busy_timeout(std::time::Duration::from_secs(5))?;
-    let (tx, rx) = sync_channel::<()>(1);
-    std::thread::Builder::new().name("datadict-checkpoint".into()).spawn(move || {
-        while rx.recv().is_ok() {
-            if let Err(e) = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())) {
-                tracing::warn!("a WAL checkpoint failed: {e}");
-            }
-        }
-        // A final full checkpoint leaves a small WAL behind on a clean stop.
-        let _ = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
-    })?;
-    Ok(tx)
 }

@@ -1,6 +1,6 @@
 //! The 401/403 matrix across roles and routes, and the `admin` command line.
 
-use crate::common::{Account, Server};
+use crate::common::{on_both_stores, Account, Backend, Server};
 use datadict_server::store::Role;
 use datadict_server::Config;
 use serde_json::json;
@@ -99,9 +99,8 @@ fn expect(r: &crate::common::Reply, want: u16, context: &str) -> String {
     msg
 }
 
-#[test]
-fn every_route_answers_401_and_403_by_role() {
-    let server = Server::start();
+fn every_route_answers_401_and_403_by_role(backend: Backend) {
+    let server = Server::start_on(backend);
     let cast = Cast::new(&server);
     let (p, owner) = (cast.p, &cast.owner);
     // Keep one schema so that GET one answers 200.
@@ -174,9 +173,8 @@ fn wait_run(server: &Server, path: &str, who: &Account) {
 /// 401 without valid credentials, 403 to an account without a role in the project and to a
 /// consumer on writes, and its own answer (200/201/404) to the roles allowed; a refused call
 /// changes neither the imports nor the run history.
-#[test]
-fn every_warehouse_route_answers_401_and_403_by_role() {
-    let server = Server::start();
+fn every_warehouse_route_answers_401_and_403_by_role(backend: Backend) {
+    let server = Server::start_on(backend);
     let cast = Cast::new(&server);
     let (p, owner) = (cast.p, &cast.owner);
     let file = server.dir.path().join("people.ndjson");
@@ -235,9 +233,8 @@ fn every_warehouse_route_answers_401_and_403_by_role() {
 /// `/import` and `/engage` with a service account and `?project_id=`: 401 without valid
 /// credentials (`status` `Unauthorized`), 403 without a role or with the consumer role (ingestion
 /// writes), 200 for admin and owner; nothing a refused request sent is stored.
-#[test]
-fn ingestion_answers_401_and_403_by_role() {
-    let server = Server::start();
+fn ingestion_answers_401_and_403_by_role(backend: Backend) {
+    let server = Server::start_on(backend);
     let cast = Cast::new(&server);
     let (p, owner) = (cast.p, &cast.owner);
     let t = crate::common::now_ms() - 60_000;
@@ -297,9 +294,8 @@ fn ingestion_answers_401_and_403_by_role() {
 /// A refusal is decided by the auth extractors before the handler reads the body; it still waits
 /// for the whole body, so that a client sending a large one gets the answer rather than a
 /// connection closed under it, and the connection serves the next request.
-#[test]
-fn a_refused_large_body_still_gets_its_answer() {
-    let server = Server::start();
+fn a_refused_large_body_still_gets_its_answer(backend: Backend) {
+    let server = Server::start_on(backend);
     let cast = Cast::new(&server);
     let p = cast.p;
     let owner = (cast.owner.username.as_str(), "not-the-secret");
@@ -403,9 +399,8 @@ fn contains(hay: &[u8], needle: &[u8]) -> bool {
 /// Credentials are judged before anything else in the request: without valid ones, a malformed
 /// project id, query string or body still gets 401 (and says nothing about them); with valid ones,
 /// each of those gets its own 400.
-#[test]
-fn credentials_are_judged_before_the_rest_of_the_request() {
-    let server = Server::start();
+fn credentials_are_judged_before_the_rest_of_the_request(backend: Backend) {
+    let server = Server::start_on(backend);
     let p = server.project("p").id;
     let owner = server.account("owner", p, Some(Role::Owner));
     let json = [("Content-Type", "application/json")];
@@ -450,9 +445,8 @@ fn credentials_are_judged_before_the_rest_of_the_request() {
 /// The lookup-table routes, application and ingestion alike: 401 without valid credentials, 403
 /// without a role (and for the consumer on writes), and what an allowed caller gets. Each caller of
 /// a delete gets a table of its own; a refused replace or delete leaves the table as it was.
-#[test]
-fn lookup_table_routes_answer_401_and_403_by_role() {
-    let server = Server::start();
+fn lookup_table_routes_answer_401_and_403_by_role(backend: Backend) {
+    let server = Server::start_on(backend);
     let cast = Cast::new(&server);
     let (p, owner) = (cast.p, &cast.owner);
     let tables = format!("/api/app/projects/{p}/lookup-tables");
@@ -520,3 +514,5 @@ fn lookup_table_routes_answer_401_and_403_by_role() {
     let fresh_left = names.iter().filter(|name| name.starts_with("Fresh ")).count();
     assert_eq!(fresh_left, n - cast.admitted(true).len(), "{names:?}");
 }
+
+on_both_stores!(every_route_answers_401_and_403_by_role, every_warehouse_route_answers_401_and_403_by_role, ingestion_answers_401_and_403_by_role, a_refused_large_body_still_gets_its_answer, credentials_are_judged_before_the_rest_of_the_request, lookup_table_routes_answer_401_and_403_by_role);

@@ -2,16 +2,15 @@
 //! (method, path, credentials, content encoding), and must get the expected 4xx with a specific
 //! message, never a 5xx; the server must still answer after each case.
 
-use crate::common::Server;
+use crate::common::{on_both_stores, Backend, Server};
 use datadict_server::store::Role;
 use serde_json::Value;
 use std::path::Path;
 
-#[test]
-fn every_bad_input_gets_a_specific_4xx_and_the_server_stays_up() {
+fn every_bad_input_gets_a_specific_4xx_and_the_server_stays_up(backend: Backend) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/bad-input");
     let manifest = std::fs::read_to_string(dir.join("cases.tsv")).unwrap();
-    let server = Server::start();
+    let server = Server::start_on(backend);
     let project = server.project("p");
     let owner = server.account("owner", project.id, Some(Role::Owner));
     let p = project.id.to_string();
@@ -107,3 +106,5 @@ fn vague(body: &Value) -> Option<String> {
 fn excerpt(text: &str) -> String {
     text.chars().take(300).collect()
 }
+
+on_both_stores!(every_bad_input_gets_a_specific_4xx_and_the_server_stays_up);

@@ -1,12 +1,11 @@
 //! `POST /engage` over real HTTP: every operation, and the profile read back.
 
-use crate::common::{gzip, Server};
+use crate::common::{gzip, on_both_stores, Backend, Server};
 use datadict_server::store::Role;
 use serde_json::{json, Value};
 
-#[test]
-fn every_operation_and_the_latest_value_wins() {
-    let server = Server::start();
+fn every_operation_and_the_latest_value_wins(backend: Backend) {
+    let server = Server::start_on(backend);
     let project = server.project("p");
     let owner = server.account("owner", project.id, Some(Role::Owner));
     let tok = project.token.as_str();
@@ -63,9 +62,8 @@ fn every_operation_and_the_latest_value_wins() {
     assert_eq!(r.status, 413);
 }
 
-#[test]
-fn engage_answers_403_to_readers_and_429_over_the_rate_limit() {
-    let server = Server::start_with(datadict_server::Config { ingest_rate_limit: Some(200), ..Default::default() });
+fn engage_answers_403_to_readers_and_429_over_the_rate_limit(backend: Backend) {
+    let server = Server::start_with_on(backend, datadict_server::Config { ingest_rate_limit: Some(200), ..Default::default() });
     let project = server.project("p");
     let reader = server.account("reader", project.id, Some(Role::Consumer));
     let body = serde_json::to_vec(&json!([{"$distinct_id": "u1", "$set": {"plan": "pro"}}])).unwrap();
@@ -84,9 +82,8 @@ fn engage_answers_403_to_readers_and_429_over_the_rate_limit() {
 
 /// A `Content-Encoding` other than gzip (here `br`) is answered 415 with a message naming the
 /// encoding, with or without credentials, and nothing of the body is applied.
-#[test]
-fn an_unsupported_content_encoding_is_answered_415() {
-    let server = Server::start();
+fn an_unsupported_content_encoding_is_answered_415(backend: Backend) {
+    let server = Server::start_on(backend);
     let project = server.project("p");
     let owner = server.account("owner", project.id, Some(Role::Owner));
     let body = serde_json::to_vec(&json!([{"$token": project.token, "$distinct_id": "u1", "$set": {"plan": "pro"}}])).unwrap();
@@ -104,9 +101,8 @@ fn an_unsupported_content_encoding_is_answered_415() {
 }
 
 /// An NDJSON body (`application/x-ndjson`, one update a line) is applied line by line, in order.
-#[test]
-fn an_ndjson_body_is_applied_in_order() {
-    let server = Server::start();
+fn an_ndjson_body_is_applied_in_order(backend: Backend) {
+    let server = Server::start_on(backend);
     let project = server.project("p");
     let owner = server.account("owner", project.id, Some(Role::Owner));
     let tok = project.token.as_str();
@@ -133,9 +129,8 @@ fn update_of_size(token: &str, user: &str, bytes: usize) -> String {
 /// FACTS.md's limit of 1 MB per update: an update of exactly the limit is applied, one byte more
 /// is a failed record (strict mode: 400) whose message gives both sizes, and the rest of the batch
 /// is still applied.
-#[test]
-fn an_update_over_1_mb_is_refused_and_the_rest_applied() {
-    let server = Server::start();
+fn an_update_over_1_mb_is_refused_and_the_rest_applied(backend: Backend) {
+    let server = Server::start_on(backend);
     let project = server.project("p");
     let owner = server.account("owner", project.id, Some(Role::Owner));
     let tok = project.token.as_str();
@@ -168,9 +163,8 @@ fn an_update_over_1_mb_is_refused_and_the_rest_applied() {
 /// FACTS.md's limit of 2,000 properties per profile: an update that names 2,001 is refused, and
 /// so is one that would take a full profile over the limit; replacing a value of a full profile
 /// is still allowed.
-#[test]
-fn a_profile_holds_at_most_2000_properties() {
-    let server = Server::start();
+fn a_profile_holds_at_most_2000_properties(backend: Backend) {
+    let server = Server::start_on(backend);
     let project = server.project("p");
     let owner = server.account("owner", project.id, Some(Role::Owner));
     let tok = project.token.as_str();
@@ -200,3 +194,5 @@ fn a_profile_holds_at_most_2000_properties() {
     assert_eq!(stored["p0"], "changed");
     assert!(stored.get("one_more").is_none());
 }
+
+on_both_stores!(every_operation_and_the_latest_value_wins, engage_answers_403_to_readers_and_429_over_the_rate_limit, an_unsupported_content_encoding_is_answered_415, an_ndjson_body_is_applied_in_order, an_update_over_1_mb_is_refused_and_the_rest_applied, a_profile_holds_at_most_2000_properties);

@@ -1,6 +1,6 @@
 //! `POST /import` over real HTTP, and the read API that shows what arrived.
 
-use crate::common::{gzip, now_ms, urlencode, Account, Server};
+use crate::common::{gzip, now_ms, on_both_stores, urlencode, Account, Backend, Server};
 use datadict_server::store::Role;
 use datadict_server::Config;
 use serde_json::{json, Value};
@@ -20,15 +20,15 @@ struct Fixture {
     owner: Account,
 }
 
-fn fixture_with(config: Config) -> Fixture {
-    let server = Server::start_with(config);
+fn fixture_with(backend: Backend, config: Config) -> Fixture {
+    let server = Server::start_with_on(backend, config);
     let project = server.project("p");
     let owner = server.account("owner", project.id, Some(Role::Owner));
     Fixture { p: project.id, token: project.token, owner, server }
 }
 
-fn fixture() -> Fixture {
-    fixture_with(Config::default())
+fn fixture(backend: Backend) -> Fixture {
+    fixture_with(backend, Config::default())
 }
 
 impl Fixture {
@@ -49,9 +49,8 @@ impl Fixture {
     }
 }
 
-#[test]
-fn a_gzipped_array_is_imported_and_read_back() {
-    let f = fixture();
+fn a_gzipped_array_is_imported_and_read_back(backend: Backend) {
+    let f = fixture(backend);
     let t = now_ms() - 60_000;
     let events: Vec<_> = (0..50)
         .map(|i| event(if i % 2 == 0 { "Purchase" } else { "Sign Up" }, t + i, &format!("u{}", i % 5), &format!("id-{i}"), json!({"price": i, "$source": if i < 10 { "warehouse-import" } else { "sdk" }})))
@@ -99,9 +98,8 @@ fn a_gzipped_array_is_imported_and_read_back() {
     assert_eq!(r.status, 400);
 }
 
-#[test]
-fn ndjson_with_the_project_token() {
-    let f = fixture();
+fn ndjson_with_the_project_token(backend: Backend) {
+    let f = fixture(backend);
     let t = now_ms() / 1000; // seconds are accepted too
     let body = format!(
         "{}\n{}\n\n",
@@ -132,9 +130,8 @@ fn ndjson_with_the_project_token() {
     assert_eq!((r.status, r.json()["code"].clone()), (403, json!(403)));
 }
 
-#[test]
-fn strict_mode_reports_every_bad_record_and_keeps_the_good_ones() {
-    let f = fixture();
+fn strict_mode_reports_every_bad_record_and_keeps_the_good_ones(backend: Backend) {
+    let f = fixture(backend);
     let t = now_ms();
     let events = vec![
         event("Good", t, "u1", "g-1", json!({})),
@@ -173,9 +170,8 @@ fn strict_mode_reports_every_bad_record_and_keeps_the_good_ones() {
     assert_eq!(f.events("")["results"].as_array().unwrap().len(), 3);
 }
 
-#[test]
-fn duplicates_keep_the_latest_copy() {
-    let f = fixture();
+fn duplicates_keep_the_latest_copy(backend: Backend) {
+    let f = fixture(backend);
     let t = now_ms();
     let first = event("Purchase", t, "u1", "dup-1", json!({"price": 1}));
     let second = event("Purchase", t, "u1", "dup-1", json!({"price": 2}));
@@ -197,9 +193,8 @@ fn duplicates_keep_the_latest_copy() {
     assert_eq!(f.events("event=Tick")["results"], json!([millis]));
 }
 
-#[test]
-fn dropped_events_and_properties_do_not_reach_storage() {
-    let f = fixture();
+fn dropped_events_and_properties_do_not_reach_storage(backend: Backend) {
+    let f = fixture(backend);
     let schemas = json!({"entries": [
         {"entityType": "event", "name": "Debug Ping", "schemaJson": {"metadata": {"com.vendor": {"dropped": true}}}},
         {"entityType": "event", "name": "Purchase", "schemaJson": {"properties": {
@@ -219,9 +214,8 @@ fn dropped_events_and_properties_do_not_reach_storage() {
     assert_eq!(f.events("event=Other")["results"][0]["properties"]["card"], "kept");
 }
 
-#[test]
-fn long_strings_are_truncated_at_255_bytes() {
-    let f = fixture();
+fn long_strings_are_truncated_at_255_bytes(backend: Backend) {
+    let f = fixture(backend);
     let long = "é".repeat(200); // 400 bytes
     let r = f.import_json("&strict=1", &[event("Long", now_ms(), "u1", "l-1", json!({"text": long, "list": [long]}))]);
     assert_eq!(r.status, 200, "{}", r.text);
@@ -234,9 +228,8 @@ fn long_strings_are_truncated_at_255_bytes() {
 /// event is then known by the cut value everywhere: found and counted under it, de-duplicated by it
 /// (two names that differ only after the cut are one event, and the later copy wins), and dropped
 /// by a schema of that name.
-#[test]
-fn long_names_and_distinct_ids_are_known_by_what_is_stored() {
-    let f = fixture();
+fn long_names_and_distinct_ids_are_known_by_what_is_stored(backend: Backend) {
+    let f = fixture(backend);
     let t = now_ms();
     // 254 bytes, then a two-byte character across the 255-byte cut: the cut keeps the 254.
     let stem = format!("{}é", "E".repeat(254));
@@ -266,9 +259,8 @@ fn long_names_and_distinct_ids_are_known_by_what_is_stored() {
 
 /// An uncompressed body over the default request limit (10 MB, FACTS.md) is refused with 413 and a
 /// message that names the limit; a body under it is read and judged.
-#[test]
-fn an_uncompressed_body_over_the_default_10_mb_answers_413() {
-    let f = fixture();
+fn an_uncompressed_body_over_the_default_10_mb_answers_413(backend: Backend) {
+    let f = fixture(backend);
     let limit = datadict_core::Limits::default().max_request_bytes;
     let padded = |len: usize| {
         let mut body = b"[".to_vec();
@@ -286,9 +278,8 @@ fn an_uncompressed_body_over_the_default_10_mb_answers_413() {
 /// Names and values that look like SQL, HTML, paths or template syntax are data like any other:
 /// stored and read back byte for byte, found by event name, distinct_id and property value, and
 /// usable as schema names (created, read, listed and deleted), without touching other rows.
-#[test]
-fn injection_looking_names_and_values_are_plain_data() {
-    let f = fixture();
+fn injection_looking_names_and_values_are_plain_data(backend: Backend) {
+    let f = fixture(backend);
     let t = now_ms();
     let names = [
         "x'); DROP TABLE events; --",
@@ -331,11 +322,10 @@ fn injection_looking_names_and_values_are_plain_data() {
     assert_eq!(f.events("")["results"].as_array().unwrap().len(), names.len(), "the events are all still there");
 }
 
-#[test]
-fn size_limits_answer_413() {
+fn size_limits_answer_413(backend: Backend) {
     let mut config = Config::default();
     config.limits.max_request_bytes = 100_000;
-    let f = fixture_with(config);
+    let f = fixture_with(backend, config);
     let t = now_ms();
     let too_many: Vec<_> = (0..2001).map(|i| event("E", t, "u", &format!("i{i}"), json!({}))).collect();
     let r = f.import_json("&strict=1", &too_many[..2001]);
@@ -353,9 +343,8 @@ fn size_limits_answer_413() {
     assert_eq!(f.events("")["results"], json!([]));
 }
 
-#[test]
-fn the_ingest_rate_limit_answers_429() {
-    let f = fixture_with(Config { ingest_rate_limit: Some(1000), ..Default::default() });
+fn the_ingest_rate_limit_answers_429(backend: Backend) {
+    let f = fixture_with(backend, Config { ingest_rate_limit: Some(1000), ..Default::default() });
     let batch: Vec<_> = (0..10).map(|i| event("E", now_ms(), "u", &format!("r{i}"), json!({}))).collect();
     assert_eq!(f.import_json("&strict=1", &batch).status, 200);
     let mut last = None;
@@ -371,9 +360,8 @@ fn the_ingest_rate_limit_answers_429() {
     assert!(r.header("retry-after").unwrap().parse::<u64>().unwrap() >= 1);
 }
 
-#[test]
-fn event_counts_leave_out_events_older_than_30_days() {
-    let f = fixture();
+fn event_counts_leave_out_events_older_than_30_days(backend: Backend) {
+    let f = fixture(backend);
     let day = 86_400_000;
     let now = now_ms();
     let r = f.import_json("&strict=1", &[
@@ -397,9 +385,8 @@ fn event_counts_leave_out_events_older_than_30_days() {
 /// A body of several parts (the writer stores 250 rows at a time while the rest are checked):
 /// failures in any part are reported at their places in the body, every valid event of every
 /// part is stored, and the later copy of an event wins when the copies sit in different parts.
-#[test]
-fn failures_and_copies_across_the_parts_of_a_large_body() {
-    let f = fixture();
+fn failures_and_copies_across_the_parts_of_a_large_body(backend: Backend) {
+    let f = fixture(backend);
     let t = now_ms() - 60_000;
     let mut events: Vec<_> = (0..1_000).map(|i| event("Page View", t + i, "u1", &format!("id-{i}"), json!({"copy": "first"}))).collect();
     events[3] = event("Page View", t + 3, "anon", "id-3", json!({}));
@@ -424,9 +411,8 @@ fn failures_and_copies_across_the_parts_of_a_large_body() {
 /// framing and its record count are known only at its end. A body refused there (a trailing
 /// comma, text after the array, one event too many) still stores nothing: the parts already
 /// sent are rolled back. A good body sent next is stored whole.
-#[test]
-fn a_body_refused_at_its_end_stores_nothing() {
-    let f = fixture();
+fn a_body_refused_at_its_end_stores_nothing(backend: Backend) {
+    let f = fixture(backend);
     let t = now_ms() - 60_000;
     let events: Vec<_> = (0..1_000).map(|i| event("Page View", t + i, "u1", &format!("id-{i}"), json!({}))).collect();
     let array = serde_json::to_string(&events).unwrap();
@@ -456,3 +442,5 @@ fn a_body_refused_at_its_end_stores_nothing() {
     assert_eq!((r.status, r.json()["num_records_imported"].clone()), (200, json!(1000)), "{}", r.text);
     assert_eq!(f.events("limit=1000")["results"].as_array().unwrap().len(), 1000);
 }
+
+on_both_stores!(a_gzipped_array_is_imported_and_read_back, ndjson_with_the_project_token, strict_mode_reports_every_bad_record_and_keeps_the_good_ones, duplicates_keep_the_latest_copy, dropped_events_and_properties_do_not_reach_storage, long_strings_are_truncated_at_255_bytes, long_names_and_distinct_ids_are_known_by_what_is_stored, an_uncompressed_body_over_the_default_10_mb_answers_413, injection_looking_names_and_values_are_plain_data, size_limits_answer_413, the_ingest_rate_limit_answers_429, event_counts_leave_out_events_older_than_30_days, failures_and_copies_across_the_parts_of_a_large_body, a_body_refused_at_its_end_stores_nothing);

@@ -1,6 +1,7 @@
-//! The server's integration tests over real HTTP on 127.0.0.1 and real SQLite files, in one test
-//! binary: one file per area, with shared helpers in `common`. One binary instead of one per file
-//! saves a link and ~40 MB of disk per file, which CI machines with little free disk need.
+//! The server's integration tests over real HTTP on 127.0.0.1 and real SQLite files or a real
+//! PostgreSQL (started by the test binary, see `common::postgres`), in one test binary: one file
+//! per area, with shared helpers in `common`. One binary instead of one per file saves a link and
+//! ~40 MB of disk per file, which CI machines with little free disk need.
 
 mod common;
 
@@ -13,6 +14,7 @@ mod import;
 mod lookup;
 mod migrate;
 mod openapi;
+mod postgres_store;
 mod schema_limits;
 mod schemas;
 mod warehouse;

@@ -4,7 +4,7 @@
 //! a dry run, a real run, the same range again without duplicates, the default range and the EU
 //! host, wrong credentials, and the event limit.
 
-use crate::common::{Account, Server};
+use crate::common::{on_both_stores, Account, Backend, Server};
 use datadict_core::Date;
 use datadict_server::jobs::JobsConfig;
 use datadict_server::store::Role;
@@ -178,20 +178,19 @@ fn count_events(server: &Server, p: i64, who: &Account) -> usize {
     }
 }
 
-fn server_for(source: &source_tool::SourceTool, max_events: u64) -> Server {
+fn server_for(backend: Backend, source: &source_tool::SourceTool, max_events: u64) -> Server {
     let jobs = JobsConfig {
         amplitude_url: format!("{}/us", source.base),
         amplitude_eu_url: format!("{}/eu", source.base),
         max_migration_events: max_events,
         ..JobsConfig::default()
     };
-    Server::start_with(Config { jobs, ..Config::default() })
+    Server::start_with_on(backend, Config { jobs, ..Config::default() })
 }
 
-#[test]
-fn every_problem_of_the_body_is_answered_400() {
+fn every_problem_of_the_body_is_answered_400(backend: Backend) {
     let source = source_tool::start(vec![], 0);
-    let server = server_for(&source, 1000);
+    let server = server_for(backend, &source, 1000);
     let r = start(&server, &json!({"SOURCE_API_KEY": 5, "START_DATE": "2026-13-01", "REGION": "US", "EXTRA": 1}));
     assert_eq!(r.status, 400, "{}", r.text);
     assert_eq!(r.json()["status"], "error");
@@ -210,13 +209,12 @@ fn every_problem_of_the_body_is_answered_400() {
     assert!(source.seen.lock().unwrap().is_empty(), "nothing is exported for a refused request");
 }
 
-#[test]
-fn dry_run_then_run_then_rerun_without_duplicates() {
+fn dry_run_then_run_then_rerun_without_duplicates(backend: Backend) {
     let t = today();
     let (d1, d2) = (t.add_days(-2), t.add_days(-1));
     let per_day = 300;
     let source = source_tool::start(vec![d1, d2], per_day);
-    let server = server_for(&source, 1_000_000);
+    let server = server_for(backend, &source, 1_000_000);
     let project = server.project("p");
     let owner = server.account("owner", project.id, Some(Role::Owner));
     let body = json!({
@@ -269,11 +267,10 @@ fn dry_run_then_run_then_rerun_without_duplicates() {
     assert!(source.seen.lock().unwrap()[..3].iter().all(|s| s.starts_with("us ")));
 }
 
-#[test]
-fn wrong_credentials_and_too_many_events_fail_before_loading() {
+fn wrong_credentials_and_too_many_events_fail_before_loading(backend: Backend) {
     let t = today();
     let source = source_tool::start(vec![t.add_days(-1)], 50);
-    let server = server_for(&source, 20);
+    let server = server_for(backend, &source, 20);
     let project = server.project("p");
     let owner = server.account("owner", project.id, Some(Role::Owner));
     let body = json!({"SOURCE_API_KEY": source_tool::KEY, "SOURCE_API_SECRET": "wrong-secret-xyz", "TARGET_TOKEN": project.token});
@@ -302,10 +299,9 @@ fn wrong_credentials_and_too_many_events_fail_before_loading() {
 /// `POST /migrate/{source_tool}` reads bodies up to the JSON body limit of the other JSON routes:
 /// a body 1 KiB over it is answered 413 with the error body naming the limit in bytes, and one
 /// 1 KiB under it is read (and refused for what it holds: 400 naming the unknown field).
-#[test]
-fn a_body_over_the_json_limit_is_answered_413() {
+fn a_body_over_the_json_limit_is_answered_413(backend: Backend) {
     let source = source_tool::start(vec![], 0);
-    let server = server_for(&source, 1000);
+    let server = server_for(backend, &source, 1000);
     let headers = [("Content-Type", "application/json")];
     let limit = crate::common::JSON_BODY_LIMIT;
     let r = server.send("POST", "/migrate/amplitude", None, &headers, Some(crate::common::padded_object(limit + 1024)));
@@ -322,3 +318,5 @@ fn a_body_over_the_json_limit_is_answered_413() {
     assert!(r.json()["error"].as_str().unwrap().contains("`pad` is not a field of a migration request"), "{}", r.text);
     assert!(source.seen.lock().unwrap().is_empty(), "nothing is exported for a refused request");
 }
+
+on_both_stores!(every_problem_of_the_body_is_answered_400, dry_run_then_run_then_rerun_without_duplicates, wrong_credentials_and_too_many_events_fail_before_loading, a_body_over_the_json_limit_is_answered_413);

@@ -1,7 +1,7 @@
 //! The schemas API's limits beyond the request rate (FACTS.md), over real HTTP: the budget of
 //! events+properties written per minute, and the cap on schemas removed by one request.
 
-use crate::common::{Account, Server};
+use crate::common::{on_both_stores, Account, Backend, Server};
 use datadict_server::ratelimit::{ManualClock, RateLimiter};
 use datadict_server::store::Role;
 use datadict_server::Config;
@@ -19,15 +19,14 @@ fn names(server: &Server, base: &str, owner: &Account) -> Vec<String> {
     list["results"].as_array().unwrap().iter().map(|e| e["name"].as_str().unwrap().to_owned()).collect()
 }
 
-#[test]
-fn the_update_budget_refuses_with_429_writes_nothing_and_refills() {
+fn the_update_budget_refuses_with_429_writes_nothing_and_refills(backend: Backend) {
     let clock = ManualClock::default();
     let config = Config {
         schema_update_rate_limit: Some(5),
         rate_limiter: RateLimiter::with_clock(clock.clone()),
         ..Default::default()
     };
-    let server = Server::start_with(config);
+    let server = Server::start_with_on(backend, config);
     let p = server.project("p").id;
     let owner = server.account("owner", p, Some(Role::Owner));
     let base = format!("/api/app/projects/{p}/schemas");
@@ -68,9 +67,8 @@ fn the_update_budget_refuses_with_429_writes_nothing_and_refills() {
     assert_eq!(names(&server, &base, &owner), ["E0", "E1", "E2"]);
 }
 
-#[test]
-fn the_update_budget_is_off_by_default_and_reported_when_set() {
-    let server = Server::start();
+fn the_update_budget_is_off_by_default_and_reported_when_set(backend: Backend) {
+    let server = Server::start_on(backend);
     let p = server.project("p").id;
     let owner = server.account("owner", p, Some(Role::Owner));
     let entries: Vec<_> = (0..50).map(|i| event(&format!("E{i}"), &["a", "b", "c"])).collect();
@@ -83,9 +81,8 @@ fn the_update_budget_is_off_by_default_and_reported_when_set() {
     assert_eq!(limits["rate_limits"]["schema_deletions_per_request"], 3000);
 }
 
-#[test]
-fn deletions_over_the_cap_are_refused_and_remove_nothing() {
-    let server = Server::start_with(Config { schema_deletion_limit: Some(3), ..Default::default() });
+fn deletions_over_the_cap_are_refused_and_remove_nothing(backend: Backend) {
+    let server = Server::start_with_on(backend, Config { schema_deletion_limit: Some(3), ..Default::default() });
     let p = server.project("p").id;
     let owner = server.account("owner", p, Some(Role::Owner));
     let base = format!("/api/app/projects/{p}/schemas");
@@ -124,3 +121,5 @@ fn deletions_over_the_cap_are_refused_and_remove_nothing() {
     assert_eq!(r.json(), json!({"results": {"delete_count": 1}, "status": "ok"}));
     assert!(names(&server, &base, &owner).is_empty());
 }
+
+on_both_stores!(the_update_budget_refuses_with_429_writes_nothing_and_refills, the_update_budget_is_off_by_default_and_reported_when_set, deletions_over_the_cap_are_refused_and_remove_nothing);

@@ -1,6 +1,6 @@
 //! The schemas API over real HTTP: every operation of FACTS.md with its bodies and statuses.
 
-use crate::common::Server;
+use crate::common::{on_both_stores, Backend, Server};
 use datadict_server::ratelimit::RateLimiter;
 use datadict_server::store::Role;
 use datadict_server::Config;
@@ -14,9 +14,8 @@ fn purchase() -> serde_json::Value {
     }})
 }
 
-#[test]
-fn create_list_get_replace_and_delete() {
-    let server = Server::start();
+fn create_list_get_replace_and_delete(backend: Backend) {
+    let server = Server::start_on(backend);
     let p = server.project("p").id;
     let owner = server.account("owner", p, Some(Role::Owner));
     let base = format!("/api/app/projects/{p}/schemas");
@@ -79,9 +78,8 @@ fn create_list_get_replace_and_delete() {
     assert_eq!(server.get(&base, &owner).json(), json!({"results": [], "status": "ok"}));
 }
 
-#[test]
-fn truncate_replaces_the_whole_dictionary() {
-    let server = Server::start();
+fn truncate_replaces_the_whole_dictionary(backend: Backend) {
+    let server = Server::start_on(backend);
     let p = server.project("p").id;
     let owner = server.account("owner", p, Some(Role::Admin));
     let base = format!("/api/app/projects/{p}/schemas");
@@ -94,9 +92,8 @@ fn truncate_replaces_the_whole_dictionary() {
     assert_eq!(server.get(&base, &owner).json(), json!({"results": [purchase()], "status": "ok"}));
 }
 
-#[test]
-fn a_bad_body_lists_every_problem_and_changes_nothing() {
-    let server = Server::start();
+fn a_bad_body_lists_every_problem_and_changes_nothing(backend: Backend) {
+    let server = Server::start_on(backend);
     let p = server.project("p").id;
     let owner = server.account("owner", p, Some(Role::Owner));
     let base = format!("/api/app/projects/{p}/schemas");
@@ -141,10 +138,9 @@ fn a_bad_body_lists_every_problem_and_changes_nothing() {
     assert_eq!(r.status, 400);
 }
 
-#[test]
-fn the_schemas_rate_limit_answers_429_with_retry_after() {
+fn the_schemas_rate_limit_answers_429_with_retry_after(backend: Backend) {
     let config = Config { schema_rate_limit: Some(5), rate_limiter: RateLimiter::default(), ..Default::default() };
-    let server = Server::start_with(config);
+    let server = Server::start_with_on(backend, config);
     let p = server.project("p").id;
     let q = server.project("q").id;
     let owner = server.account("owner", p, Some(Role::Owner));
@@ -163,9 +159,8 @@ fn the_schemas_rate_limit_answers_429_with_retry_after() {
 
 /// Both schema uploads refuse a body over the JSON body limit with 413 naming the limit, and write
 /// nothing.
-#[test]
-fn a_schema_body_over_the_json_limit_is_answered_413() {
-    let server = Server::start();
+fn a_schema_body_over_the_json_limit_is_answered_413(backend: Backend) {
+    let server = Server::start_on(backend);
     let p = server.project("p").id;
     let owner = server.account("owner", p, Some(Role::Owner));
     let limit = crate::common::JSON_BODY_LIMIT;
@@ -176,3 +171,5 @@ fn a_schema_body_over_the_json_limit_is_answered_413() {
     }
     assert_eq!(server.get(&format!("/api/app/projects/{p}/schemas"), &owner).json()["results"], json!([]));
 }
+
+on_both_stores!(create_list_get_replace_and_delete, truncate_replaces_the_whole_dictionary, a_bad_body_lists_every_problem_and_changes_nothing, the_schemas_rate_limit_answers_429_with_retry_after, a_schema_body_over_the_json_limit_is_answered_413);

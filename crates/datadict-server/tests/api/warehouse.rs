@@ -3,7 +3,8 @@
 //! events found in the read API by `$source` and `$warehouse_import_id`), NDJSON, CSV and people
 //! sources, and the hourly manual-sync limit answered 429 with `Retry-After`.
 
-use crate::common::{Account, Server};
+use crate::common::postgres::Postgres;
+use crate::common::{on_both_stores, Account, Backend, Server};
 use datadict_server::jobs::JobsConfig;
 use datadict_server::store::Role;
 use datadict_server::Config;
@@ -66,9 +67,8 @@ fn sqlite_source(dir: &std::path::Path, now_s: i64) -> std::path::PathBuf {
     path
 }
 
-#[test]
-fn sqlite_import_synced_twice_makes_no_duplicates() {
-    let server = Server::start();
+fn sqlite_import_synced_twice_makes_no_duplicates(backend: Backend) {
+    let server = Server::start_on(backend);
     let p = server.project("p").id;
     let other = server.project("other").id;
     let owner = server.account("owner", p, Some(Role::Owner));
@@ -177,10 +177,9 @@ fn sqlite_import_synced_twice_makes_no_duplicates() {
     assert_eq!(put(&server, &sync, Some(&owner), "{}").status, 404);
 }
 
-#[test]
-fn manual_syncs_are_limited_per_hour() {
+fn manual_syncs_are_limited_per_hour(backend: Backend) {
     let config = Config { jobs: JobsConfig { manual_syncs_per_hour: 2, ..JobsConfig::default() }, ..Config::default() };
-    let server = Server::start_with(config);
+    let server = Server::start_with_on(backend, config);
     let p = server.project("p").id;
     let owner = server.account("owner", p, Some(Role::Owner));
     let file = server.dir.path().join("e.ndjson");
@@ -205,9 +204,8 @@ fn manual_syncs_are_limited_per_hour() {
     assert_eq!(events(&server, p, &owner, &format!("$warehouse_import_id={id}")).len(), 1);
 }
 
-#[test]
-fn a_sync_waits_for_the_previous_run_to_end() {
-    let server = Server::start();
+fn a_sync_waits_for_the_previous_run_to_end(backend: Backend) {
+    let server = Server::start_on(backend);
     let p = server.project("p").id;
     let owner = server.account("owner", p, Some(Role::Owner));
     let file = server.dir.path().join("e.ndjson");
@@ -223,9 +221,8 @@ fn a_sync_waits_for_the_previous_run_to_end() {
     assert!(r.json()["error"].as_str().unwrap().contains("still-running"), "{}", r.text);
 }
 
-#[test]
-fn csv_and_people_sources() {
-    let server = Server::start();
+fn csv_and_people_sources(backend: Backend) {
+    let server = Server::start_on(backend);
     let p = server.project("p").id;
     let owner = server.account("owner", p, Some(Role::Owner));
     let now = crate::common::now_ms();
@@ -265,9 +262,8 @@ fn csv_and_people_sources() {
 /// profile included. A row that would grow a profile past the cap is refused and counted as
 /// rejected, as `/engage` refuses that update; the other rows are still stored. Before the fix the
 /// load stored all 2,001 properties.
-#[test]
-fn people_sync_cannot_grow_a_profile_past_the_cap() {
-    let server = Server::start();
+fn people_sync_cannot_grow_a_profile_past_the_cap(backend: Backend) {
+    let server = Server::start_on(backend);
     let p = server.project("p").id;
     let owner = server.account("owner", p, Some(Role::Owner));
     let mut big = serde_json::Map::new();
@@ -291,82 +287,7 @@ fn people_sync_cannot_grow_a_profile_past_the_cap() {
     assert_eq!(server.get(&format!("/api/app/projects/{p}/profiles/u2"), &owner).status, 200);
 }
 
-/// A PostgreSQL server of the test's own, in a temporary folder on a free port of 127.0.0.1,
-/// started with the installed binaries (`apt-get install postgresql`) and stopped on drop.
-struct Postgres {
-    dir: tempfile::TempDir,
-    port: u16,
-    runner: Vec<String>,
-}
-
-fn pg_binary(name: &str) -> String {
-    let found = std::fs::read_dir("/usr/lib/postgresql")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.path().join("bin").join(name))
-        .find(|p| p.is_file());
-    found.map(|p| p.to_string_lossy().into_owned()).unwrap_or_else(|| name.to_owned())
-}
-
-impl Postgres {
-    fn start() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        // PostgreSQL refuses to run as root: as root, run it as the `postgres` user.
-        let root = std::process::Command::new("id").arg("-u").output().map(|o| o.stdout.starts_with(b"0")).unwrap_or(false);
-        let runner: Vec<String> = if root { vec!["runuser".into(), "-u".into(), "postgres".into(), "--".into()] } else { Vec::new() };
-        if root {
-            let ok = std::process::Command::new("chown").args(["-R", "postgres:postgres"]).arg(dir.path()).status().unwrap().success();
-            assert!(ok, "cannot hand the test folder to the postgres user");
-        }
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let pg = Self { dir, port, runner };
-        let data = pg.dir.path().join("data");
-        let out = pg
-            .command(&pg_binary("initdb"))
-            .args(["-A", "trust", "-U", "postgres", "--no-sync", "-D"])
-            .arg(&data)
-            .output()
-            .unwrap_or_else(|e| panic!("initdb cannot run ({e}); install PostgreSQL: apt-get install postgresql"));
-        assert!(out.status.success(), "initdb failed: {}", String::from_utf8_lossy(&out.stderr));
-        let options = format!("-p {port} -k {} -c listen_addresses=127.0.0.1 -c fsync=off", pg.dir.path().display());
-        let out = pg
-            .command(&pg_binary("pg_ctl"))
-            .arg("-D")
-            .arg(&data)
-            .args(["-o", &options, "-w", "-l"])
-            .arg(pg.dir.path().join("log"))
-            .arg("start")
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "pg_ctl start failed: {} {}", String::from_utf8_lossy(&out.stdout), std::fs::read_to_string(pg.dir.path().join("log")).unwrap_or_default());
-        pg
-    }
-
-    fn command(&self, program: &str) -> std::process::Command {
-        match self.runner.split_first() {
-            Some((first, rest)) => {
-                let mut c = std::process::Command::new(first);
-                c.args(rest).arg(program);
-                c
-            }
-            None => std::process::Command::new(program),
-        }
-    }
-
-    fn client(&self) -> postgres::Client {
-        postgres::Config::new().host("127.0.0.1").port(self.port).user("postgres").dbname("postgres").connect(postgres::NoTls).unwrap()
-    }
-}
-
-impl Drop for Postgres {
-    fn drop(&mut self) {
-        let _ = self.command(&pg_binary("pg_ctl")).arg("-D").arg(self.dir.path().join("data")).args(["-m", "immediate", "stop"]).output();
-    }
-}
-
-#[test]
-fn postgres_import_synced_twice_makes_no_duplicates() {
+fn postgres_import_synced_twice_makes_no_duplicates(backend: Backend) {
     let pg = Postgres::start();
     let mut client = pg.client();
     client
@@ -380,7 +301,7 @@ fn postgres_import_synced_twice_makes_no_duplicates() {
         let ts = if i == 4 { "NULL".to_owned() } else { format!("to_timestamp({})", now_s - 3600 * i) };
         client.batch_execute(&format!("INSERT INTO shop.orders VALUES ({i}, 'Order {}', {ts}, 'pg-user-{i}', {i}.25, {})", i % 2, i % 2 == 0)).unwrap();
     }
-    let server = Server::start();
+    let server = Server::start_on(backend);
     let p = server.project("p").id;
     let owner = server.account("owner", p, Some(Role::Owner));
     let source = json!({"type": "postgres", "host": "127.0.0.1", "port": pg.port, "user": "postgres", "dbname": "postgres", "table": "shop.orders"});
@@ -421,11 +342,10 @@ fn postgres_import_synced_twice_makes_no_duplicates() {
     }
 }
 
-#[test]
-fn file_sources_stay_inside_the_configured_folder() {
+fn file_sources_stay_inside_the_configured_folder(backend: Backend) {
     let root = tempfile::tempdir().unwrap();
     let config = Config { jobs: JobsConfig { warehouse_file_root: Some(root.path().to_owned()), ..JobsConfig::default() }, ..Config::default() };
-    let server = Server::start_with(config);
+    let server = Server::start_with_on(backend, config);
     let p = server.project("p").id;
     let owner = server.account("owner", p, Some(Role::Owner));
     let outside = server.dir.path().join("outside.ndjson");
@@ -447,9 +367,8 @@ fn file_sources_stay_inside_the_configured_folder() {
 /// `POST .../warehouse-sources/imports` reads bodies up to the JSON body limit of the other JSON
 /// routes: a body 1 KiB over it is answered 413 with the error body naming the limit in bytes, and
 /// one 1 KiB under it is read (and refused for what it holds: 400 naming the unknown field).
-#[test]
-fn a_create_body_over_the_json_limit_is_answered_413() {
-    let server = Server::start();
+fn a_create_body_over_the_json_limit_is_answered_413(backend: Backend) {
+    let server = Server::start_on(backend);
     let p = server.project("p").id;
     let owner = server.account("owner", p, Some(Role::Owner));
     let auth = Some((owner.username.as_str(), owner.secret.as_str()));
@@ -465,3 +384,5 @@ fn a_create_body_over_the_json_limit_is_answered_413() {
     assert!(r.json()["error"].as_str().unwrap().contains("`pad` is not a field of an import"), "{}", r.text);
     assert_eq!(server.get(&imports(p), &owner).json()["results"], json!([]));
 }
+
+on_both_stores!(sqlite_import_synced_twice_makes_no_duplicates, manual_syncs_are_limited_per_hour, a_sync_waits_for_the_previous_run_to_end, csv_and_people_sources, people_sync_cannot_grow_a_profile_past_the_cap, postgres_import_synced_twice_makes_no_duplicates, file_sources_stay_inside_the_configured_folder, a_create_body_over_the_json_limit_is_answered_413);

@@ -1,6 +1,9 @@
 //! Shared test harness: a real server on 127.0.0.1 (port 0) over a real SQLite file in a
-//! temporary folder, and a blocking HTTP client.
+//! temporary folder or a real PostgreSQL database (`postgres.rs`), and a blocking HTTP client.
+//! Tests that take a [`Backend`] run once per store through [`on_both_stores`].
 #![allow(dead_code)]
+
+pub mod postgres;
 
 use base64::Engine;
 use datadict_server::store::Role;
@@ -55,9 +58,54 @@ impl Reply {
     }
 }
 
+/// The store a test server runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// A SQLite file in the server's temporary folder.
+    Sqlite,
+    /// A new database in the PostgreSQL cluster the test binary shares.
+    Postgres,
+}
+
+/// Runs each named test function, `fn name(backend: Backend)`, as one test per store:
+/// `<module>::sqlite::name` and `<module>::postgres::name`.
+macro_rules! on_both_stores {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            $(#[test]
+            fn $name() {
+                super::$name($crate::common::Backend::Sqlite)
+            })*
+        }
+        mod postgres {
+            $(#[test]
+            fn $name() {
+                super::$name($crate::common::Backend::Postgres)
+            })*
+        }
+    };
+}
+pub(crate) use on_both_stores;
+
 impl Server {
     pub fn start() -> Self {
         Self::start_with(Config::default())
+    }
+
+    /// A server with the default configuration on `backend`.
+    pub fn start_on(backend: Backend) -> Self {
+        Self::start_with_on(backend, Config::default())
+    }
+
+    /// A server with `config` on `backend`.
+    pub fn start_with_on(backend: Backend, config: Config) -> Self {
+        match backend {
+            Backend::Sqlite => Self::start_with(config),
+            Backend::Postgres => {
+                let store = Store::open_postgres(&postgres::fresh_database()).unwrap();
+                Self::serve(store, tempfile::tempdir().unwrap(), config)
+            }
+        }
     }
 
     pub fn start_with(config: Config) -> Self {
@@ -67,6 +115,11 @@ impl Server {
     /// Serves the database `datadict.sqlite3` of `dir` (which may already hold data).
     pub fn start_in(dir: tempfile::TempDir, config: Config) -> Self {
         let store = Store::open(&dir.path().join("datadict.sqlite3")).unwrap();
+        Self::serve(store, dir, config)
+    }
+
+    /// Serves `store`; `dir` is the server's folder.
+    pub fn serve(store: Store, dir: tempfile::TempDir, config: Config) -> Self {
         let state = AppState { store: store.clone(), config: Arc::new(config) };
         let (addr_tx, addr_rx) = std::sync::mpsc::channel();
         let (shutdown_tx, shutdown_rx) = tokio::sync::oneshot::channel::<()>();

@@ -1,7 +1,7 @@
 //! The database's tables: their definitions, and the upgrade of a database written by an older
 //! server (its `user_version`), both applied when the store opens.
 
-use super::events::{dedup_key, HOUR_MS};
+use crate::store::events::{dedup_key, HOUR_MS};
 use anyhow::Context;
 use rusqlite::{params, Connection};
 

@@ -1,10 +1,16 @@
 //! Tests of the store: de-duplication, volumes, the group commit, and the upgrade of older
 //! databases.
 
-use super::event_writer::{write_group, InsertJob, Part};
-use super::events::HOUR_MS;
+use super::event_writer::write_group;
+use super::events::insert_events;
+use super::reads::event_counts;
+use super::tables::DEDUP_KEY_VERSION;
+use super::Sqlite as Store;
 use super::*;
-use rusqlite::params;
+use crate::store::event_writer::{InsertJob, Part};
+use crate::store::events::HOUR_MS;
+use crate::store::{dedup_key, EventBatch, EventCount};
+use rusqlite::{params, Connection};
 use std::sync::mpsc::channel;
 
 fn batch(rows: &[(i64, &str, &str)]) -> EventBatch {

@@ -1,0 +1,112 @@
+//! The import's insert path on PostgreSQL: each batch in one `INSERT ... ON CONFLICT DO UPDATE`
+//! (the latest copy of an event wins, as on SQLite), its new rows counted in `event_volume`, and
+//! the event writer's group commit.
+
+use crate::store::event_writer::{fail_each, InsertJob, Part};
+use crate::store::events::{EventBatch, HOUR_MS};
+use postgres::{Client, GenericClient};
+use std::collections::HashMap;
+
+/// Rows per statement: one statement of arrays per chunk keeps the parameters few and the
+/// messages to the server a few hundred kilobytes.
+const ROWS_PER_INSERT: usize = 2000;
+
+/// Stores the rows of a batch inside the caller's transaction: new events inserted and counted
+/// in `event_volume`, copies of stored events replacing them.
+pub(crate) fn upsert_rows(c: &mut impl GenericClient, project_id: i64, batch: &EventBatch, now_s: i64) -> anyhow::Result<()> {
+    // One statement may not touch a row twice (`ON CONFLICT DO UPDATE` refuses it), so a batch
+    // keeps only the last copy of each event; earlier copies would be replaced anyway.
+    let mut last: HashMap<(i64, [u8; 16]), usize> = HashMap::with_capacity(batch.len());
+    let rows: Vec<_> = batch.rows.iter().map(|spans| batch.row(spans)).collect();
+    for (i, row) in rows.iter().enumerate() {
+        last.insert((row.time_ms, row.dedup), i);
+    }
+    let kept: Vec<_> = rows
+        .iter()
+        .enumerate()
+        .filter(|(i, row)| last[&(row.time_ms, row.dedup)] == *i)
+        .map(|(_, row)| row)
+        .collect();
+    let mut volume: HashMap<(String, i64), (i64, i64)> = HashMap::new();
+    for chunk in kept.chunks(ROWS_PER_INSERT) {
+        let dedup: Vec<&[u8]> = chunk.iter().map(|r| &r.dedup[..]).collect();
+        let event: Vec<&str> = chunk.iter().map(|r| r.event).collect();
+        let time_ms: Vec<i64> = chunk.iter().map(|r| r.time_ms).collect();
+        let distinct_id: Vec<&str> = chunk.iter().map(|r| r.distinct_id).collect();
+        let insert_id: Vec<&str> = chunk.iter().map(|r| r.insert_id).collect();
+        let record: Vec<&str> = chunk.iter().map(|r| r.record).collect();
+        // `xmax = 0` tells a row this statement inserted from one it updated.
+        let written = c.query(
+            "INSERT INTO events (project_id, dedup, event, time_ms, distinct_id, insert_id, record, ingested_at)
+             SELECT $1, d, e, t, u, i, r, $2
+             FROM unnest($3::bytea[], $4::text[], $5::bigint[], $6::text[], $7::text[], $8::text[]) AS x(d, e, t, u, i, r)
+             ON CONFLICT (project_id, time_ms, dedup) DO UPDATE SET record = excluded.record, ingested_at = excluded.ingested_at
+             RETURNING (xmax = 0), event, time_ms",
+            &[&project_id, &now_s, &dedup, &event, &time_ms, &distinct_id, &insert_id, &record],
+        )?;
+        for row in written {
+            if row.get::<_, bool>(0) {
+                let time_ms: i64 = row.get(2);
+                let entry = volume.entry((row.get(1), time_ms / HOUR_MS)).or_insert((0, i64::MIN));
+                entry.0 += 1;
+                entry.1 = entry.1.max(time_ms);
+            }
+        }
+    }
+    add_volume(c, project_id, volume)
+}
+
+/// Adds a batch's new events to `event_volume`, in key order so that concurrent writers (other
+/// processes) take the rows' locks in the same order.
+fn add_volume(c: &mut impl GenericClient, project_id: i64, volume: HashMap<(String, i64), (i64, i64)>) -> anyhow::Result<()> {
+    if volume.is_empty() {
+        return Ok(());
+    }
+    let mut entries: Vec<_> = volume.into_iter().collect();
+    entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    let event: Vec<&str> = entries.iter().map(|((e, _), _)| e.as_str()).collect();
+    let hour: Vec<i64> = entries.iter().map(|((_, h), _)| *h).collect();
+    let count: Vec<i64> = entries.iter().map(|(_, (n, _))| *n).collect();
+    let last_ms: Vec<i64> = entries.iter().map(|(_, (_, l))| *l).collect();
+    c.execute(
+        "INSERT INTO event_volume (project_id, event, hour, count, last_ms)
+         SELECT $1, e, h, n, l FROM unnest($2::text[], $3::bigint[], $4::bigint[], $5::bigint[]) AS x(e, h, n, l)
+         ON CONFLICT (project_id, event, hour)
+         DO UPDATE SET count = event_volume.count + excluded.count, last_ms = greatest(event_volume.last_ms, excluded.last_ms)",
+        &[&project_id, &event, &hour, &count, &last_ms],
+    )?;
+    Ok(())
+}
+
+/// Stores the jobs of a group in one transaction, each in a savepoint (all of a request's parts
+/// or none); returns each job's outcome.
+pub(crate) fn write_group(c: &mut Client, jobs: &[InsertJob]) -> Vec<anyhow::Result<usize>> {
+    let mut tx = match c.transaction() {
+        Ok(tx) => tx,
+        Err(e) => return fail_each(jobs, format!("cannot begin a transaction: {e}")),
+    };
+    let mut results = Vec::with_capacity(jobs.len());
+    for job in jobs {
+        let mut stored = || -> anyhow::Result<usize> {
+            let mut sp = tx.transaction()?;
+            let mut rows = 0;
+            loop {
+                match job.parts.recv() {
+                    Ok(Part::Rows(batch)) => {
+                        upsert_rows(&mut sp, job.project_id, &batch, job.now_s)?;
+                        rows += batch.len();
+                    }
+                    Ok(Part::End) => break,
+                    Err(_) => anyhow::bail!("the request ended before all its events were sent"),
+                }
+            }
+            sp.commit()?;
+            Ok(rows)
+        };
+        results.push(stored());
+    }
+    match tx.commit() {
+        Ok(()) => results,
+        Err(e) => fail_each(jobs, format!("cannot commit the events: {e}")),
+    }
+}

@@ -1,0 +1,173 @@
+//! Warehouse imports, their runs, and migration jobs on PostgreSQL. Times are milliseconds since
+//! the epoch.
+
+use crate::store::jobs::{ImportRow, MigrationJob, MigrationPhase, Queued, Run};
+use postgres::{Client, Row};
+
+/// Fails the runs and jobs that a stopped process left unfinished.
+pub fn fail_interrupted(c: &mut Client, now_ms: i64) -> anyhow::Result<()> {
+    c.execute(
+        "UPDATE warehouse_runs SET status = 'failed', finished_at = $1,
+         error = 'the server stopped during the run; sync again'
+         WHERE status IN ('queued', 'running')",
+        &[&now_ms],
+    )?;
+    for row in c.query("SELECT state FROM migration_jobs", &[])? {
+        let Ok(mut job) = serde_json::from_str::<MigrationJob>(row.get(0)) else {
+            continue;
+        };
+        if !job.phase.is_final() {
+            job.phase = MigrationPhase::Failed;
+            job.errors
+                .push("the server stopped during the migration; start it again (a rerun makes no duplicates)".into());
+            job.finished_at = Some(now_ms);
+            save_migration(c, &job)?;
+        }
+    }
+    Ok(())
+}
+
+fn import_row(r: &Row) -> ImportRow {
+    ImportRow {
+        id: r.get(0),
+        project_id: r.get(1),
+        name: r.get(2),
+        kind: r.get(3),
+        source: r.get(4),
+        mapping: r.get(5),
+        created_at: r.get(6),
+    }
+}
+
+const IMPORT_COLUMNS: &str = "id, project_id, name, kind, source, mapping, created_at";
+
+pub fn insert_import(c: &mut Client, row: &ImportRow) -> anyhow::Result<i64> {
+    Ok(c.query_one(
+        "INSERT INTO warehouse_imports (project_id, name, kind, source, mapping, created_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
+        &[&row.project_id, &row.name, &row.kind, &row.source, &row.mapping, &row.created_at],
+    )?
+    .get(0))
+}
+
+pub fn list_imports(c: &mut Client, project_id: i64) -> anyhow::Result<Vec<ImportRow>> {
+    let rows = c.query(
+        &format!("SELECT {IMPORT_COLUMNS} FROM warehouse_imports WHERE project_id = $1 ORDER BY id"),
+        &[&project_id],
+    )?;
+    Ok(rows.iter().map(import_row).collect())
+}
+
+pub fn get_import(c: &mut Client, project_id: i64, import_id: i64) -> anyhow::Result<Option<ImportRow>> {
+    let row = c.query_opt(
+        &format!("SELECT {IMPORT_COLUMNS} FROM warehouse_imports WHERE project_id = $1 AND id = $2"),
+        &[&project_id, &import_id],
+    )?;
+    Ok(row.as_ref().map(import_row))
+}
+
+pub fn delete_import(c: &mut Client, project_id: i64, import_id: i64) -> anyhow::Result<bool> {
+    // The runs go with the import (`ON DELETE CASCADE`).
+    Ok(c.execute(
+        "DELETE FROM warehouse_imports WHERE project_id = $1 AND id = $2",
+        &[&project_id, &import_id],
+    )? > 0)
+}
+
+fn run_row(r: &Row) -> Run {
+    Run {
+        run_id: r.get(0),
+        import_id: r.get(1),
+        trigger: r.get(2),
+        status: r.get(3),
+        rows_read: r.get::<_, i64>(4) as u64,
+        events_loaded: r.get::<_, i64>(5) as u64,
+        rows_rejected: r.get::<_, i64>(6) as u64,
+        rejections: serde_json::from_str(r.get(7)).unwrap_or_default(),
+        error: r.get(8),
+        created_at: r.get(9),
+        started_at: r.get(10),
+        finished_at: r.get(11),
+    }
+}
+
+const RUN_COLUMNS: &str =
+    "id, import_id, trigger, status, rows_read, events_loaded, rows_rejected, rejections, error, created_at, started_at, finished_at";
+
+/// Queues a manual run as SQLite's does. The import's row is locked first, so that two processes
+/// asking at once queue one run, not two.
+pub fn queue_manual_run(c: &mut Client, import_id: i64, run_id: &str, per_hour: u32, now_ms: i64) -> anyhow::Result<Queued> {
+    const HOUR_MS: i64 = 3_600_000;
+    let mut tx = c.transaction()?;
+    tx.execute("SELECT id FROM warehouse_imports WHERE id = $1 FOR UPDATE", &[&import_id])?;
+    let busy = tx.query_opt(
+        "SELECT id FROM warehouse_runs WHERE import_id = $1 AND status IN ('queued', 'running') LIMIT 1",
+        &[&import_id],
+    )?;
+    if let Some(row) = busy {
+        return Ok(Queued::Busy(row.get(0)));
+    }
+    let row = tx.query_one(
+        "SELECT count(*), min(created_at) FROM warehouse_runs WHERE import_id = $1 AND trigger = 'manual' AND created_at > $2",
+        &[&import_id, &(now_ms - HOUR_MS)],
+    )?;
+    let (count, oldest): (i64, Option<i64>) = (row.get(0), row.get(1));
+    if count >= i64::from(per_hour) {
+        let wait = oldest.map_or(HOUR_MS, |o| o + HOUR_MS - now_ms).max(1);
+        return Ok(Queued::Limited(wait));
+    }
+    tx.execute(
+        "INSERT INTO warehouse_runs (id, import_id, trigger, status, created_at) VALUES ($1, $2, 'manual', 'queued', $3)",
+        &[&run_id, &import_id, &now_ms],
+    )?;
+    tx.commit()?;
+    Ok(Queued::Queued)
+}
+
+pub fn update_run(c: &mut Client, run: &Run) -> anyhow::Result<()> {
+    c.execute(
+        "UPDATE warehouse_runs SET status = $2, rows_read = $3, events_loaded = $4, rows_rejected = $5, rejections = $6,
+         error = $7, started_at = $8, finished_at = $9 WHERE id = $1",
+        &[
+            &run.run_id,
+            &run.status,
+            &(run.rows_read as i64),
+            &(run.events_loaded as i64),
+            &(run.rows_rejected as i64),
+            &serde_json::to_string(&run.rejections)?,
+            &run.error,
+            &run.started_at,
+            &run.finished_at,
+        ],
+    )?;
+    Ok(())
+}
+
+pub fn list_runs(c: &mut Client, import_id: i64, limit: usize) -> anyhow::Result<Vec<Run>> {
+    let rows = c.query(
+        &format!("SELECT {RUN_COLUMNS} FROM warehouse_runs WHERE import_id = $1 ORDER BY created_at DESC, seq DESC LIMIT $2"),
+        &[&import_id, &(limit as i64)],
+    )?;
+    Ok(rows.iter().map(run_row).collect())
+}
+
+pub fn get_run(c: &mut Client, import_id: i64, run_id: &str) -> anyhow::Result<Option<Run>> {
+    let row = c.query_opt(
+        &format!("SELECT {RUN_COLUMNS} FROM warehouse_runs WHERE import_id = $1 AND id = $2"),
+        &[&import_id, &run_id],
+    )?;
+    Ok(row.as_ref().map(run_row))
+}
+
+pub fn save_migration(c: &mut Client, job: &MigrationJob) -> anyhow::Result<()> {
+    c.execute(
+        "INSERT INTO migration_jobs (id, project_id, state, created_at) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (id) DO UPDATE SET state = excluded.state",
+        &[&job.job_id, &job.project_id, &serde_json::to_string(job)?, &job.created_at],
+    )?;
+    Ok(())
+}
+
+pub fn get_migration(c: &mut Client, job_id: &str) -> anyhow::Result<Option<MigrationJob>> {
+    let row = c.query_opt("SELECT state FROM migration_jobs WHERE id = $1", &[&job_id])?;
+    row.map(|r| Ok(serde_json::from_str(r.get(0))?)).transpose()
+}

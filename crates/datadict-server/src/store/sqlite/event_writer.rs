@@ -1,0 +1,69 @@
+//! The SQLite event writer's group commit: the jobs of a group in one transaction, each in a
+//! savepoint, on the writer connection.
+
+use super::events::{set_foreign_keys, upsert_rows};
+use super::{after_write, lock, Sqlite};
+use crate::store::event_writer::{fail_each, spawn_event_writer, EventWriter, InsertJob, Part};
+use rusqlite::Connection;
+
+impl Sqlite {
+    /// Starts the event writer on this database's writer connection.
+    pub(crate) fn spawn_event_writer(&self) -> anyhow::Result<EventWriter> {
+        let (conn, after_conn) = (self.conn.clone(), self.conn.clone());
+        let checkpoint = self.checkpoint.clone();
+        spawn_event_writer(
+            move |jobs| match lock(&conn) {
+                Ok(mut guard) => write_group(&mut guard, jobs),
+                Err(e) => fail_each(jobs, e),
+            },
+            move || {
+                if let Ok(guard) = after_conn.lock() {
+                    after_write(&guard, checkpoint.as_deref());
+                }
+            },
+        )
+    }
+}
+
+/// What the event writer does with a group: [`insert_group`] with the foreign-key checks off,
+/// which it leaves off for the next group (see [`set_foreign_keys`]).
+pub(super) fn write_group(conn: &mut Connection, jobs: &[InsertJob]) -> Vec<anyhow::Result<usize>> {
+    match set_foreign_keys(conn, false) {
+        Ok(()) => insert_group(conn, jobs),
+        Err(e) => fail_each(jobs, format!("{e:#}")),
+    }
+}
+
+/// Stores the jobs of a group in one transaction, each in a savepoint; returns each job's outcome.
+fn insert_group(conn: &mut Connection, jobs: &[InsertJob]) -> Vec<anyhow::Result<usize>> {
+    let mut tx = match conn.transaction() {
+        Ok(tx) => tx,
+        Err(e) => return fail_each(jobs, format!("cannot begin a transaction: {e}")),
+    };
+    let mut results = Vec::with_capacity(jobs.len());
+    for job in jobs {
+        let mut stored = || -> anyhow::Result<usize> {
+            let sp = tx.savepoint()?;
+            let mut rows = 0;
+            loop {
+                // Waits for the request's next part; the savepoint rolls back (on drop) if the
+                // request ends without `End`.
+                match job.parts.recv() {
+                    Ok(Part::Rows(batch)) => {
+                        upsert_rows(&sp, job.project_id, &batch, job.now_s)?;
+                        rows += batch.len();
+                    }
+                    Ok(Part::End) => break,
+                    Err(_) => anyhow::bail!("the request ended before all its events were sent"),
+                }
+            }
+            sp.commit()?;
+            Ok(rows)
+        };
+        results.push(stored());
+    }
+    match tx.commit() {
+        Ok(()) => results,
+        Err(e) => fail_each(jobs, format!("cannot commit the events: {e}")),
+    }
+}
