@@ -187,16 +187,11 @@ async fn get_one(
     let Some(id) = parse_table_id(&table_id) else { return Err(not_found(project_id, &table_id)) };
     let cursor = q.cursor;
     let read_id = id.clone();
-    // The table and its page from one connection, in one read transaction, so that the page
-    // belongs to the table described even while a replace commits.
+    // The table and its page from one snapshot, so that the page belongs to the table described
+    // even while a replace commits.
     let (table, rows) = state
         .store
-        .read(move |conn| {
-            let tx = conn.unchecked_transaction()?;
-            let table = store_lookup::get_table(&tx, project_id, &read_id)?;
-            let rows = store_lookup::read_rows(&tx, &read_id, cursor.as_deref(), limit + 1)?;
-            Ok((table, rows))
-        })
+        .read(move |conn| store_lookup::read_page(conn, project_id, &read_id, cursor.as_deref(), limit + 1))
         .await?;
     let table = table.ok_or_else(|| not_found(project_id, &id))?;
     let mut rows = rows;

@@ -1,11 +1,11 @@
 //! The PostgreSQL schema: numbered migrations applied at start, the version reached kept in
 //! `schema_version`, and a refusal to run on a database written by a newer server.
 //!
-//! The tables are SQLite's (`sqlite::tables`, `sqlite::jobs::TABLES`) in PostgreSQL's types:
-//! integers are `bigint`, texts whose order the API shows (names, event names) compare bytewise
-//! (`COLLATE "C"`) as SQLite's do, records and schemas stay `text` so that they are served back
-//! byte for byte, and `events.id` and `warehouse_runs.seq` stand for SQLite's rowid (storage
-//! order, the read API's cursor).
+//! The tables are SQLite's (`sqlite::tables`, `sqlite::jobs::TABLES`, `sqlite::lookup::TABLES`)
+//! in PostgreSQL's types: integers are `bigint`, texts whose order the API shows (names, event
+//! names) compare bytewise (`COLLATE "C"`) as SQLite's do, records and schemas stay `text` so that
+//! they are served back byte for byte, and `events.id` and `warehouse_runs.seq` stand for SQLite's
+//! rowid (storage order, the read API's cursor). Migration 2 adds lookup tables.
 
 use anyhow::Context;
 use postgres::Client;
@@ -100,6 +100,25 @@ CREATE TABLE migration_jobs (
     project_id bigint NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
     state text NOT NULL,
     created_at bigint NOT NULL
+);
+"#, r#"
+-- Lookup tables, as SQLite's (`sqlite::lookup::TABLES`). A key is `bytea`: it compares bytewise,
+-- as SQLite orders keys, and keeps a zero byte, which a CSV field may hold and `text` refuses.
+CREATE TABLE lookup_tables (
+    id text COLLATE "C" PRIMARY KEY,
+    project_id bigint NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+    name text COLLATE "C" NOT NULL,
+    columns text NOT NULL DEFAULT '[]',
+    row_count bigint NOT NULL DEFAULT 0,
+    created_at bigint NOT NULL,
+    updated_at bigint NOT NULL,
+    UNIQUE (project_id, name)
+);
+CREATE TABLE lookup_rows (
+    table_id text COLLATE "C" NOT NULL REFERENCES lookup_tables(id) ON DELETE CASCADE,
+    key bytea NOT NULL,
+    record text NOT NULL,
+    PRIMARY KEY (table_id, key)
 );
 "#];
 

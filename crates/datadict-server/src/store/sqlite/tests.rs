@@ -1,5 +1,7 @@
 //! Tests of the store: de-duplication, volumes, the group commit, and the upgrade of older
-//! databases.
+//! databases. Those of lookup tables are in `tests/lookup.rs`.
+
+mod lookup;
 
 use super::event_writer::write_group;
 use super::events::insert_events;

@@ -1,8 +1,10 @@
 //! Tests of the lookup-table statements: a replace is all or nothing, pages follow the keys, and a
 //! database from before lookup tables gains them when opened.
 
-use super::*;
-use crate::store::Store;
+use crate::store::lookup::{Created, NewRow};
+use crate::store::sqlite::lookup::*;
+use crate::store::sqlite::{Sqlite as Store, Synchronous};
+use rusqlite::Connection;
 
 const ID: &str = "0b6f3c2e-8d1a-4f5e-9c7b-2a4d6e8f0a1b";
 
@@ -110,7 +112,7 @@ fn an_older_database_gains_the_tables() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("old.sqlite3");
     {
-        let store = Store::open(&path).unwrap();
+        let store = Store::open_with(&path, Synchronous::Full).unwrap();
         store
             .call_sync(|conn| {
                 conn.execute("INSERT INTO projects (id, name, token_hash) VALUES (1, 'p', 'h')", [])?;
@@ -119,7 +121,7 @@ fn an_older_database_gains_the_tables() {
             })
             .unwrap();
     }
-    let store = Store::open(&path).unwrap();
+    let store = Store::open_with(&path, Synchronous::Full).unwrap();
     store
         .call_sync(|conn| {
             let projects: i64 = conn.query_row("SELECT count(*) FROM projects", [], |r| r.get(0))?;
