@@ -2,7 +2,7 @@
 //! with CSV as the ingestion reference does, with every answer of the reference (400 naming each
 //! bad record and its line, 401, 403, 404, 413, 415, 429) and nothing stored from a refused CSV.
 
-use crate::common::{gzip, urlencode, Account, Reply, Server};
+use crate::common::{gzip, on_both_stores, urlencode, Account, Backend, Reply, Server};
 use datadict_server::ratelimit::{ManualClock, RateLimiter};
 use datadict_server::store::Role;
 use datadict_server::Config;
@@ -17,12 +17,12 @@ struct Fixture {
     id: String,
 }
 
-fn fixture() -> Fixture {
-    fixture_with(Config::default())
+fn fixture(backend: Backend) -> Fixture {
+    fixture_with(backend, Config::default())
 }
 
-fn fixture_with(config: Config) -> Fixture {
-    let server = Server::start_with(config);
+fn fixture_with(backend: Backend, config: Config) -> Fixture {
+    let server = Server::start_with_on(backend, config);
     let p = server.project("p").id;
     let owner = server.account("owner", p, Some(Role::Owner));
     let consumer = server.account("consumer", p, Some(Role::Consumer));
@@ -91,9 +91,8 @@ fn owned(rows: &[&[&str]]) -> Vec<Vec<String>> {
     rows.iter().map(|r| r.iter().map(|f| (*f).to_owned()).collect()).collect()
 }
 
-#[test]
-fn a_table_is_created_replaced_listed_and_read_in_full() {
-    let f = fixture();
+fn a_table_is_created_replaced_listed_and_read_in_full(backend: Backend) {
+    let f = fixture(backend);
     // The reference's list body, with the new table.
     let r = f.list(&f.owner);
     assert_eq!((r.status, r.json()), (200, json!({"code": 200, "status": "OK", "results": [{"id": f.id, "name": "Accounts"}]})));
@@ -135,9 +134,19 @@ fn a_table_is_created_replaced_listed_and_read_in_full() {
     assert_eq!(f.rows(10), Vec::<Vec<String>>::new());
 }
 
-#[test]
-fn quotes_line_breaks_a_bom_crlf_and_gzip_are_read() {
-    let f = fixture();
+/// Keys page in byte order on both stores: upper case before lower case, a key before the same
+/// key with a zero byte appended, every ASCII key before `é`; a zero byte is kept as sent.
+fn keys_page_in_byte_order_and_keep_a_zero_byte(backend: Backend) {
+    let f = fixture(backend);
+    let r = f.put("id,v\nb,1\na\u{0},2\na,3\n\u{e9},4\nB,5\n");
+    assert_eq!(r.status, 200, "{}", r.text);
+    let want = owned(&[&["B", "5"], &["a", "3"], &["a\u{0}", "2"], &["b", "1"], &["\u{e9}", "4"]]);
+    assert_eq!(f.rows(2), want);
+    assert_eq!(f.page("limit=2")["next_cursor"], "a");
+}
+
+fn quotes_line_breaks_a_bom_crlf_and_gzip_are_read(backend: Backend) {
+    let f = fixture(backend);
     let csv = "\u{feff}id,note,empty\r\n\"k,1\",\"two\r\nlines, \"\"quoted\"\"\",\r\n\r\nk2,plain,\r\n\"ünï\",✓,\"\"";
     let r = f.put(csv);
     assert_eq!(r.status, 200, "{}", r.text);
@@ -153,9 +162,8 @@ fn quotes_line_breaks_a_bom_crlf_and_gzip_are_read() {
 
 /// Each kind of bad record gets its index (the header is 0) and a message naming its line, and a
 /// refused CSV leaves the stored table as it was.
-#[test]
-fn a_bad_csv_is_refused_record_by_record_and_stores_nothing() {
-    let f = fixture();
+fn a_bad_csv_is_refused_record_by_record_and_stores_nothing(backend: Backend) {
+    let f = fixture(backend);
     assert_eq!(f.put("id,v\nkept,1\n").status, 200);
     let cases: &[(&str, &[(u64, &str)])] = &[
         // The reference's example: a blank key, a row of the wrong width.
@@ -192,9 +200,8 @@ fn a_bad_csv_is_refused_record_by_record_and_stores_nothing() {
     assert_eq!(f.page("")["results"]["row_count"], 1);
 }
 
-#[test]
-fn credentials_and_roles() {
-    let f = fixture();
+fn credentials_and_roles(backend: Backend) {
+    let f = fixture(backend);
     let stranger_project = f.server.project("other").id;
     let stranger = f.server.account("stranger", stranger_project, Some(Role::Owner));
     let csv = b"id,v\nk,1\n";
@@ -239,9 +246,8 @@ fn credentials_and_roles() {
     assert!(r.status == 400 && r.text.contains("project id"), "{}", r.text);
 }
 
-#[test]
-fn unknown_tables_answer_404() {
-    let f = fixture();
+fn unknown_tables_answer_404(backend: Backend) {
+    let f = fixture(backend);
     let other_project = f.server.project("other").id;
     let other_owner = f.server.account("other-owner", other_project, Some(Role::Owner));
     let owner = Some((f.owner.username.as_str(), f.owner.secret.as_str()));
@@ -261,9 +267,8 @@ fn unknown_tables_answer_404() {
     assert_eq!(r.status, 200, "{}", r.text);
 }
 
-#[test]
-fn the_size_limit_answers_413_after_reading_the_body() {
-    let f = fixture_with(Config { lookup_table_max_bytes: 1000, ..Default::default() });
+fn the_size_limit_answers_413_after_reading_the_body(backend: Backend) {
+    let f = fixture_with(backend, Config { lookup_table_max_bytes: 1000, ..Default::default() });
     let owner = Some((f.owner.username.as_str(), f.owner.secret.as_str()));
     let text = [("Content-Type", "text/csv")];
     let sized = |len: usize| {
@@ -291,9 +296,8 @@ fn the_size_limit_answers_413_after_reading_the_body() {
     assert_eq!(f.list(&f.owner).status, 200);
 }
 
-#[test]
-fn other_content_types_answer_415() {
-    let f = fixture();
+fn other_content_types_answer_415(backend: Backend) {
+    let f = fixture(backend);
     let owner = Some((f.owner.username.as_str(), f.owner.secret.as_str()));
     let cases: &[(&[(&str, &str)], &str)] = &[
         (&[], "no `Content-Type`"),
@@ -310,10 +314,9 @@ fn other_content_types_answer_415() {
     assert_eq!(f.page("")["results"]["row_count"], 0);
 }
 
-#[test]
-fn the_ingestion_rate_limit_answers_429() {
+fn the_ingestion_rate_limit_answers_429(backend: Backend) {
     let clock = ManualClock::default();
-    let f = fixture_with(Config { ingest_rate_limit: Some(100), rate_limiter: RateLimiter::with_clock(clock.clone()), ..Default::default() });
+    let f = fixture_with(backend, Config { ingest_rate_limit: Some(100), rate_limiter: RateLimiter::with_clock(clock.clone()), ..Default::default() });
     // 60 bytes of the 100 a minute: the first passes, the second does not.
     let csv = format!("id,v\n{},1\n", "k".repeat(52));
     assert_eq!(csv.len(), 60);
@@ -329,9 +332,8 @@ fn the_ingestion_rate_limit_answers_429() {
     assert_eq!(f.put(&csv).status, 200);
 }
 
-#[test]
-fn the_application_routes_create_read_and_delete() {
-    let f = fixture();
+fn the_application_routes_create_read_and_delete(backend: Backend) {
+    let f = fixture(backend);
     let tables = f.tables();
     // Names: required, unique per project, trimmed.
     for (body, says) in [
@@ -377,3 +379,16 @@ fn the_application_routes_create_read_and_delete() {
     let r = f.list(&f.owner);
     assert_eq!(r.json()["results"], json!([{"id": second, "name": "Products"}]));
 }
+
+on_both_stores!(
+    a_table_is_created_replaced_listed_and_read_in_full,
+    keys_page_in_byte_order_and_keep_a_zero_byte,
+    quotes_line_breaks_a_bom_crlf_and_gzip_are_read,
+    a_bad_csv_is_refused_record_by_record_and_stores_nothing,
+    credentials_and_roles,
+    unknown_tables_answer_404,
+    the_size_limit_answers_413_after_reading_the_body,
+    other_content_types_answer_415,
+    the_ingestion_rate_limit_answers_429,
+    the_application_routes_create_read_and_delete,
+);

@@ -1,5 +1,5 @@
 //! What is particular to running on PostgreSQL: the versioned schema applied at start (once, and
-//! refused when newer), `--database` on the command line, and the `admin` commands against it.
+//! refused when newer; lookup tables added to an older database), `--database` on the command line, and the `admin` commands against it.
 //! The HTTP behaviour itself is tested on both stores by the other files (`on_both_stores!`).
 
 use crate::common::postgres::fresh_database;
@@ -45,6 +45,41 @@ fn the_schema_is_applied_once_and_a_newer_one_is_refused() {
     assert!(err.contains("written by a newer datadict") && err.contains(&format!("schema version {}", version + 1)), "{err}");
     // The refusal changed nothing.
     assert_eq!(schema_version(&url), version + 1);
+}
+
+/// A database at schema version 1 (before lookup tables) gains them at start and keeps its data;
+/// a replace that fails (a key twice) names the key and changes nothing, as on SQLite.
+#[test]
+fn a_version_1_database_gains_lookup_tables() {
+    use datadict_server::store::lookup::{self, Created, NewRow};
+    let url = fresh_database();
+    let store = Store::open_postgres(&url).unwrap();
+    let project = datadict_server::admin::create_project(&store, "p").unwrap();
+    drop(store);
+    let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    client.batch_execute("DROP TABLE lookup_rows; DROP TABLE lookup_tables; UPDATE schema_version SET version = 1").unwrap();
+
+    let store = Store::open_postgres(&url).unwrap();
+    assert_eq!(schema_version(&url), 2);
+    let id = "0b6f3c2e-8d1a-4f5e-9c7b-2a4d6e8f0a1b";
+    let row = |key: &str| NewRow { key: key.into(), record: json!([key]).to_string() };
+    let columns = vec!["id".to_owned()];
+    store
+        .call_sync(|conn| {
+            assert!(datadict_server::store::project_exists(conn, project.id)?);
+            assert!(matches!(lookup::create_table(conn, project.id, id, "t", 1)?, Created::Created(_)));
+            assert_eq!(lookup::create_table(conn, project.id, "other", "t", 1)?, Created::NameTaken(id.into()));
+            lookup::replace_rows(conn, project.id, id, &columns, &[row("b"), row("a")], 2)?;
+            let err = lookup::replace_rows(conn, project.id, id, &columns, &[row("x"), row("y"), row("x")], 3).unwrap_err();
+            assert!(format!("{err:#}").contains("key `x`"), "{err:#}");
+            let (table, rows) = lookup::read_page(conn, project.id, id, None, 10)?;
+            assert_eq!((table.unwrap().updated_at, rows.iter().map(|r| r.key.as_str()).collect::<Vec<_>>()), (2, vec!["a", "b"]));
+            assert!(lookup::delete_table(conn, project.id, id)?);
+            Ok(())
+        })
+        .unwrap();
+    let left: i64 = client.query_one("SELECT count(*) FROM lookup_rows", &[]).unwrap().get(0);
+    assert_eq!(left, 0);
 }
 
 #[test]
