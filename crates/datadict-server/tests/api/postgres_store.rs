@@ -1,5 +1,6 @@
-//! What is particular to running on PostgreSQL: the versioned schema applied at start (once, and
-//! refused when newer; lookup tables added to an older database), `--database` on the command line, and the `admin` commands against it.
+//! What is particular to running on PostgreSQL: the versioned schema applied at start (once,
+//! refused when newer, lookup tables added to an older database), `--database` on the command
+//! line, and the `admin` commands against it.
 //! The HTTP behaviour itself is tested on both stores by the other files (`on_both_stores!`).
 
 use crate::common::postgres::fresh_database;
