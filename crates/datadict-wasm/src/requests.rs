@@ -131,6 +131,49 @@ pub fn parse_retry_after(value: &str, now_ms: f64) -> Option<f64> {
     core::parse_retry_after(value, now_ms as i64).map(|ms| ms as f64)
 }
 
+/// A project id as JavaScript callers hold it: a number, or its text (a command-line flag).
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub(crate) enum ProjectIdDto {
+    Number(f64),
+    Text(String),
+}
+
+impl ProjectIdDto {
+    /// The id, or `None` when it is not a whole number: the words then name no project rather
+    /// than fail while saying what went wrong.
+    fn id(&self) -> Option<u64> {
+        match self {
+            Self::Number(n) if n.fract() == 0.0 && (0.0..9_007_199_254_740_992.0).contains(n) => Some(*n as u64),
+            Self::Number(_) => None,
+            Self::Text(t) => t.trim().parse().ok(),
+        }
+    }
+}
+
+/// What the words of a failed request may name, as JavaScript passes it.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub(crate) struct StatusContextDto {
+    pub(crate) url: Option<String>,
+    pub(crate) project_id: Option<ProjectIdDto>,
+    pub(crate) writes: bool,
+    pub(crate) retry_after_ms: Option<f64>,
+    pub(crate) attempts: Option<u32>,
+}
+
+impl StatusContextDto {
+    pub(crate) fn into_core(self) -> core::StatusContext {
+        core::StatusContext {
+            url: self.url,
+            project_id: self.project_id.and_then(|p| p.id()),
+            writes: self.writes,
+            retry_after_ms: self.retry_after_ms.filter(|ms| ms.is_finite()).map(|ms| ms.max(0.0) as u64),
+            attempts: self.attempts.unwrap_or(0),
+        }
+    }
+}
+
 /// The one wording of a failed request, with what to do: `status` is the HTTP status, or 0 (or
 /// `null`) when no answer came; `detail` is the server's message or the network's reason.
 #[wasm_bindgen(js_name = explainStatus)]
@@ -139,7 +182,7 @@ pub fn explain_status(
     detail: Option<String>,
     #[wasm_bindgen(unchecked_param_type = "StatusContext | undefined")] context: JsValue,
 ) -> Result<String, JsError> {
-    let context: core::StatusContext = opt_from_js(context, "the context")?;
+    let context = opt_from_js::<StatusContextDto>(context, "the context")?.into_core();
     let outcome = match status {
         None | Some(0) => core::Attempt::NetworkError,
         Some(status) => core::Attempt::Status(status),
@@ -151,7 +194,7 @@ pub fn explain_status(
 /// reads error bodies.
 #[wasm_bindgen(js_name = explainAnswer)]
 pub fn explain_answer(status: u16, body: &str, #[wasm_bindgen(unchecked_param_type = "StatusContext | undefined")] context: JsValue) -> Result<String, JsError> {
-    let context: core::StatusContext = opt_from_js(context, "the context")?;
+    let context = opt_from_js::<StatusContextDto>(context, "the context")?.into_core();
     Ok(core::explain_answer(status, body.as_bytes(), &context))
 }
 
@@ -205,8 +248,8 @@ export type RetryDecision =
 export interface StatusContext {
   /** The URL asked; named when the server cannot be reached. */
   url?: string;
-  /** The project; named by a 403. */
-  projectId?: number;
+  /** The project (a number or its text); named by a 403. */
+  projectId?: number | string;
   /** Whether the request writes; a 403 then names the role writes need. */
   writes?: boolean;
   /** A 429's `Retry-After` in milliseconds. */

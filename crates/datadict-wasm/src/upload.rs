@@ -2,6 +2,7 @@
 //! (requests, timers, files, compression). Only small per-batch metadata crosses: a sequence
 //! number, a size and the packed input positions; bodies never do.
 
+use crate::requests::{ProjectIdDto, StatusContextDto};
 use crate::{opt_from_js, to_js};
 use datadict_core as core;
 use serde::Deserialize;
@@ -15,8 +16,10 @@ struct UploadOptionsDto {
     /// Overrides of the retry policy; absent fields keep the defaults.
     retry_policy: Option<core::RetryPolicy>,
     stop_on_failure: bool,
+    /// Named when the server cannot be reached.
     url: Option<String>,
-    project_id: Option<u64>,
+    /// Named by a 403.
+    project_id: Option<ProjectIdDto>,
     /// Batches a previous run had acknowledged (a checkpoint).
     acknowledged: Vec<u64>,
 }
@@ -37,7 +40,7 @@ impl Upload {
             concurrency: o.concurrency.unwrap_or(8),
             retry: o.retry_policy.unwrap_or_default(),
             stop_on_failure: o.stop_on_failure,
-            context: core::StatusContext { url: o.url, project_id: o.project_id, ..core::StatusContext::default() },
+            context: StatusContextDto { url: o.url, project_id: o.project_id, ..StatusContextDto::default() }.into_core(),
         };
         Ok(Upload { inner: core::Upload::resume(options, o.acknowledged) })
     }
@@ -123,7 +126,7 @@ export interface UploadOptions {
   /** Named when the server cannot be reached. */
   url?: string;
   /** Named by a 403. */
-  projectId?: number;
+  projectId?: number | string;
   /** Sequence numbers of batches acknowledged before (a checkpoint). */
   acknowledged?: number[];
 }
