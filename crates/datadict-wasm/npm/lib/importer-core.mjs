@@ -392,7 +392,8 @@ export function makeImporter(wasm, platform = {}) {
         options.onRetry?.({ attempt: out.attempt, status: out.status ?? 0, delayMs: out.delayMs, sequence: batch.sequence });
       } else if (out?.kind === "failed") {
         held.delete(batch.sequence);
-        throw new ImportError(out.message, { status: out.status ?? 0, code: out.reason });
+        // A batch cancelled because the import is stopping is not a failure of its own.
+        if (out.reason !== "cancelled") throw new ImportError(out.message, { status: out.status ?? 0, code: out.reason });
       }
     }
 
