@@ -19,7 +19,7 @@ use crate::retry::{parse_retry_after, Attempt, Decision, GiveUp, RetryPolicy};
 use crate::split::RecordPos;
 use crate::status::{error_detail, explain_status, StatusContext};
 use serde::Serialize;
-use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 /// How an upload behaves.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -214,7 +214,7 @@ struct Entry {
 #[derive(Debug)]
 pub struct Upload {
     options: UploadOptions,
-    acknowledged: BTreeSet<u64>,
+    acknowledged: HashSet<u64>,
     entries: HashMap<u64, Entry>,
     queue: VecDeque<u64>,
     /// Sending or waiting; at most `concurrency`.
@@ -382,8 +382,10 @@ impl Upload {
     }
 
     /// The acknowledged batches, in order: what a checkpoint records.
-    pub fn acknowledged(&self) -> impl Iterator<Item = u64> + '_ {
-        self.acknowledged.iter().copied()
+    pub fn acknowledged(&self) -> Vec<u64> {
+        let mut sequences: Vec<u64> = self.acknowledged.iter().copied().collect();
+        sequences.sort_unstable();
+        sequences
     }
 
     pub fn is_acknowledged(&self, sequence: u64) -> bool {

@@ -106,7 +106,7 @@ impl Upload {
 
     /// The acknowledged batches' sequence numbers, in order.
     pub fn acknowledged(&self) -> Vec<f64> {
-        self.inner.acknowledged().map(|s| s as f64).collect()
+        self.inner.acknowledged().into_iter().map(|s| s as f64).collect()
     }
 
     #[wasm_bindgen(unchecked_return_type = "UploadSummary")]

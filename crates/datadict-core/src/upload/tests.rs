@@ -262,7 +262,7 @@ fn a_resumed_upload_skips_what_a_cancelled_one_had_acknowledged() {
     );
     let summary = first.summary();
     assert_eq!((summary.batches_acknowledged, summary.batches_failed, summary.cancelled), (1, 1, true));
-    let checkpoint: Vec<u64> = first.acknowledged().collect();
+    let checkpoint = first.acknowledged();
     assert_eq!(checkpoint, [1]);
     let mut resumed = Upload::resume(options(2, false), checkpoint);
     check(
@@ -279,7 +279,7 @@ fn a_resumed_upload_skips_what_a_cancelled_one_had_acknowledged() {
             Wants(true, true),
         ],
     );
-    assert_eq!(resumed.acknowledged().collect::<Vec<_>>(), [0, 1, 2]);
+    assert_eq!(resumed.acknowledged(), [0, 1, 2]);
     let s = resumed.summary();
     assert_eq!((s.batches_acknowledged, s.records_sent, s.records_imported, s.bytes_acknowledged, s.requests), (2, 6, 6, 600, 2));
 }
