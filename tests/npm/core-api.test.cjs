@@ -102,7 +102,7 @@ test("the upload machine: packed batches in, sends, retries and lines out; a sta
   const failed = upload.answer(second.sequence, 403, JSON.stringify({ error: "no", status: "error" }), null, 3002, 0);
   assert.deepEqual([failed.kind, failed.reason, failed.status], ["failed", "unauthorized", 403]);
   assert.match(failed.message, /lack permission on project 3 \(403\): no/);
-  assert.deepEqual(upload.acknowledged(), [first.sequence]);
+  assert.deepEqual([...upload.acknowledged()], [first.sequence]);
   assert.equal(upload.isIdle(), true);
   assert.match(datadict.explainStatus(0, "ECONNREFUSED", { url: "http://127.0.0.1:9" }), /^cannot reach the server at http:\/\/127\.0\.0\.1:9: ECONNREFUSED;/);
   assert.match(datadict.explainAnswer(413, "", {}), /^a request was too large for the server \(413\); lower the batch limits/);
