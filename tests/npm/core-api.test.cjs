@@ -79,6 +79,35 @@ test("requests, headers and the retry policy", () => {
   assert.equal(datadict.parseRetryAfter("7", 0), 7000);
 });
 
+test("the upload machine: packed batches in, sends, retries and lines out; a status in the core's words", () => {
+  const batcher = new datadict.Batcher({ nowMs, gzipLevel: null, limits: { maxEventsPerRequest: 2 } });
+  batcher.push(new TextEncoder().encode([0, 1, 2].map((i) => event(i)).join("\n")));
+  batcher.finish();
+  const upload = new datadict.Upload({ concurrency: 1, projectId: "3", acknowledged: [] });
+  const first = batcher.nextBatchPacked();
+  const second = batcher.nextBatchPacked();
+  assert.equal(upload.register(first.sequence, first.uncompressedBytes, first.positions), "queued");
+  assert.equal(upload.register(second.sequence, second.uncompressedBytes, second.positions), "queued");
+  assert.equal(upload.nextSend(0), first.sequence);
+  assert.equal(upload.nextSend(0), undefined, "one request at a time");
+  const retry = upload.answer(first.sequence, 503, "", "2", 0, 0);
+  assert.deepEqual([retry.kind, retry.delayMs, retry.dueMs], ["retry", 3000, 3000]);
+  assert.equal(upload.nextWakeMs(), 3000);
+  assert.equal(upload.nextSend(2999), undefined);
+  assert.equal(upload.nextSend(3000), first.sequence);
+  const partial = { code: 400, error: "x", failed_records: [{ index: 1, $insert_id: "id-1", field: "event", message: "m" }], num_records_imported: 1, status: "Bad Request" };
+  const ack = upload.answer(first.sequence, 400, JSON.stringify(partial), null, 3001, 0);
+  assert.deepEqual([ack.kind, ack.imported, ack.failed[0].pos.line], ["acknowledged", 1, 2]);
+  assert.equal(upload.nextSend(3001), second.sequence);
+  const failed = upload.answer(second.sequence, 403, JSON.stringify({ error: "no", status: "error" }), null, 3002, 0);
+  assert.deepEqual([failed.kind, failed.reason, failed.status], ["failed", "unauthorized", 403]);
+  assert.match(failed.message, /lack permission on project 3 \(403\): no/);
+  assert.deepEqual([...upload.acknowledged()], [first.sequence]);
+  assert.equal(upload.isIdle(), true);
+  assert.match(datadict.explainStatus(0, "ECONNREFUSED", { url: "http://127.0.0.1:9" }), /^cannot reach the server at http:\/\/127\.0\.0\.1:9: ECONNREFUSED;/);
+  assert.match(datadict.explainAnswer(413, "", {}), /^a request was too large for the server \(413\); lower the batch limits/);
+});
+
 test("whole import bodies are judged as the import would", () => {
   const body = Buffer.from(`[${event(1)},${event(2, { time: 0 })}]`);
   const checked = datadict.checkImportBody(body, { nowMs });

@@ -1,16 +1,23 @@
-//! The root component: provides the state, draws the navigation, the current page and the log.
+//! The root component: the state provider around the navigation, the current page and the log.
 
 use crate::components::log::LogView;
 use crate::pages;
-use crate::state::{Action, AppState, Load, Page};
+use crate::state::{use_app_state, Action, AppStateProvider, Load, Page};
 use yew::prelude::*;
-
-/// The state handle every component reaches through context.
-pub type StateHandle = UseReducerHandle<AppState>;
 
 #[component]
 pub fn App() -> Html {
-    let state = use_reducer(AppState::default);
+    html! {
+        <AppStateProvider>
+            <Shell />
+        </AppStateProvider>
+    }
+}
+
+/// Everything on the page, inside the state provider.
+#[component]
+fn Shell() -> Html {
+    let state = use_app_state();
     let page = state.page;
     let connected = state.connection.is_some();
     // The dictionary is read once per connection, here, because both the dictionary and the
@@ -44,7 +51,7 @@ pub fn App() -> Html {
         Page::Migrate => html! { <pages::migrate::MigratePage /> },
     };
     html! {
-        <ContextProvider<StateHandle> context={state.clone()}>
+        <>
             <header class="top">
                 <h1>{ "datadict" }</h1>
                 <nav aria-label="Main">{ for nav }</nav>
@@ -64,12 +71,6 @@ pub fn App() -> Html {
                 }
             </main>
             <LogView />
-        </ContextProvider<StateHandle>>
+        </>
     }
-}
-
-/// The state handle from context; every page is rendered inside [`App`]'s provider.
-#[hook]
-pub fn use_app_state() -> StateHandle {
-    use_context::<StateHandle>().expect("pages are rendered inside App's state provider")
 }

@@ -1,10 +1,11 @@
-//! The app's state: a [`Reducible`] value changed only through [`Action`]s, shared by context.
+//! The app's state: a [`Reducible`] value changed only through [`Action`]s, owned by
+//! [`AppStateProvider`] and reached by every component through [`use_app_state`].
 
 use crate::api::Connection;
 use datadict_core::{EntityType, SchemaEntry};
 use std::collections::HashMap;
 use std::rc::Rc;
-use yew::Reducible;
+use yew::prelude::*;
 
 /// Which screen is shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -151,6 +152,29 @@ impl Reducible for AppState {
         }
         Rc::new(next)
     }
+}
+
+/// The state handle every component reaches through context.
+pub type StateHandle = UseReducerHandle<AppState>;
+
+#[derive(Properties, PartialEq)]
+pub struct AppStateProviderProps {
+    pub children: Html,
+}
+
+/// Owns the app's state and provides it to everything rendered inside.
+#[component]
+pub fn AppStateProvider(props: &AppStateProviderProps) -> Html {
+    let state = use_reducer(AppState::default);
+    html! {
+        <ContextProvider<StateHandle> context={state}>{ props.children.clone() }</ContextProvider<StateHandle>>
+    }
+}
+
+/// The state handle from context; every component is rendered inside [`AppStateProvider`].
+#[hook]
+pub fn use_app_state() -> StateHandle {
+    use_context::<StateHandle>().expect("components are rendered inside AppStateProvider")
 }
 
 #[cfg(test)]

@@ -40,7 +40,10 @@
 //! - Requests: [`Endpoints`] (every operation, default/EU/India regions, configurable bases),
 //!   [`Credentials`], [`import_headers`], [`import_request`], [`manual_sync_request`],
 //!   [`parse_import_response`], [`parse_api_response`], [`map_failed_records`]; the retry policy
-//!   as pure logic: [`RetryPolicy::decide`], [`parse_retry_after`].
+//!   as pure logic: [`RetryPolicy::decide`], [`parse_retry_after`]; the one wording of a failed
+//!   request with what to do: [`explain_status`]; the upload of batches as a state machine
+//!   without I/O (acknowledged batches, retries, refused records by input line, cancel and
+//!   resume): [`Upload`].
 //! - Migration (spec §4.3): [`validate_migration_request`], [`validate_source_tool`]; the source
 //!   export archive [`ExportArchive`] (zip of gzipped NDJSON, member by member); the FACTS.md
 //!   mapping [`transform_event`], [`transform_ndjson`], [`ProfileAccumulator`].
@@ -72,8 +75,10 @@ pub mod request;
 pub mod retry;
 pub mod schema;
 pub mod split;
+pub mod status;
 pub mod summary;
 pub mod time;
+pub mod upload;
 pub mod validate;
 pub mod wire;
 mod words;
@@ -103,6 +108,8 @@ pub use request::{
     Endpoints, HttpRequest, Method, Region, RegionUrls,
 };
 pub use retry::{parse_retry_after, Attempt, Decision, GiveUp, RetryPolicy};
+pub use status::{error_detail, explain_answer, explain_status, StatusContext};
+pub use upload::{Acknowledged, BatchMeta, Failed, Outcome, Registered, Reply, Retry, SendOrder, Stop, Upload, UploadOptions, UploadSummary};
 pub use amplitude::{transform_event, transform_ndjson, ExportArchive, ExportError, ProfileAccumulator, TransformError, Transformed};
 pub use migration::{validate_migration_request, validate_source_tool, DateRange, MigrationCheck, MigrationRequest};
 pub use time::Date;

@@ -5,8 +5,10 @@
 
 use crate::api::{FailedRecord, ImportResponse};
 use crate::batch::Batch;
-use crate::schema::{EntityType, ErrorBody};
+use crate::schema::EntityType;
+use crate::retry::Attempt;
 use crate::split::RecordPos;
+use crate::status::{error_detail, explain_status, StatusContext};
 use base64::Engine;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -83,9 +85,14 @@ impl Endpoints {
         Self { app: RegionUrls::same(&format!("{host}/api/app")), ingest: RegionUrls::same(host), migrate: format!("{host}/migrate") }
     }
 
+    /// `/projects/{projectId}`: where every resource of a project lives in the application API.
+    pub fn project(&self, region: Region, project_id: u64) -> String {
+        format!("{}/projects/{project_id}", self.app.get(region))
+    }
+
     /// FACTS.md: `/projects/{projectId}/schemas` (list all, batch upload, delete all).
     pub fn schemas(&self, region: Region, project_id: u64) -> String {
-        format!("{}/projects/{project_id}/schemas", self.app.get(region))
+        format!("{}/schemas", self.project(region, project_id))
     }
 
     /// Spec §4.1: `/projects/{projectId}/schemas/{entityType}[?entity_name=]`.
@@ -116,6 +123,12 @@ impl Endpoints {
     /// FACTS.md: `POST /engage` for profile updates.
     pub fn engage(&self, region: Region) -> String {
         format!("{}/engage", self.ingest.get(region))
+    }
+
+    /// `POST /engage?strict=1&project_id=N`: profile updates signed by a service account, which
+    /// names its project in the query as the import does.
+    pub fn engage_project(&self, region: Region, project_id: u64, strict: bool) -> String {
+        format!("{}?strict={}&project_id={project_id}", self.engage(region), u8::from(strict))
     }
 
     /// Spec §4.3: `POST {migrate_url}/<source_tool>`.
@@ -259,27 +272,30 @@ pub fn map_failed_positions(positions: &[RecordPos], response: &ImportResponse) 
         .collect()
 }
 
-/// An answer of the application API that is not a success.
+/// An answer of the application API that is not a success (or a success whose body does not
+/// read). It displays in the words of [`crate::status`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("the server answered {status}: {message}")]
+#[error("{}", self.explain(&StatusContext::default()))]
 pub struct ApiError {
     pub status: u16,
     /// The error body's `error` (spec §2.7), or an excerpt of a body that is not one.
     pub message: String,
 }
 
+impl ApiError {
+    /// The words of [`crate::status::explain_status`], naming what `context` knows.
+    pub fn explain(&self, context: &StatusContext) -> String {
+        explain_status(Attempt::Status(self.status), &self.message, context)
+    }
+}
+
 /// Reads an answer of the application API: the success model for 2xx, else an [`ApiError`] from
 /// the error body (spec §2.7).
 pub fn parse_api_response<T: DeserializeOwned>(status: u16, body: &[u8]) -> Result<T, ApiError> {
     if (200..300).contains(&status) {
-        return serde_json::from_slice(body)
-            .map_err(|e| ApiError { status, message: format!("the success body does not match the expected shape ({e}); check the base URL and the server version") });
+        return serde_json::from_slice(body).map_err(|e| ApiError { status, message: format!("the success body does not match the expected shape ({e})") });
     }
-    let message = match serde_json::from_slice::<ErrorBody>(body) {
-        Ok(err) => err.error,
-        Err(_) => String::from_utf8_lossy(body).trim().chars().take(200).collect(),
-    };
-    Err(ApiError { status, message })
+    Err(ApiError { status, message: error_detail(body) })
 }
 
 #[cfg(test)]

@@ -141,6 +141,34 @@ fn requests_and_retries() {
 }
 
 #[wasm_bindgen_test]
+fn the_upload_machine_through_the_binding() {
+    let mut upload = datadict_wasm::Upload::new(obj(r#"{"concurrency":1,"stopOnFailure":true,"projectId":4,"acknowledged":[0]}"#)).unwrap();
+    assert_eq!(upload.register(0.0, 10.0, &[0.0, 1.0]), "alreadyAcknowledged");
+    assert_eq!(upload.register(1.0, 10.0, &[1.0, 2.0, 2.0, 4.0]), "queued");
+    assert!(!upload.wants_more());
+    assert_eq!(upload.next_send(0.0), Some(1.0));
+    let partial = r#"{"code":400,"error":"x","failed_records":[{"index":1,"$insert_id":"b","field":"event","message":"m"}],"num_records_imported":1,"status":"Bad Request"}"#;
+    let ack = to_json(&upload.answer(1.0, Some(400), partial, None, 1.0, 0.0).unwrap());
+    assert_eq!((ack["kind"].as_str(), ack["imported"].as_u64()), (Some("acknowledged"), Some(1)));
+    assert_eq!(ack["failed"][0]["pos"], serde_json::json!({"index": 2, "line": 4}));
+    assert_eq!(upload.register(2.0, 10.0, &[3.0, 5.0]), "queued");
+    assert_eq!(upload.next_send(2.0), Some(2.0));
+    let retry = to_json(&upload.answer(2.0, Some(429), "", Some("7".into()), 2.0, 0.0).unwrap());
+    assert_eq!((retry["kind"].as_str(), retry["delayMs"].as_u64()), (Some("retry"), Some(7000)));
+    assert_eq!(upload.next_wake_ms(), Some(7002.0));
+    assert_eq!(upload.next_send(7002.0), Some(2.0));
+    let failed = to_json(&upload.answer(2.0, Some(403), r#"{"error":"no","status":"error"}"#, None, 7003.0, 0.0).unwrap());
+    assert_eq!((failed["kind"].as_str(), failed["reason"].as_str(), failed["status"].as_u64()), (Some("failed"), Some("unauthorized"), Some(403)));
+    assert!(failed["message"].as_str().unwrap().contains("lack permission on project 4 (403): no"), "{failed}");
+    assert_eq!(upload.acknowledged(), [0.0, 1.0]);
+    assert_eq!(to_json(&upload.summary().unwrap())["stopped"], true);
+    let words = datadict_wasm::explain_status(None, Some("ECONNREFUSED".into()), obj(r#"{"url":"http://127.0.0.1:9/import"}"#)).unwrap();
+    assert!(words.starts_with("cannot reach the server at http://127.0.0.1:9/import: ECONNREFUSED;"), "{words}");
+    let words = datadict_wasm::explain_answer(401, r#"{"error":"bad secret","status":"error"}"#, JsValue::UNDEFINED).unwrap();
+    assert!(words.starts_with("the server rejected the credentials (401): bad secret;"), "{words}");
+}
+
+#[wasm_bindgen_test]
 fn migration_pieces() {
     let check = to_json(&datadict_wasm::validate_migration_request(obj(r#"{"SOURCE_API_KEY":"k","SOURCE_API_SECRET":"s","TARGET_TOKEN":"t"}"#), "2026-03-15").unwrap());
     assert_eq!(check["range"], serde_json::json!({"start": "2026-02-14", "end": "2026-03-15"}));

@@ -43,12 +43,13 @@ fn walk_through_the_app(browser: Browser) {
     session.click("#test-connection").unwrap();
     session.wait_for("document.querySelector('#test-result')", "the 403 message", WAIT).unwrap();
     let text = session.text_of("#test-result");
-    assert!(text.starts_with("no access (403)"), "{text}");
+    // The core's words (`datadict_core::status`), with the project named.
+    assert!(text.starts_with(&format!("the credentials are valid but lack permission on project {pid} (403)")), "{text}");
     // 401 in words.
     session.type_into("#username", &server.demo.username).unwrap();
     session.type_into("#secret", "wrong").unwrap();
     session.click("#test-connection").unwrap();
-    session.wait_for("(document.querySelector('#test-result')||{}).innerText?.startsWith('wrong credentials (401)')", "the 401 message", WAIT).unwrap();
+    session.wait_for("(document.querySelector('#test-result')||{}).innerText?.startsWith('the server rejected the credentials (401)')", "the 401 message", WAIT).unwrap();
     shot("settings-401");
 
     // Sign in; the demo dictionary's four events.

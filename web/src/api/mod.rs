@@ -1,15 +1,19 @@
 //! Talking to the datadict API: one generic request function, one small function per endpoint,
-//! and one error type built from status codes. Every call is written to the on-page log.
+//! and one error type built from status codes. What a request is (its URL, the Basic header, how
+//! an error body reads, the words of a failure) is the core's `request` and `status`; this module
+//! only sends and logs. Every call is written to the on-page log.
 
-use base64::Engine;
 use datadict_core::{
-    BatchUploadRequest, BatchUploadResponse, DeleteResponse, EntityType, ErrorBody, ImportResponse, ListSchemasResponse,
-    SchemaEntry, StatusResponse,
+    self as core, import_headers, parse_api_response, parse_import_response, Attempt, Batch, BatchUploadRequest,
+    BatchUploadResponse, Credentials, DeleteResponse, EntityType, Endpoints, ImportResponse, ListSchemasResponse, Region, RegionUrls,
+    SchemaEntry, StatusContext, StatusResponse,
 };
-use gloo_net::http::{Method, RequestBuilder};
+use datadict_core::request::api_request;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use std::fmt;
+
+pub use datadict_core::Method;
 
 /// Where and as whom the app talks to the API. Held in memory only (unless the user opts in to
 /// "remember on this device", see `pages::settings`).
@@ -20,7 +24,7 @@ pub struct Connection {
     pub base_url: String,
     /// The event import host without a trailing slash (spec §4.4 `{import_url}`).
     pub import_url: String,
-    pub project_id: i64,
+    pub project_id: u64,
     pub username: String,
     pub secret: String,
 }
@@ -39,48 +43,45 @@ impl fmt::Debug for Connection {
 }
 
 impl Connection {
-    fn authorization(&self) -> String {
-        let raw = format!("{}:{}", self.username, self.secret);
-        format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(raw))
+    /// Every interface of this connection, as the core builds their URLs: the application API
+    /// and migration on `base_url`, `/import` and `/engage` on `import_url`. The app has no
+    /// region setting; its hosts are the region's.
+    pub fn endpoints(&self) -> Endpoints {
+        Endpoints { ingest: RegionUrls::same(&self.import_url), ..Endpoints::single_host(&self.base_url) }
     }
 
-    fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.base_url.trim_end_matches('/'))
+    /// The service account, whose Basic header the core writes.
+    pub fn credentials(&self) -> Credentials {
+        Credentials::ServiceAccount { username: self.username.clone(), secret: self.secret.clone() }
     }
 
-    fn project_path(&self, rest: &str) -> String {
-        format!("/api/app/projects/{}{rest}", self.project_id)
+    /// `…/api/app/projects/{id}`: the root of the project's resources.
+    pub fn project_url(&self) -> String {
+        self.endpoints().project(Region::Default, self.project_id)
+    }
+
+    /// What the words of a failed request to `url` may name.
+    fn context(&self, method: Method, url: &str) -> StatusContext {
+        StatusContext { url: Some(url.to_owned()), project_id: Some(self.project_id), writes: method != Method::Get, ..StatusContext::default() }
     }
 }
 
-/// Why a request failed, in words a user can act on.
+/// Why a request failed; it displays in the core's words, with what to do.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ApiError {
-    /// The server could not be reached (wrong URL, server down, CORS refused).
-    Network(String),
-    /// 401: the credentials are wrong or missing.
-    Unauthorized(String),
-    /// 403: the credentials are valid but lack access.
-    Forbidden(String),
-    /// Any other non-success status, with the server's own message.
-    Status { status: u16, message: String },
-    /// 429: the project's rate limit; `retry_after_ms` is the server's `Retry-After`, when sent.
-    RateLimited { message: String, retry_after_ms: Option<u64> },
-    /// The answer was not what the API promises.
-    Decode(String),
+    /// No answer: a wrong URL, the server down, CORS refused.
+    Network { message: String, context: StatusContext },
+    /// An answer that is not a success (or a success whose body does not read), as the core reads
+    /// it; the context carries a 429's `Retry-After`.
+    Answer { error: core::ApiError, context: StatusContext },
 }
 
 impl ApiError {
-    /// Builds the error for a non-success answer from its status and body text.
-    pub fn from_status(status: u16, body: &str) -> Self {
-        let message = serde_json::from_str::<ErrorBody>(body)
-            .map(|b| b.error)
-            .unwrap_or_else(|_| body.chars().take(300).collect());
-        match status {
-            401 => Self::Unauthorized(message),
-            403 => Self::Forbidden(message),
-            429 => Self::RateLimited { message, retry_after_ms: None },
-            _ => Self::Status { status, message },
+    /// The answer's status; `None` when no answer came.
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            Self::Network { .. } => None,
+            Self::Answer { error, .. } => Some(error.status),
         }
     }
 }
@@ -88,13 +89,8 @@ impl ApiError {
 impl fmt::Display for ApiError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::Network(m) => write!(f, "cannot reach the server ({m}); check the API base URL and that the server is running"),
-            Self::Unauthorized(m) => write!(f, "wrong credentials (401): the service account user name or secret is not accepted. Server said: {m}"),
-            Self::Forbidden(m) => write!(f, "no access (403): the credentials are valid, but this account may not do this in this project. Server said: {m}"),
-            Self::Status { status, message } => write!(f, "the server answered {status}: {message}"),
-            Self::RateLimited { message, retry_after_ms: Some(ms) } => write!(f, "the project's rate limit is reached (429); the server asks to wait {:.0} s. Server said: {message}", *ms as f64 / 1000.0),
-            Self::RateLimited { message, retry_after_ms: None } => write!(f, "the project's rate limit is reached (429). Server said: {message}"),
-            Self::Decode(m) => write!(f, "the server's answer could not be read: {m}"),
+            Self::Network { message, context } => f.write_str(&core::explain_status(Attempt::NetworkError, message, context)),
+            Self::Answer { error, context } => f.write_str(&error.explain(context)),
         }
     }
 }
@@ -125,114 +121,116 @@ pub fn now_ms() -> f64 {
     web_sys::window().and_then(|w| w.performance()).map_or(0.0, |p| p.now())
 }
 
-/// What a request carries.
-enum Body<'a> {
-    None,
-    Json(&'a serde_json::Value),
-    /// A JSON array of events for `/import` or of profile updates for `/engage`, gzipped or not
-    /// (the core's `Batch`).
-    Events { body: &'a [u8], gzipped: bool },
+/// What came back: the status, the body text and the `Retry-After` header, if any.
+pub struct Reply {
+    pub status: u16,
+    pub text: String,
+    pub retry_after: Option<String>,
 }
 
-/// Sends one request and decodes a JSON answer; `log` receives a record of the exchange.
+impl Reply {
+    /// The words for a failed answer, with what the context names and its `Retry-After`.
+    fn error(&self, mut context: StatusContext) -> ApiError {
+        context.retry_after_ms = self.retry_after.as_deref().and_then(|v| core::parse_retry_after(v, js_sys::Date::now() as i64));
+        ApiError::Answer { error: core::ApiError { status: self.status, message: core::error_detail(self.text.as_bytes()) }, context }
+    }
+}
+
+/// Sends one request of the application API and decodes a JSON answer; `log` receives a record of
+/// the exchange.
 pub async fn request<T: DeserializeOwned>(
     conn: &Connection,
     method: Method,
-    path: &str,
+    url: &str,
     body: Option<&serde_json::Value>,
     log: &dyn Fn(RequestRecord),
 ) -> Result<T, ApiError> {
-    let body = body.map_or(Body::None, Body::Json);
-    let url = conn.url(path);
-    let (status, text, _) = exchange(conn, method, &url, path, body, log).await?;
-    if !(200..300).contains(&status) {
-        return Err(ApiError::from_status(status, &text));
+    let context = conn.context(method, url);
+    let has_body = body.is_some();
+    let request = api_request(method, url.to_owned(), &conn.credentials(), body.map(|b| serde_json::to_vec(b).unwrap_or_default()));
+    let reply = exchange(method, url, &request.headers, has_body.then_some(request.body.as_slice()), &context, log)
+        .await
+        .map_err(|message| ApiError::Network { message, context: context.clone() })?;
+    if (200..300).contains(&reply.status) {
+        return parse_api_response(reply.status, reply.text.as_bytes()).map_err(|error| ApiError::Answer { error, context });
     }
-    decode(&text)
+    Err(reply.error(context))
 }
 
-fn decode<T: DeserializeOwned>(text: &str) -> Result<T, ApiError> {
-    serde_json::from_str(text).map_err(|e| ApiError::Decode(format!("{e} in {}", text.chars().take(200).collect::<String>())))
+/// The URL without its scheme and host, as the log shows it.
+fn path_of(url: &str) -> &str {
+    url.split_once("://").and_then(|(_, rest)| rest.find('/').map(|i| &rest[i..])).unwrap_or(url)
 }
 
-/// Sends one request and returns its status and body text; a non-2xx status is logged as an error
-/// line with the start of the body, and is returned (not turned into an error) so that callers
-/// that read error bodies (the import's 400) can.
+/// Sends one request and returns what came back, or the network's reason when nothing did. A
+/// non-2xx status is logged as an error line in the core's words, and is returned (not turned
+/// into an error) so that callers that read error bodies (the import's 400) can.
 async fn exchange(
-    conn: &Connection,
     method: Method,
     url: &str,
-    log_path: &str,
-    body: Body<'_>,
+    headers: &[(String, String)],
+    body: Option<&[u8]>,
+    context: &StatusContext,
     log: &dyn Fn(RequestRecord),
-) -> Result<(u16, String, Option<String>), ApiError> {
+) -> Result<Reply, String> {
     let start = now_ms();
-    let mut record = RequestRecord { method: method.to_string(), path: log_path.to_owned(), status: None, duration_ms: 0.0, error: None };
-    let result = send(conn, method, url, body).await;
+    let mut record = RequestRecord { method: gloo_method(method).to_string(), path: path_of(url).to_owned(), status: None, duration_ms: 0.0, error: None };
+    let result = send(method, url, headers, body).await;
     record.duration_ms = now_ms() - start;
     match &result {
-        Ok((status, text, _)) => {
-            record.status = Some(*status);
-            if !(200..300).contains(status) {
-                record.error = Some(ApiError::from_status(*status, text).to_string());
+        Ok(reply) => {
+            record.status = Some(reply.status);
+            if !(200..300).contains(&reply.status) {
+                record.error = Some(reply.error(context.clone()).to_string());
             }
         }
-        Err(err) => record.error = Some(err.to_string()),
+        Err(message) => record.error = Some(core::explain_status(Attempt::NetworkError, message, context)),
     }
     log(record);
     result
 }
 
-/// Sends one request; returns the status, the body text and the `Retry-After` header, if any.
-async fn send(conn: &Connection, method: Method, url: &str, body: Body<'_>) -> Result<(u16, String, Option<String>), ApiError> {
-    let builder = RequestBuilder::new(url)
-        .method(method)
-        .header("Authorization", &conn.authorization())
-        .header("Accept", "application/json");
-    let request = match body {
-        Body::None => builder.build().map_err(|e| ApiError::Network(e.to_string()))?,
-        Body::Json(json) => builder.json(json).map_err(|e| ApiError::Decode(e.to_string()))?,
-        Body::Events { body, gzipped } => {
-            let builder = builder.header("Content-Type", "application/json");
-            let builder = if gzipped { builder.header("Content-Encoding", "gzip") } else { builder };
-            builder.body(js_sys::Uint8Array::from(body)).map_err(|e| ApiError::Network(e.to_string()))?
-        }
-    };
-    let response = request.send().await.map_err(|e| ApiError::Network(e.to_string()))?;
-    let status = response.status();
-    let retry_after = response.headers().get("retry-after");
-    let text = response.text().await.map_err(|e| ApiError::Network(e.to_string()))?;
-    Ok((status, text, retry_after))
+fn gloo_method(method: Method) -> gloo_net::http::Method {
+    match method {
+        Method::Get => gloo_net::http::Method::GET,
+        Method::Post => gloo_net::http::Method::POST,
+        Method::Put => gloo_net::http::Method::PUT,
+        Method::Delete => gloo_net::http::Method::DELETE,
+    }
 }
 
-fn encode(segment: &str) -> String {
-    String::from(js_sys::encode_uri_component(segment))
+async fn send(method: Method, url: &str, headers: &[(String, String)], body: Option<&[u8]>) -> Result<Reply, String> {
+    let builder = headers.iter().fold(gloo_net::http::RequestBuilder::new(url).method(gloo_method(method)), |b, (name, value)| b.header(name, value));
+    let request = match body {
+        None => builder.build(),
+        Some(body) => builder.body(js_sys::Uint8Array::from(body)),
+    }
+    .map_err(|e| e.to_string())?;
+    let response = request.send().await.map_err(|e| e.to_string())?;
+    let status = response.status();
+    let retry_after = response.headers().get("retry-after");
+    let text = response.text().await.map_err(|e| e.to_string())?;
+    Ok(Reply { status, text, retry_after })
 }
 
 /// `GET /api/app/projects/{id}/schemas/{entityType}` (spec §4.1).
-pub async fn list_schemas(
-    conn: &Connection,
-    entity_type: EntityType,
-    log: &dyn Fn(RequestRecord),
-) -> Result<Vec<SchemaEntry>, ApiError> {
-    let path = conn.project_path(&format!("/schemas/{entity_type}"));
-    let body: ListSchemasResponse = request(conn, Method::GET, &path, None, log).await?;
+pub async fn list_schemas(conn: &Connection, entity_type: EntityType, log: &dyn Fn(RequestRecord)) -> Result<Vec<SchemaEntry>, ApiError> {
+    let url = conn.endpoints().schemas_of_type(Region::Default, conn.project_id, entity_type, None);
+    let body: ListSchemasResponse = request(conn, Method::Get, &url, None, log).await?;
     Ok(body.results)
 }
 
 /// `GET /api/app/projects/{id}/schemas`: the whole dictionary, events and profiles (FACTS.md).
 pub async fn list_all_schemas(conn: &Connection, log: &dyn Fn(RequestRecord)) -> Result<Vec<SchemaEntry>, ApiError> {
-    let path = conn.project_path("/schemas");
-    let body: ListSchemasResponse = request(conn, Method::GET, &path, None, log).await?;
+    let url = conn.endpoints().schemas(Region::Default, conn.project_id);
+    let body: ListSchemasResponse = request(conn, Method::Get, &url, None, log).await?;
     Ok(body.results)
 }
 
 /// `POST /api/app/projects/{id}/schemas/{entityType}/{name}`: create or replace one entity.
 pub async fn put_schema(conn: &Connection, entry: &SchemaEntry, log: &dyn Fn(RequestRecord)) -> Result<(), ApiError> {
-    let path = conn.project_path(&format!("/schemas/{}/{}", entry.entity_type, encode(&entry.name)));
-    let body = serde_json::to_value(&entry.schema_json).map_err(|e| ApiError::Decode(e.to_string()))?;
-    let _: StatusResponse = request(conn, Method::POST, &path, Some(&body), log).await?;
-    Ok(())
+    let body = serde_json::to_value(&entry.schema_json).unwrap_or_default();
+    put_schema_json(conn, entry.entity_type, &entry.name, &body, log).await
 }
 
 /// The body of an entity replacement that removes metadata keys: FACTS.md says a replace keeps
@@ -244,23 +242,23 @@ pub async fn put_schema_json(
     schema: &serde_json::Value,
     log: &dyn Fn(RequestRecord),
 ) -> Result<(), ApiError> {
-    let path = conn.project_path(&format!("/schemas/{entity_type}/{}", encode(name)));
-    let _: StatusResponse = request(conn, Method::POST, &path, Some(schema), log).await?;
+    let url = conn.endpoints().schema(Region::Default, conn.project_id, entity_type, name);
+    let _: StatusResponse = request(conn, Method::Post, &url, Some(schema), log).await?;
     Ok(())
 }
 
 /// `DELETE /api/app/projects/{id}/schemas/{entityType}/{name}`.
 pub async fn delete_schema(conn: &Connection, entity_type: EntityType, name: &str, log: &dyn Fn(RequestRecord)) -> Result<u64, ApiError> {
-    let path = conn.project_path(&format!("/schemas/{entity_type}/{}", encode(name)));
-    let body: DeleteResponse = request(conn, Method::DELETE, &path, None, log).await?;
+    let url = conn.endpoints().schema(Region::Default, conn.project_id, entity_type, name);
+    let body: DeleteResponse = request(conn, Method::Delete, &url, None, log).await?;
     Ok(body.results.delete_count)
 }
 
 /// `POST /api/app/projects/{id}/schemas` with `{"entries":[...],"truncate":bool}` (FACTS.md).
 pub async fn upload_schemas(conn: &Connection, upload: &BatchUploadRequest, log: &dyn Fn(RequestRecord)) -> Result<BatchUploadResponse, ApiError> {
-    let path = conn.project_path("/schemas");
-    let body = serde_json::to_value(upload).map_err(|e| ApiError::Decode(e.to_string()))?;
-    request(conn, Method::POST, &path, Some(&body), log).await
+    let url = conn.endpoints().schemas(Region::Default, conn.project_id);
+    let body = serde_json::to_value(upload).unwrap_or_default();
+    request(conn, Method::Post, &url, Some(&body), log).await
 }
 
 /// One row of the server's `GET .../event-counts?days=30` answer (the read API of
@@ -279,55 +277,36 @@ struct EventCounts {
 
 /// `GET /api/app/projects/{id}/event-counts?days=30`: per event name, the 30-day volume.
 pub async fn event_counts(conn: &Connection, log: &dyn Fn(RequestRecord)) -> Result<Vec<EventCount>, ApiError> {
-    let path = conn.project_path("/event-counts?days=30");
-    let body: EventCounts = request(conn, Method::GET, &path, None, log).await?;
+    let url = format!("{}/event-counts?days=30", conn.project_url());
+    let body: EventCounts = request(conn, Method::Get, &url, None, log).await?;
     Ok(body.results)
 }
 
-/// `POST {import_url}/import?strict=1&project_id=N` with one batch of the core's `Batcher` (spec
-/// §4.4, FACTS.md).
-/// A strict-mode 400 that lists `failed_records` is an answer, not an error: the valid records of
-/// the batch were imported.
-pub async fn import_batch(conn: &Connection, batch: &datadict_core::Batch, log: &dyn Fn(RequestRecord)) -> Result<ImportResponse, ApiError> {
-    ingest_batch(conn, "/import", batch, log).await
+/// Sends one batch of the core's `Batcher` to `url` (the import's or `/engage`'s, spec §4.4) with
+/// the core's headers, and returns what came back without judging it: the core's upload machine
+/// (or [`import_batch`]) reads it. `Err` holds the network's reason when no answer came.
+pub async fn send_batch(conn: &Connection, url: &str, batch: &Batch, log: &dyn Fn(RequestRecord)) -> Result<Reply, String> {
+    let headers = import_headers(&conn.credentials(), batch.gzipped);
+    exchange(Method::Post, url, &headers, Some(&batch.body), &conn.context(Method::Post, url), log).await
 }
 
-/// `POST {import_url}/engage?strict=1&project_id=N` with one batch of profile updates (the core's
-/// `Batcher` with `RecordKind::ProfileUpdates`; FACTS.md "Profiles"). The server answers with the
-/// import's bodies, so a strict-mode 400 with `failed_records` is an answer here too: the valid
-/// updates of the batch were applied.
-pub async fn engage_batch(conn: &Connection, batch: &datadict_core::Batch, log: &dyn Fn(RequestRecord)) -> Result<ImportResponse, ApiError> {
-    ingest_batch(conn, "/engage", batch, log).await
-}
-
-/// What `/import` and `/engage` share: the request and the reading of its answer.
-async fn ingest_batch(conn: &Connection, endpoint: &str, batch: &datadict_core::Batch, log: &dyn Fn(RequestRecord)) -> Result<ImportResponse, ApiError> {
-    let path = format!("{endpoint}?strict=1&project_id={}", conn.project_id);
-    let url = format!("{}{path}", conn.import_url.trim_end_matches('/'));
-    let (status, text, retry_after) = exchange(conn, Method::POST, &url, &path, Body::Events { body: &batch.body, gzipped: batch.gzipped }, log).await?;
-    if status == 200 {
-        return decode(&text);
-    }
-    if status == 400 {
-        if let Ok(answer) = serde_json::from_str::<ImportResponse>(&text) {
-            if answer.failed_records.is_some() {
-                return Ok(answer);
-            }
+/// `POST {import_url}/import?strict=1&project_id=N` with one batch (spec §4.4, FACTS.md), for a
+/// caller that sends batches one by one. A strict-mode 400 that lists `failed_records` is an
+/// answer, not an error: the valid records of the batch were imported.
+pub async fn import_batch(conn: &Connection, batch: &Batch, log: &dyn Fn(RequestRecord)) -> Result<ImportResponse, ApiError> {
+    let url = conn.endpoints().import(Region::Default, conn.project_id, true);
+    let context = conn.context(Method::Post, &url);
+    let reply = send_batch(conn, &url, batch, log).await.map_err(|message| ApiError::Network { message, context: context.clone() })?;
+    if reply.status == 400 {
+        let answer = parse_import_response(400, reply.text.as_bytes());
+        if answer.failed_records.is_some() {
+            return Ok(answer);
         }
     }
-    Err(with_retry_after(ApiError::from_status(status, &text), retry_after.as_deref(), js_sys::Date::now() as i64))
-}
-
-/// Attaches a 429's `Retry-After` (seconds or an HTTP date, parsed by the core) to the error, so
-/// the retry policy can honour it.
-fn with_retry_after(err: ApiError, retry_after: Option<&str>, now_ms: i64) -> ApiError {
-    match err {
-        ApiError::RateLimited { message, .. } => ApiError::RateLimited {
-            message,
-            retry_after_ms: retry_after.and_then(|v| datadict_core::parse_retry_after(v, now_ms)),
-        },
-        other => other,
+    if (200..300).contains(&reply.status) {
+        return parse_api_response(reply.status, reply.text.as_bytes()).map_err(|error| ApiError::Answer { error, context });
     }
+    Err(reply.error(context))
 }
 
 #[cfg(test)]
@@ -335,40 +314,43 @@ mod tests {
     use super::*;
     use wasm_bindgen_test::wasm_bindgen_test;
 
-    #[wasm_bindgen_test]
-    fn status_codes_become_words() {
-        let body = r#"{"error":"invalid credentials: check the service account user name and secret","status":"error"}"#;
-        let err = ApiError::from_status(401, body);
-        assert!(matches!(err, ApiError::Unauthorized(_)));
-        assert!(err.to_string().starts_with("wrong credentials (401)"), "{err}");
-        assert!(matches!(ApiError::from_status(403, "{}"), ApiError::Forbidden(_)));
-        assert_eq!(
-            ApiError::from_status(500, "boom"),
-            ApiError::Status { status: 500, message: "boom".into() }
-        );
+    fn conn() -> Connection {
+        Connection { base_url: "http://h/".into(), import_url: "http://i".into(), project_id: 1, username: "u".into(), secret: "s3cr3t".into() }
     }
 
     #[wasm_bindgen_test]
-    fn a_429_carries_its_retry_after() {
-        let err = with_retry_after(ApiError::from_status(429, r#"{"error":"slow down","status":"error"}"#), Some("7"), 0);
-        assert_eq!(err, ApiError::RateLimited { message: "slow down".into(), retry_after_ms: Some(7000) });
-        assert!(err.to_string().contains("wait 7 s"), "{err}");
-        let other = with_retry_after(ApiError::from_status(503, "down"), Some("7"), 0);
-        assert_eq!(other, ApiError::Status { status: 503, message: "down".into() });
-        let unreadable = with_retry_after(ApiError::from_status(429, "x"), Some("soon"), 0);
-        assert_eq!(unreadable, ApiError::RateLimited { message: "x".into(), retry_after_ms: None });
+    fn failed_answers_are_the_cores_words() {
+        let c = conn();
+        let reply = |status: u16, text: &str, retry_after: Option<&str>| Reply { status, text: text.into(), retry_after: retry_after.map(Into::into) };
+        let get = c.context(Method::Get, "http://h/api/app/projects/1/schemas");
+        let err = reply(401, r#"{"error":"invalid credentials","status":"error"}"#, None).error(get.clone());
+        assert_eq!(err.status(), Some(401));
+        assert!(err.to_string().starts_with("the server rejected the credentials (401): invalid credentials;"), "{err}");
+        let post = c.context(Method::Post, "http://h/api/app/projects/1/schemas");
+        let err = reply(403, r#"{"error":"no","status":"error"}"#, None).error(post);
+        assert!(err.to_string().contains("lack permission on project 1 (403): no; this request writes"), "{err}");
+        let err = reply(429, r#"{"error":"slow down","status":"error"}"#, Some("7")).error(get.clone());
+        assert!(err.to_string().contains("slow down; the server asks to wait 7 s"), "{err}");
+        let err = reply(429, "x", Some("soon")).error(get.clone());
+        assert!(err.to_string().contains("wait a minute"), "{err}");
+        let err = ApiError::Network { message: "Failed to fetch".into(), context: get };
+        assert_eq!(err.status(), None);
+        assert!(err.to_string().starts_with("cannot reach the server at http://h/api/app/projects/1/schemas: Failed to fetch;"), "{err}");
+    }
+
+    #[wasm_bindgen_test]
+    fn urls_and_the_basic_header_come_from_the_core() {
+        let c = conn();
+        assert_eq!(c.project_url(), "http://h/api/app/projects/1");
+        assert_eq!(c.endpoints().schema(Region::Default, 1, EntityType::Event, "Add To Cart"), "http://h/api/app/projects/1/schemas/event/Add%20To%20Cart");
+        assert_eq!(c.endpoints().import(Region::Default, 1, true), "http://i/import?strict=1&project_id=1");
+        assert_eq!(c.credentials().header_value(), "Basic dTpzM2NyM3Q=");
+        assert_eq!(path_of("http://h/api/app/projects/1/schemas?x=1"), "/api/app/projects/1/schemas?x=1");
+        assert_eq!(path_of("/relative"), "/relative");
     }
 
     #[wasm_bindgen_test]
     fn the_secret_never_shows_in_debug_output() {
-        let conn = Connection {
-            base_url: "http://h".into(),
-            import_url: "http://h".into(),
-            project_id: 1,
-            username: "u".into(),
-            secret: "s3cr3t".into(),
-        };
-        assert!(!format!("{conn:?}").contains("s3cr3t"));
-        assert_eq!(conn.authorization(), "Basic dTpzM2NyM3Q=");
+        assert!(!format!("{:?}", conn()).contains("s3cr3t"));
     }
 }

@@ -3,7 +3,7 @@
 //! issue is shown beside the field it concerns ([`crate::model::field_of`]).
 
 use crate::api;
-use crate::app::use_app_state;
+use crate::state::use_app_state;
 use crate::components::log::{log_request, push};
 use crate::model::{field_of, Field};
 use crate::state::{Action, Level};
@@ -482,9 +482,9 @@ mod tests {
         }))
         .unwrap();
         html! {
-            <ContextProvider<crate::app::StateHandle> context={state}>
+            <ContextProvider<crate::state::StateHandle> context={state}>
                 <EntityForm entity_type={EntityType::Event} initial={Some(entry)} onsaved={Callback::noop()} oncancel={Callback::noop()} />
-            </ContextProvider<crate::app::StateHandle>>
+            </ContextProvider<crate::state::StateHandle>>
         }
     }
 

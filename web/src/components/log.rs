@@ -1,17 +1,17 @@
 //! The on-page log: every request, every error, readable and copyable without developer tools.
 
-use crate::app::use_app_state;
+use crate::state::use_app_state;
 use crate::state::{Action, Level, LogEntry};
 use yew::prelude::*;
 
 /// Adds a line to the log of `state`.
-pub fn push(state: &crate::app::StateHandle, level: Level, text: impl Into<String>) {
+pub fn push(state: &crate::state::StateHandle, level: Level, text: impl Into<String>) {
     let at_ms = web_sys::window().and_then(|w| w.performance()).map_or(0.0, |p| p.now());
     state.dispatch(Action::Log(LogEntry { at_ms, level, text: text.into() }));
 }
 
 /// The logger the `api` functions take: each exchange becomes one line, errors in red.
-pub fn log_request(state: &crate::app::StateHandle) -> impl Fn(crate::api::RequestRecord) {
+pub fn log_request(state: &crate::state::StateHandle) -> impl Fn(crate::api::RequestRecord) {
     let state = state.clone();
     move |r: crate::api::RequestRecord| push(&state, if r.error.is_some() { Level::Error } else { Level::Info }, r.to_string())
 }

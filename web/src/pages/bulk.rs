@@ -3,7 +3,7 @@
 //! `truncate` as an explicit choice.
 
 use crate::api;
-use crate::app::use_app_state;
+use crate::state::use_app_state;
 use crate::components::log::{log_request, push};
 use crate::pages::dictionary::load_dictionary;
 use crate::state::Level;

@@ -2,7 +2,7 @@
 //! [`crate::model`] rows, a detail panel, the entity form, bulk upload and export.
 
 use crate::api;
-use crate::app::{use_app_state, StateHandle};
+use crate::state::{use_app_state, StateHandle};
 use crate::components::download::download;
 use crate::components::entity_form::EntityForm;
 use crate::components::log::{log_request, push};

@@ -6,7 +6,7 @@
 //! core, checked against the dictionary by the core's batcher, and sent through the normal import
 //! (and `/engage` for profiles), so the source tool's credentials are never needed at all.
 
-use crate::app::use_app_state;
+use crate::state::use_app_state;
 use crate::components::log::push;
 use crate::pages::warehouse::sleep_ms;
 use crate::state::Level;
@@ -67,20 +67,21 @@ enum Job {
 }
 
 /// The migration service takes no authorization header (spec §4.3, §5), so these calls do not go
-/// through `api::request`, which always sends the service account's credentials.
+/// through `api::request`, which always sends the service account's credentials. A failure is in
+/// the core's words.
 async fn send(method: &str, url: &str, body: Option<&Value>) -> Result<Value, String> {
+    let context = datadict_core::StatusContext { url: Some(url.to_owned()), ..datadict_core::StatusContext::default() };
     let req = match (method, body) {
         ("POST", Some(b)) => Request::post(url).json(b).map_err(|e| e.to_string())?,
         _ => Request::get(url).build().map_err(|e| e.to_string())?,
     };
-    let resp = req.send().await.map_err(|e| format!("cannot reach the server ({e}); check the API base URL in Settings"))?;
+    let resp = req.send().await.map_err(|e| datadict_core::explain_status(datadict_core::Attempt::NetworkError, &e.to_string(), &context))?;
     let status = resp.status();
     let text = resp.text().await.map_err(|e| e.to_string())?;
-    let value: Value = serde_json::from_str(&text).unwrap_or(Value::String(text.clone()));
     if (200..300).contains(&status) {
-        Ok(value)
+        Ok(serde_json::from_str(&text).unwrap_or(Value::String(text)))
     } else {
-        Err(format!("the server answered {status}: {}", value["error"].as_str().unwrap_or(&text)))
+        Err(datadict_core::explain_answer(status, text.as_bytes(), &context))
     }
 }
 
@@ -119,6 +120,7 @@ pub fn MigratePage() -> Html {
     let onsubmit = {
         let (state, form, job, issues) = (state.clone(), form.clone(), job.clone(), issues.clone());
         let base = conn.base_url.trim_end_matches('/').to_owned();
+        let endpoints = conn.endpoints();
         Callback::from(move |e: SubmitEvent| {
             e.prevent_default();
             let body = form.body();
@@ -130,9 +132,9 @@ pub fn MigratePage() -> Html {
             }
             issues.set(Vec::new());
             job.set(Job::Starting);
-            let (state, job, base, tool) = (state.clone(), job.clone(), base.clone(), form.tool.clone());
+            let (state, job, base, start) = (state.clone(), job.clone(), base.clone(), endpoints.migrate(&form.tool));
             wasm_bindgen_futures::spawn_local(async move {
-                let started = send("POST", &format!("{base}/migrate/{tool}"), Some(&body)).await;
+                let started = send("POST", &start, Some(&body)).await;
                 let url = match started {
                     Ok(v) => format!("{base}{}", v["results"]["status_url"].as_str().unwrap_or_default()),
                     Err(e) => {
@@ -253,7 +255,7 @@ struct FileProgress {
     notes: Vec<String>,
 }
 
-async fn migrate_file(state: crate::app::StateHandle, conn: crate::api::Connection, file: web_sys::File, progress: UseStateHandle<Option<FileProgress>>) {
+async fn migrate_file(state: crate::state::StateHandle, conn: crate::api::Connection, file: web_sys::File, progress: UseStateHandle<Option<FileProgress>>) {
     use datadict_core::amplitude::{transform_ndjson, ExportArchive, ProfileAccumulator};
     use datadict_core::{BatchOptions, Batcher, Dictionary, InputFormat, Limits, DEFAULT_NAMESPACE};
     let log = crate::components::log::log_request(&state);
@@ -313,9 +315,10 @@ async fn migrate_file(state: crate::app::StateHandle, conn: crate::api::Connecti
     }
     let updates = profiles.updates();
     for chunk in updates.chunks(limits.max_profile_updates_per_request.max(1)) {
-        let path = format!("/engage?project_id={}", conn.project_id);
+        // Sent to the application host, with the project in the query and without strict mode.
+        let url = format!("{}?project_id={}", datadict_core::Endpoints::single_host(&conn.base_url).engage(datadict_core::Region::Default), conn.project_id);
         let body = serde_json::to_value(chunk).unwrap_or_default();
-        match crate::api::request::<Value>(&conn, gloo_net::http::Method::POST, &path, Some(&body), &log).await {
+        match crate::api::request::<Value>(&conn, crate::api::Method::Post, &url, Some(&body), &log).await {
             Ok(_) => p.profiles += chunk.len() as u64,
             Err(e) => return fail(p, e.to_string()),
         }

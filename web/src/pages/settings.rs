@@ -3,7 +3,7 @@
 //! `localStorage`. "Test connection" and "Connect" explain a 401 or 403 in words.
 
 use crate::api::{self, Connection};
-use crate::app::use_app_state;
+use crate::state::use_app_state;
 use crate::components::log::{log_request, push};
 use crate::state::{Action, Level};
 use datadict_core::{EntityType, Region};
@@ -115,7 +115,7 @@ pub fn SettingsPage() -> Html {
         let (base_url, import_url, project_id, username, secret) =
             (base_url.clone(), import_url.clone(), project_id.clone(), username.clone(), secret.clone());
         move || -> Result<Connection, String> {
-            let pid = project_id.trim().parse::<i64>().ok().filter(|p| *p > 0).ok_or_else(|| {
+            let pid = project_id.trim().parse::<u64>().ok().filter(|p| *p > 0).ok_or_else(|| {
                 format!("`{}` is not a project id: enter the project's number, e.g. 1", *project_id)
             })?;
             if base_url.trim().is_empty() {

@@ -4,11 +4,10 @@
 //! each import's run history. Import and run bodies are read as JSON values: their shapes belong
 //! to the server's API (`/api/app/projects/{id}/warehouse-sources/imports`).
 
-use crate::api::{self, Connection};
-use crate::app::{use_app_state, StateHandle};
+use crate::api::{self, Connection, Method};
+use crate::state::{use_app_state, StateHandle};
 use crate::components::log::log_request;
 use crate::state::Load;
-use gloo_net::http::Method;
 use serde_json::{json, Value};
 use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;
@@ -23,8 +22,9 @@ pub async fn sleep_ms(ms: i32) {
     let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
 }
 
+/// `…/projects/{id}/warehouse-sources/imports`: the warehouse imports of the project (spec §4.2).
 fn imports_path(conn: &Connection) -> String {
-    format!("/api/app/projects/{}/warehouse-sources/imports", conn.project_id)
+    format!("{}/warehouse-sources/imports", conn.project_url())
 }
 
 /// The fields of the create form, as typed.
@@ -190,8 +190,8 @@ fn fmt_time(ms: &Value) -> String {
 
 async fn follow(state: StateHandle, conn: Connection, import_id: i64, following: UseStateHandle<Option<Following>>, reload: UseStateHandle<u32>) {
     let log = log_request(&state);
-    let path = format!("{}/{import_id}/manual-sync", imports_path(&conn));
-    let answer: Result<Value, _> = api::request(&conn, Method::PUT, &path, Some(&json!({})), &log).await;
+    let path = conn.endpoints().manual_sync(datadict_core::Region::Default, conn.project_id, &import_id.to_string());
+    let answer: Result<Value, _> = api::request(&conn, Method::Put, &path, Some(&json!({})), &log).await;
     let run_id = match answer {
         Ok(v) => v["results"]["run_id"].as_str().unwrap_or_default().to_owned(),
         Err(e) => {
@@ -203,7 +203,7 @@ async fn follow(state: StateHandle, conn: Connection, import_id: i64, following:
     following.set(Some(current.clone()));
     let run_path = format!("{}/{import_id}/runs/{run_id}", imports_path(&conn));
     loop {
-        match api::request::<Value>(&conn, Method::GET, &run_path, None, &log).await {
+        match api::request::<Value>(&conn, Method::Get, &run_path, None, &log).await {
             Ok(v) => {
                 let run = v["results"].clone();
                 let done = is_final(&run);
@@ -243,7 +243,7 @@ pub fn WarehousePage() -> Html {
             imports.set(Load::Loading);
             wasm_bindgen_futures::spawn_local(async move {
                 let log = log_request(&state);
-                match api::request::<Value>(&conn, Method::GET, &imports_path(&conn), None, &log).await {
+                match api::request::<Value>(&conn, Method::Get, &imports_path(&conn), None, &log).await {
                     Ok(v) => imports.set(Load::Loaded(v["results"].as_array().cloned().unwrap_or_default())),
                     Err(e) => imports.set(Load::Failed(e.to_string())),
                 }
@@ -293,7 +293,7 @@ pub fn WarehousePage() -> Html {
                 (state.clone(), conn.clone(), form.body(), create_error.clone(), created.clone(), reload.clone());
             wasm_bindgen_futures::spawn_local(async move {
                 let log = log_request(&state);
-                match api::request::<Value>(&conn, Method::POST, &imports_path(&conn), Some(&body), &log).await {
+                match api::request::<Value>(&conn, Method::Post, &imports_path(&conn), Some(&body), &log).await {
                     Ok(v) => {
                         create_error.set(None);
                         created.set(Some(format!("import {} created", v["results"]["id"])));
@@ -326,7 +326,7 @@ pub fn WarehousePage() -> Html {
                         wasm_bindgen_futures::spawn_local(async move {
                             let log = log_request(&state);
                             let path = format!("{}/{id}/runs", imports_path(&conn));
-                            match api::request::<Value>(&conn, Method::GET, &path, None, &log).await {
+                            match api::request::<Value>(&conn, Method::Get, &path, None, &log).await {
                                 Ok(v) => history.set(Some((id, Load::Loaded(v["results"].as_array().cloned().unwrap_or_default())))),
                                 Err(e) => history.set(Some((id, Load::Failed(e.to_string())))),
                             }
@@ -344,7 +344,7 @@ pub fn WarehousePage() -> Html {
                         wasm_bindgen_futures::spawn_local(async move {
                             let log = log_request(&state);
                             let path = format!("{}/{id}", imports_path(&conn));
-                            if api::request::<Value>(&conn, Method::DELETE, &path, None, &log).await.is_ok() {
+                            if api::request::<Value>(&conn, Method::Delete, &path, None, &log).await.is_ok() {
                                 reload.set(*reload + 1);
                             }
                         });

@@ -29,6 +29,8 @@ fn urls_of_every_operation_and_region() {
         (e.import(Region::Default, 7, true), "https://api.test/import?strict=1&project_id=7"),
         (e.import(Region::India, 7, false), "https://api-in.test/import?strict=0&project_id=7"),
         (e.engage(Region::Eu), "https://api-eu.test/engage"),
+        (e.engage_project(Region::Default, 7, true), "https://api.test/engage?strict=1&project_id=7"),
+        (e.project(Region::India, 7), "https://in.app.test/api/app/projects/7"),
         (e.migrate("amplitude"), "https://migrate.test/amplitude"),
     ];
     for (got, want) in cases {
@@ -96,7 +98,11 @@ fn api_responses() {
     assert_eq!(sync.results.run_id, "r");
     let err = parse_api_response::<ListSchemasResponse>(401, br#"{"error":"bad credentials","status":"error"}"#).unwrap_err();
     assert_eq!(err, ApiError { status: 401, message: "bad credentials".into() });
+    assert!(err.to_string().starts_with("the server rejected the credentials (401): bad credentials;"), "{err}");
     let err = parse_api_response::<ListSchemasResponse>(500, b"oops").unwrap_err();
     assert_eq!(err.message, "oops");
+    let context = StatusContext { project_id: Some(3), writes: true, ..StatusContext::default() };
+    let forbidden = ApiError { status: 403, message: "no".into() };
+    assert!(forbidden.explain(&context).contains("project 3 (403): no; this request writes"), "{}", forbidden.explain(&context));
     assert_eq!(parse_api_response::<ListSchemasResponse>(200, b"{}").unwrap_err().status, 200);
 }

@@ -249,28 +249,20 @@ async function schemaRequest(conn, method, body) {
   const url = wasm.operationUrl({ endpoints: conn.endpoints ?? wasm.singleHostEndpoints(conn.baseUrl), region: conn.region ?? "default", operation: "schemas", projectId: Number(conn.projectId) });
   const headers = { accept: "application/json", authorization: wasm.authorizationHeader(conn.credentials) };
   if (body) headers["content-type"] = "application/json";
+  // The core's words for a failed request; a write's 403 names the role that writes need.
+  const { explainStatus, explainAnswer } = await loadImporter();
+  const context = { url, projectId: conn.projectId, writes: method !== "GET" };
   let res;
   try {
     res = await fetch(url, { method, headers, body: body ? JSON.stringify(body) : undefined });
   } catch (e) {
-    const { explainStatus } = await loadImporter();
-    throw Object.assign(new Error(explainStatus(0, e.cause?.code ?? e.message, { url })), { status: 0 });
+    throw Object.assign(new Error(explainStatus(0, e.cause?.code ?? e.message, context)), { status: 0 });
   }
-  const bytes = new Uint8Array(await res.arrayBuffer());
-  if (!res.ok) {
-    const { explainStatus } = await loadImporter();
-    let detail = "";
-    try {
-      detail = JSON.parse(new TextDecoder().decode(bytes)).error;
-    } catch {
-      detail = new TextDecoder().decode(bytes).slice(0, 200);
-    }
-    let message = explainStatus(res.status, detail, { url, projectId: conn.projectId });
-    if (res.status === 429) message = `the schemas API answered 429 (rate limited: the service allows a few requests a minute)${detail ? ": " + detail : ""}; wait a minute and run the command again`;
-    if (res.status === 403 && method !== "GET") message += " (writing schemas needs an owner or admin role)";
-    throw Object.assign(new Error(message), { status: res.status });
-  }
-  return JSON.parse(new TextDecoder().decode(bytes));
+  const text = await res.text();
+  const retryAfter = res.headers.get("retry-after");
+  if (retryAfter != null) context.retryAfterMs = wasm.parseRetryAfter(retryAfter, Date.now());
+  if (!res.ok) throw Object.assign(new Error(explainAnswer(res.status, text, context)), { status: res.status });
+  return JSON.parse(text);
 }
 
 function printDiff(diff, out = process.stdout) {

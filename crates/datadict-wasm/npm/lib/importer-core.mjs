@@ -1,10 +1,12 @@
 // The bulk importer of the npm package, shared by Node and browsers: reads a source in chunks,
-// batches it with the wasm core (rules, positions, gzip), uploads batches with `fetch` under
-// bounded concurrency, and follows the core's retry policy. Platform specifics (opening a file
-// path, compressing on Node's thread pool, the checkpoint file) come in through `platform`.
+// batches it with the wasm core (rules, positions, gzip), and drives the core's upload machine
+// (`Upload`): it sends with `fetch` what the machine names, reports each answer back, and sets a
+// timer when the machine has retries waiting. Platform specifics (opening a file path,
+// compressing on Node's thread pool, the checkpoint file) come in through `platform`.
 //
-// Every rule (event checks, batch limits, retry decisions, response parsing, failed-record
-// mapping) is the core's; this file only moves bytes and counts.
+// Every rule (event checks, batch limits, the concurrency bound, retry decisions, response
+// parsing, failed-record mapping, the words of a failed request) is the core's; this file only
+// moves bytes, keeps the bodies and counts.
 
 const DEFAULT_CONCURRENCY = 8;
 const DEFAULT_GZIP_LEVEL = 6;
@@ -24,37 +26,6 @@ export class ImportError extends Error {
     this.code = code;
     this.result = result;
   }
-}
-
-/** Words for a status the user can act on. */
-export function explainStatus(status, detail, context = {}) {
-  const where = context.url ? ` (${context.url})` : "";
-  const extra = detail ? `: ${detail}` : "";
-  switch (status) {
-    case 0:
-      return `cannot reach the server${where}${extra}; check the base URL and that the server is running`;
-    case 401:
-      return `the server rejected the credentials (401)${extra}; check the service-account username and secret, or the project token`;
-    case 403:
-      return `the credentials are valid but lack permission on project ${context.projectId ?? "?"} (403)${extra}; ask a project owner for a role that allows this`;
-    case 413:
-      return `a request was too large for the server (413)${extra}; lower the batch limits (maxRequestBytes / maxEventsPerRequest, CLI --batch-bytes / --batch-size)`;
-    case 429:
-      return `the server kept answering 429 (rate limited) after every retry${extra}; retry later or lower the concurrency`;
-    default:
-      return `the server answered ${status}${extra}`;
-  }
-}
-
-function sleep(ms, signal) {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason ?? new Error("aborted"));
-    const t = setTimeout(resolve, ms);
-    signal?.addEventListener?.("abort", () => {
-      clearTimeout(t);
-      reject(signal.reason ?? new Error("aborted"));
-    }, { once: true });
-  });
 }
 
 function isBytes(x) {
@@ -146,6 +117,11 @@ function endpointsOf(wasm, options) {
 /** Builds the API over a loaded wasm module and a platform (Node or browser). */
 export function makeImporter(wasm, platform = {}) {
   const fetchImpl = (options) => options.fetch ?? platform.fetch ?? globalThis.fetch;
+  /** The core's words for a status (0 for no answer) and the server's `detail`; `context` may
+   * name the `url` and the `projectId`. */
+  const explainStatus = (status, detail, context) => wasm.explainStatus(status || 0, detail == null ? "" : String(detail), context);
+  /** The core's words for an answer's status and raw body text. */
+  const explainAnswer = (status, body, context) => wasm.explainAnswer(status, body ?? "", context);
 
   /** GET the project's dictionary (every schema entry) from the schemas API. */
   async function fetchDictionary(options) {
@@ -160,12 +136,11 @@ export function makeImporter(wasm, platform = {}) {
     } catch (e) {
       throw new ImportError(explainStatus(0, e.cause?.code ?? e.message, { url }), { status: 0, code: "network", cause: e });
     }
-    const body = new Uint8Array(await res.arrayBuffer());
+    const text = await res.text();
     if (!res.ok) {
-      const detail = safeError(body);
-      throw new ImportError(explainStatus(res.status, detail, { url, projectId: options.projectId }), { status: res.status, code: "http" });
+      throw new ImportError(explainAnswer(res.status, text, { url, projectId: options.projectId }), { status: res.status, code: "http" });
     }
-    return JSON.parse(new TextDecoder().decode(body)).results;
+    return JSON.parse(text).results;
   }
 
   async function run(kind, source, options = {}) {
@@ -229,15 +204,14 @@ export function makeImporter(wasm, platform = {}) {
     const recycle = (body) => {
       if (compressOutside && body && rawBuffers.length <= compressLimit) rawBuffers.push(new Uint8Array(body.buffer));
     };
-    // Positions as one Float64Array per batch rather than 2,000 objects (older modules lack it).
-    const nextBatch = batcher.nextBatchPacked
-      ? () => {
-          const into = compressOutside ? rawBuffers.at(-1) : undefined;
-          const batch = batcher.nextBatchPacked(into);
-          if (into && batch?.body.buffer === into.buffer) rawBuffers.pop();
-          return batch;
-        }
-      : () => batcher.nextBatch();
+    // Positions come as one Float64Array per batch rather than 2,000 objects, and the upload
+    // machine takes them in that form.
+    const nextBatch = () => {
+      const into = compressOutside ? rawBuffers.at(-1) : undefined;
+      const batch = batcher.nextBatchPacked(into);
+      if (into && batch?.body.buffer === into.buffer) rawBuffers.pop();
+      return batch;
+    };
 
     const checkpoint = options.checkpoint && !dryRun ? await platform.openCheckpoint(options.checkpoint, {
       kind, projectId, url, limits, dictionary: Boolean(dictionary),
@@ -247,6 +221,17 @@ export function makeImporter(wasm, platform = {}) {
       // checkpoint of those batches is refused rather than trusted to match the core's cuts.
       ...(kind === "profiles" ? { batcher: "core" } : {}),
     }) : null;
+
+    // The core's upload machine: which batch to send, what an answer means, what waits for a
+    // retry. The first batch that fails stops the import (a 401 or a 413 would fail them all).
+    const upload = dryRun ? null : new wasm.Upload({
+      concurrency,
+      retryPolicy: options.retryPolicy,
+      stopOnFailure: true,
+      url,
+      projectId,
+      acknowledged: checkpoint?.acknowledged ?? [],
+    });
 
     const counts = { read: 0, valid: 0, sent: 0, imported: 0, failed: 0, retried: 0, dropped: 0, skipped: 0, batches: 0, requests: 0, bytesRead: 0, bytesSent: 0 };
     const failures = [];
@@ -298,105 +283,135 @@ export function makeImporter(wasm, platform = {}) {
       }
     };
 
+    // Batches registered with the machine and not yet acknowledged: their bodies live here.
+    const held = new Map();
     const inflight = new Set();
     let compressing = 0;
-    // dispatch() waits here for a free request or compression slot; send() wakes it.
+    // dispatch() and the end of the run wait here; every change of the machine's state wakes them.
     let waiters = [];
     const notify = () => {
       const w = waiters;
       waiters = [];
       for (const wake of w) wake();
     };
+    const waitForChange = () => new Promise((wake) => waiters.push(wake));
     let fatal = null;
+    // One timer, set for the machine's earliest waiting retry.
+    let timer = null;
+    let timerAt = Infinity;
     const controller = new AbortController();
     const signal = options.signal ? anySignal([options.signal, controller.signal]) : controller.signal;
 
+    /** Stops the import with `e`: nothing more is sent, and requests in flight are aborted. */
+    function stop(e) {
+      if (fatal) return;
+      fatal = e instanceof ImportError ? e : new ImportError(e?.message ?? String(e), { cause: e });
+      upload?.cancel();
+      clearTimeout(timer);
+      controller.abort(fatal);
+      notify();
+    }
+    const onAbort = () => stop(options.signal.reason ?? new Error("aborted"));
+    if (options.signal?.aborted) onAbort();
+    else options.signal?.addEventListener?.("abort", onAbort, { once: true });
+
+    /** Sends whatever the machine names now, and sets the timer for its next retry. */
+    function pump() {
+      if (fatal || !upload) return;
+      const now = Date.now();
+      for (let seq = upload.nextSend(now); seq !== undefined; seq = upload.nextSend(now)) {
+        const batch = held.get(seq);
+        const p = send(batch).catch(stop).finally(() => {
+          inflight.delete(p);
+          pump();
+        });
+        inflight.add(p);
+      }
+      const wake = upload.nextWakeMs();
+      if (wake !== undefined && wake < timerAt) {
+        clearTimeout(timer);
+        timerAt = wake;
+        timer = setTimeout(() => {
+          timerAt = Infinity;
+          pump();
+        }, Math.max(0, wake - Date.now()));
+      }
+      notify();
+    }
+
+    /** One request of `batch` (compressed first, once, on Node), its answer reported to the machine. */
     async function send(batch) {
-      let body = batch.body;
-      let gzipped = batch.gzipped;
-      if (compressOutside) {
+      if (compressOutside && !batch.compressed) {
+        const raw = batch.body;
         compressing += 1;
+        let body;
         try {
-          body = await platform.gzip(body, gzipLevel);
+          body = await platform.gzip(raw, gzipLevel);
         } finally {
           compressing -= 1;
-          recycle(batch.body);
           batch.body = null; // the raw body goes before the upload, not after it
+          recycle(raw);
           notify();
         }
-        gzipped = true;
+        Object.assign(batch, { body, gzipped: true, compressed: true });
       }
-      const headers = wasm.importHeaders(credentials, gzipped);
+      if (fatal) return;
+      const headers = wasm.importHeaders(credentials, batch.gzipped);
       if (kind === "profiles") headers["content-type"] = "application/json";
-      for (let attempt = 1; ; attempt++) {
-        if (fatal) return;
-        let status = null;
-        let text = "";
-        let retryAfterMs = null;
-        try {
-          counts.requests += 1;
-          const res = await fetchImpl(options)(url, { method: "POST", headers, body, signal });
-          status = res.status;
-          text = await res.text();
-          const ra = res.headers.get("retry-after");
-          if (ra != null) retryAfterMs = wasm.parseRetryAfter(ra, Date.now()) ?? null;
-          if (timings.firstResponseMs == null) timings.firstResponseMs = Date.now() - started;
-        } catch (e) {
-          if (fatal || options.signal?.aborted) return;
-          status = null;
-          text = String(e.cause?.code ?? e.message);
+      let status = null;
+      let text = "";
+      let retryAfter = null;
+      try {
+        counts.requests += 1;
+        const res = await fetchImpl(options)(url, { method: "POST", headers, body: batch.body, signal });
+        status = res.status;
+        text = await res.text();
+        retryAfter = res.headers.get("retry-after");
+        if (timings.firstResponseMs == null) timings.firstResponseMs = Date.now() - started;
+      } catch (e) {
+        if (fatal || options.signal?.aborted) return;
+        status = null;
+        text = String(e.cause?.code ?? e.message);
+      }
+      if (fatal) return;
+      const out = upload.answer(batch.sequence, status, text, retryAfter, Date.now(), Math.random());
+      if (out?.kind === "acknowledged") {
+        // A 400 with failed_records is acknowledged too: its valid records were imported, and the
+        // others are reported by line, never resent as they are.
+        held.delete(batch.sequence);
+        counts.sent += batch.events;
+        counts.bytesSent += batch.body.length;
+        counts.imported += out.imported;
+        for (const f of out.failed) {
+          addFailure({ line: f.pos?.line ?? 0, index: f.pos?.index ?? -1, source: "server", code: "rejected_by_server", field: f.failure.field ?? "", insertId: f.failure.$insert_id, message: f.failure.message });
         }
-        const decision = wasm.retryDecision(attempt, status, retryAfterMs, Math.random(), options.retryPolicy);
-        const response = status == null ? null : wasm.parseImportResponse(status, text);
-        if (decision.action === "done" || (decision.action === "giveUp" && decision.reason === "invalid_request" && response?.failed_records)) {
-          // A 400 with failed_records: the valid records were imported; the others are reported,
-          // never resent as they are.
-          counts.sent += batch.events;
-          counts.bytesSent += body.length;
-          counts.imported += response.num_records_imported ?? (status === 200 ? batch.events : 0);
-          if (response.failed_records?.length) {
-            for (const f of wasm.mapFailedRecords(batch.positions, response)) {
-              addFailure({ line: f.pos?.line ?? 0, index: f.pos?.index ?? -1, source: "server", code: "rejected_by_server", field: f.failure.field ?? "", insertId: f.failure.$insert_id, message: f.failure.message });
-            }
-          }
-          if (checkpoint) await checkpoint.ack(batch.sequence, batch.events);
-          progress();
-          return;
-        }
-        if (decision.action === "retry") {
-          counts.retried += 1;
-          options.onRetry?.({ attempt, status: status ?? 0, delayMs: decision.delayMs, sequence: batch.sequence });
-          await sleep(decision.delayMs, signal);
-          continue;
-        }
-        const detail = status == null ? text : response?.error ?? "";
-        const s = status ?? 0;
-        throw new ImportError(explainStatus(s === 400 ? 400 : s, detail, { url, projectId }), { status: s, code: decision.reason ?? "http" });
+        if (checkpoint) await checkpoint.ack(batch.sequence, batch.events);
+        progress();
+      } else if (out?.kind === "retry") {
+        counts.retried += 1;
+        options.onRetry?.({ attempt: out.attempt, status: out.status ?? 0, delayMs: out.delayMs, sequence: batch.sequence });
+      } else if (out?.kind === "failed") {
+        held.delete(batch.sequence);
+        // A batch cancelled because the import is stopping is not a failure of its own.
+        if (out.reason !== "cancelled") throw new ImportError(out.message, { status: out.status ?? 0, code: out.reason });
       }
     }
 
+    /** Hands a batch to the machine, then waits until it wants another (and a compression slot is free). */
     async function dispatch(batch) {
       counts.batches += 1;
       if (dryRun) return recycle(batch.body);
-      if (checkpoint?.has(batch.sequence)) {
+      if (fatal) throw fatal;
+      // Sequence numbers of one batcher never repeat, so a batch not queued is one a checkpoint
+      // shows as acknowledged.
+      if (upload.register(batch.sequence, batch.uncompressedBytes, batch.positions) !== "queued") {
         counts.skipped += batch.events;
         return recycle(batch.body);
       }
-      while (inflight.size >= concurrency || (compressOutside && compressing >= compressLimit)) {
-        await new Promise((wake) => waiters.push(wake));
-        if (fatal) throw fatal;
-      }
+      held.set(batch.sequence, batch);
+      pump();
+      while (!fatal && !(upload.wantsMore() && !(compressOutside && compressing >= compressLimit))) await waitForChange();
       if (fatal) throw fatal;
-      const p = send(batch).catch((e) => {
-        if (!fatal) {
-          fatal = e instanceof ImportError ? e : new ImportError(e.message, { cause: e });
-          controller.abort(fatal);
-        }
-      }).finally(() => {
-        inflight.delete(p);
-        notify();
-      });
-      inflight.add(p);
     }
 
     const drain = async () => {
@@ -416,19 +431,27 @@ export function makeImporter(wasm, platform = {}) {
         batcher.finish();
         await drain();
       }
-      await Promise.all(inflight);
+      while (!fatal && upload && !upload.isIdle()) await waitForChange();
+      await Promise.allSettled(inflight);
       if (fatal) throw fatal;
       if (checkpoint) await checkpoint.complete();
       progress();
       return result();
     } catch (e) {
+      // Reading stopped (or a batch failed, which already aborted the rest): nothing new is
+      // sent, and the answers of requests in flight are still counted.
+      upload?.cancel();
+      clearTimeout(timer);
       await Promise.allSettled(inflight);
       const err = e instanceof ImportError ? e : new ImportError(e.message ?? String(e), { code: "failed", cause: e });
       err.result = result();
       throw err;
     } finally {
+      clearTimeout(timer);
+      options.signal?.removeEventListener?.("abort", onAbort);
       await checkpoint?.close();
       batcher.free?.();
+      upload?.free?.();
     }
   }
 
@@ -436,16 +459,9 @@ export function makeImporter(wasm, platform = {}) {
     importEvents: (source, options) => run("events", source, options),
     importProfiles: (source, options) => run("profiles", source, options),
     fetchDictionary,
+    explainStatus,
+    explainAnswer,
   };
-}
-
-function safeError(body) {
-  const text = new TextDecoder().decode(body);
-  try {
-    return JSON.parse(text).error ?? text.slice(0, 200);
-  } catch {
-    return text.slice(0, 200);
-  }
 }
 
 function anySignal(signals) {

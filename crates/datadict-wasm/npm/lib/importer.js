@@ -6,7 +6,7 @@ const platform = require("./node-platform.js");
 let api;
 function load() {
   // The shared implementation is an ES module (browsers use it too); Node loads it on first use.
-  api ??= import("./importer-core.mjs").then((m) => ({ ...m.makeImporter(wasm, platform), ImportError: m.ImportError, explainStatus: m.explainStatus }));
+  api ??= import("./importer-core.mjs").then((m) => ({ ...m.makeImporter(wasm, platform), ImportError: m.ImportError }));
   return api;
 }
 
@@ -26,4 +26,5 @@ async function fetchDictionary(options) {
 }
 
 module.exports = { importEvents, importProfiles, fetchDictionary, loadImporter: load };
-// ImportError and explainStatus live in the ES module; `(await loadImporter()).ImportError` reaches them.
+// ImportError lives in the ES module, explainStatus (the core's words for a status) in the
+// importer it makes; `(await loadImporter()).ImportError` reaches both.

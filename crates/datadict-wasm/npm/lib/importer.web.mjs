@@ -1,7 +1,7 @@
 // The importer for browsers (ES modules): sources are Blobs (a File from an <input>), ReadableStreams
 // or (async) iterables; bodies are gzipped in wasm. The wasm module is loaded on first use.
 import init, * as wasm from "../web/datadict_wasm.js";
-import { makeImporter, ImportError, explainStatus } from "./importer-core.mjs";
+import { makeImporter, ImportError } from "./importer-core.mjs";
 
 let ready;
 const api = makeImporter(wasm, {});
@@ -19,4 +19,6 @@ export async function fetchDictionary(options) {
   await loaded();
   return api.fetchDictionary(options);
 }
-export { ImportError, explainStatus };
+/** The core's words for a status; the wasm module must be loaded (by any call above) first. */
+export const explainStatus = api.explainStatus;
+export { ImportError };

@@ -102,6 +102,8 @@ async function openCheckpoint(path, identity) {
   }));
   return {
     resumed: done.size,
+    /// The acknowledged batches, for the core's upload machine to skip.
+    acknowledged: [...done],
     has: (seq) => done.has(seq),
     ack: (seq, records) => append(JSON.stringify({ seq, records })),
     complete: () => append(JSON.stringify({ complete: true })),

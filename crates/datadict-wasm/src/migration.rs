@@ -1,0 +1,113 @@
+//! Migration from the source tool: the request's check, its export archive read member by member,
+//! and the transform of its events and profiles.
+
+use crate::{from_js, to_js};
+use datadict_core as core;
+use datadict_core::Limits;
+use serde::Serialize;
+use wasm_bindgen::prelude::*;
+
+/// Validates a migration request body against `today` (`YYYY-MM-DD`) and resolves its range.
+#[wasm_bindgen(js_name = validateMigrationRequest, unchecked_return_type = "MigrationCheck")]
+pub fn validate_migration_request(body: JsValue, today: &str) -> Result<JsValue, JsError> {
+    let value: serde_json::Value = from_js(body, "the request")?;
+    let today = core::Date::parse(today).ok_or_else(|| JsError::new(&format!("today is {today:?}; pass a date written YYYY-MM-DD")))?;
+    to_js(&core::validate_migration_request(&value, today))
+}
+
+/// The source tool's export archive (a zip of gzipped NDJSON), read member by member.
+#[wasm_bindgen]
+pub struct ExportArchive {
+    bytes: Vec<u8>,
+}
+
+#[wasm_bindgen]
+impl ExportArchive {
+    /// Opens the archive; throws when the bytes are not a zip.
+    #[wasm_bindgen(constructor)]
+    pub fn new(bytes: Vec<u8>) -> Result<ExportArchive, JsError> {
+        core::ExportArchive::new(&bytes).map_err(|e| JsError::new(&e.to_string()))?;
+        Ok(ExportArchive { bytes })
+    }
+
+    /// The data members' names, sorted (time order).
+    #[wasm_bindgen(js_name = memberNames)]
+    pub fn member_names(&self) -> Result<Vec<String>, JsError> {
+        let archive = core::ExportArchive::new(&self.bytes).map_err(|e| JsError::new(&e.to_string()))?;
+        archive.member_names().map_err(|e| JsError::new(&e.to_string()))
+    }
+
+    /// One member's NDJSON, gunzipped; throws past `maxBytes` (default 1 GiB).
+    #[wasm_bindgen(js_name = readMember)]
+    pub fn read_member(&self, name: &str, max_bytes: Option<usize>) -> Result<Vec<u8>, JsError> {
+        let mut archive = core::ExportArchive::new(&self.bytes).map_err(|e| JsError::new(&e.to_string()))?;
+        archive.read_member(name, max_bytes.unwrap_or(1 << 30)).map_err(|e| JsError::new(&e.to_string()))
+    }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct TransformErrorDto {
+    line: u64,
+    message: String,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct MemberDto {
+    events: u64,
+    errors: Vec<TransformErrorDto>,
+}
+
+/// Transforms the source tool's events into events of this service, member by member, and keeps
+/// the latest profile properties per user for `profileUpdates()`.
+#[wasm_bindgen]
+pub struct MigrationTransformer {
+    profiles: core::ProfileAccumulator,
+    limits: Limits,
+    last: Vec<u8>,
+}
+
+#[wasm_bindgen]
+impl MigrationTransformer {
+    #[wasm_bindgen(constructor)]
+    pub fn new() -> MigrationTransformer {
+        MigrationTransformer { profiles: core::ProfileAccumulator::default(), limits: Limits::default(), last: Vec::new() }
+    }
+
+    /// Transforms one member's NDJSON; returns `{events, errors: [{line, message}]}` and keeps the
+    /// output NDJSON for `takeNdjson()`.
+    #[wasm_bindgen(js_name = transformMember, unchecked_return_type = "{ events: number; errors: { line: number; message: string }[] }")]
+    pub fn transform_member(&mut self, ndjson: &[u8]) -> Result<JsValue, JsError> {
+        let out = core::transform_ndjson(ndjson, &self.limits, &mut self.profiles);
+        self.last = out.ndjson;
+        to_js(&MemberDto { events: out.events, errors: out.errors.into_iter().map(|(line, e)| TransformErrorDto { line, message: e.to_string() }).collect() })
+    }
+
+    /// The NDJSON of the last transformed member (ready for a `Batcher`); empties the buffer.
+    #[wasm_bindgen(js_name = takeNdjson)]
+    pub fn take_ndjson(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.last)
+    }
+
+    /// One `$set` profile update per user seen, with the latest value of each property.
+    #[wasm_bindgen(js_name = profileUpdates, unchecked_return_type = "Record<string, unknown>[]")]
+    pub fn profile_updates(&self) -> Result<JsValue, JsError> {
+        to_js(&self.profiles.updates())
+    }
+}
+
+impl Default for MigrationTransformer {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[wasm_bindgen(typescript_custom_section)]
+const TS_MIGRATION: &'static str = r#"
+export interface MigrationCheck {
+  issues: Issue[];
+  /** The resolved range (both ends included), or null when the dates are unusable. */
+  range: { start: string; end: string } | null;
+}
+"#;

@@ -1,0 +1,97 @@
+//! The import's report: one row per problem with the input line where its record starts (left
+//! out by the check, refused by the server, or in a batch that was not imported), and the report
+//! as CSV and JSON for download.
+
+use datadict_core::request::FailedInput;
+use datadict_core::{Failed, Rejected};
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+/// One line of the final report.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReportRow {
+    /// The 1-based input line where the record starts.
+    pub line: u64,
+    /// The record's ordinal in the input (0-based).
+    pub index: u64,
+    /// `check` (left out before sending), `server` (in `failed_records`), or `batch` (a whole
+    /// request that did not succeed; resume sends it again).
+    pub source: &'static str,
+    pub field: String,
+    pub message: String,
+}
+
+/// The report so far, in input order: the check's rows (keyed by record index, so a resumed run
+/// does not list a record twice) and the server's.
+pub(super) fn report_of(local: &BTreeMap<u64, ReportRow>, server: &[ReportRow]) -> Rc<Vec<ReportRow>> {
+    let mut rows: Vec<ReportRow> = local.values().cloned().chain(server.iter().cloned()).collect();
+    rows.sort_by_key(|r| (r.line, r.index));
+    Rc::new(rows)
+}
+
+/// A record the check left out: its first problem names it, the summary has them all.
+pub(super) fn rejected_row(r: &Rejected) -> ReportRow {
+    let (field, message) = r.issues.first().map_or((String::new(), String::new()), |i| (i.path.clone(), i.message.clone()));
+    let extra = if r.issues.len() > 1 { format!(" (and {} more problems)", r.issues.len() - 1) } else { String::new() };
+    ReportRow { line: r.pos.line, index: r.pos.index, source: "check", field, message: message + &extra }
+}
+
+/// A record the server refused (an entry of a 400's `failed_records`).
+pub(super) fn refused_row(f: &FailedInput) -> ReportRow {
+    let pos = f.pos.unwrap_or_default();
+    ReportRow { line: pos.line, index: pos.index, source: "server", field: f.failure.field.clone(), message: f.failure.message.clone() }
+}
+
+/// A batch that was not imported, at its first record's line; resume sends it again.
+pub(super) fn failed_batch_row(f: &Failed, noun: &str) -> ReportRow {
+    ReportRow {
+        line: f.first.line,
+        index: f.first.index,
+        source: "batch",
+        field: String::new(),
+        message: format!(
+            "batch {} (lines {}–{}, {} {noun}) was not imported: {}. Resume sends it again",
+            f.sequence + 1,
+            f.first.line,
+            f.last.line,
+            f.records,
+            f.message
+        ),
+    }
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_owned()
+    }
+}
+
+/// The report as CSV: one row per problem, with the input line first.
+pub fn report_csv(rows: &[ReportRow]) -> String {
+    let mut out = String::from("line,index,source,field,message\n");
+    for r in rows {
+        out.push_str(&format!("{},{},{},{},{}\n", r.line, r.index, r.source, csv_field(&r.field), csv_field(&r.message)));
+    }
+    out
+}
+
+/// The report as JSON: an array of `{line, index, source, field, message}`.
+pub fn report_json(rows: &[ReportRow]) -> String {
+    let json: Vec<serde_json::Value> =
+        rows.iter().map(|r| serde_json::json!({"line": r.line, "index": r.index, "source": r.source, "field": r.field, "message": r.message})).collect();
+    serde_json::to_string_pretty(&json).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wasm_bindgen_test::wasm_bindgen_test;
+
+    #[wasm_bindgen_test]
+    fn the_report_csv_quotes_what_needs_quoting() {
+        let rows = [ReportRow { line: 3, index: 2, source: "server", field: "properties.time".into(), message: "bad, \"very\"".into() }];
+        assert_eq!(report_csv(&rows), "line,index,source,field,message\n3,2,server,properties.time,\"bad, \"\"very\"\"\"\n");
+    }
+}
