@@ -60,19 +60,13 @@ pub(super) fn failed_batch_row(f: &Failed, noun: &str) -> ReportRow {
     }
 }
 
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_owned()
-    }
-}
-
-/// The report as CSV: one row per problem, with the input line first.
+/// The report as CSV (the core's writer): one row per problem, with the input line first.
 pub fn report_csv(rows: &[ReportRow]) -> String {
-    let mut out = String::from("line,index,source,field,message\n");
+    let mut out = String::new();
+    datadict_core::csv::push_record(&mut out, ["line", "index", "source", "field", "message"]);
     for r in rows {
-        out.push_str(&format!("{},{},{},{},{}\n", r.line, r.index, r.source, csv_field(&r.field), csv_field(&r.message)));
+        let (line, index) = (r.line.to_string(), r.index.to_string());
+        datadict_core::csv::push_record(&mut out, [line.as_str(), index.as_str(), r.source, &r.field, &r.message]);
     }
     out
 }
