@@ -27,6 +27,16 @@ pub fn router() -> OpenApiRouter<AppState> {
 pub const MAX_PAGE: usize = 1000;
 /// The page size when `limit` is not given.
 pub const DEFAULT_PAGE: usize = 100;
+
+/// The `limit` of a paged read: [`DEFAULT_PAGE`] when absent, else a whole number from 1 to
+/// [`MAX_PAGE`].
+pub fn page_limit(raw: Option<&str>) -> Result<usize, ApiError> {
+    let Some(raw) = raw else { return Ok(DEFAULT_PAGE) };
+    raw.parse::<usize>()
+        .ok()
+        .filter(|n| (1..=MAX_PAGE).contains(n))
+        .ok_or_else(|| ApiError::BadRequest(format!("`limit={raw}` is not allowed; use a whole number from 1 to {MAX_PAGE}")))
+}
 /// Spec §8: events older than 30 days do not appear in the dictionary view.
 pub const MAX_COUNT_DAYS: i64 = 30;
 
@@ -78,12 +88,7 @@ async fn list_events(
 ) -> Result<Json<EventsPage>, ApiError> {
     let project_id = project.id();
     let q = read_query(query)?;
-    let limit = match q.limit.as_deref() {
-        None => DEFAULT_PAGE,
-        Some(raw) => raw.parse::<usize>().ok().filter(|n| (1..=MAX_PAGE).contains(n)).ok_or_else(|| {
-            ApiError::BadRequest(format!("`limit={raw}` is not allowed; use a whole number from 1 to {MAX_PAGE}"))
-        })?,
-    };
+    let limit = page_limit(q.limit.as_deref())?;
     let filter = q.where_.as_deref().map(parse_where).transpose()?;
     let cursor = q.cursor.as_deref().map(parse_cursor).transpose()?;
     let from = q.from.as_deref().map(|t| parse_time("from", t)).transpose()?;

@@ -20,7 +20,8 @@ use super::{new_table_id, not_found, parse_table_id};
 use crate::auth::{ProjectRead, ProjectWrite};
 use crate::error::{ApiError, ApiPath, JsonBody};
 use crate::ingest::now_ms;
-use crate::routes::data::{DEFAULT_PAGE, MAX_PAGE};
+use crate::routes::data::page_limit;
+use crate::routes::responses::{ReadRefusals, WriteRefusals};
 use crate::routes::read_query;
 use crate::store::lookup::{self as store_lookup, Created, LookupTable};
 use crate::AppState;
@@ -90,8 +91,7 @@ pub struct RowsQuery {
     responses(
         (status = 201, description = "the empty table was created: `{\"status\":\"ok\",\"results\":Table}`; replace its rows with `PUT /lookup-tables/{id}`", body = Object),
         (status = 400, description = "bad project id, unreadable body, or a bad name", body = Object),
-        (status = 401, description = "missing or invalid credentials", body = Object),
-        (status = 403, description = "valid credentials without an owner or admin role in the project", body = Object),
+        WriteRefusals,
         (status = 409, description = "the project has a table of that name; the error names its id", body = Object),
         (status = 413, description = "the body is larger than the server reads", body = Object)
     ),
@@ -145,8 +145,7 @@ fn parse_name(body: &Value) -> Result<String, ApiError> {
     responses(
         (status = 200, description = "the project's tables by name, with their row counts: `{\"status\":\"ok\",\"results\":[Table]}`", body = Object),
         (status = 400, description = "the project id is not a positive integer", body = Object),
-        (status = 401, description = "missing or invalid credentials", body = Object),
-        (status = 403, description = "valid credentials without access to the project", body = Object)
+        ReadRefusals
     ),
     security(("ServiceAccount" = []))
 )]
@@ -164,8 +163,7 @@ async fn list(project: ProjectRead, State(state): State<AppState>) -> Result<Jso
     responses(
         (status = 200, description = "the table and a page of its rows in the order of their primary keys", body = TablePage),
         (status = 400, description = "a parameter is malformed; `error` says which", body = Object),
-        (status = 401, description = "missing or invalid credentials", body = Object),
-        (status = 403, description = "valid credentials without access to the project", body = Object),
+        ReadRefusals,
         (status = 404, description = "the project has no lookup table with this id", body = Object)
     ),
     security(("ServiceAccount" = []))
@@ -178,12 +176,7 @@ async fn get_one(
 ) -> Result<Json<TablePage>, ApiError> {
     let project_id = project.id();
     let q = read_query(query)?;
-    let limit = match q.limit.as_deref() {
-        None => DEFAULT_PAGE,
-        Some(raw) => raw.parse::<usize>().ok().filter(|n| (1..=MAX_PAGE).contains(n)).ok_or_else(|| {
-            ApiError::BadRequest(format!("`limit={raw}` is not allowed; use a whole number from 1 to {MAX_PAGE}"))
-        })?,
-    };
+    let limit = page_limit(q.limit.as_deref())?;
     let Some(id) = parse_table_id(&table_id) else { return Err(not_found(project_id, &table_id)) };
     let cursor = q.cursor;
     let read_id = id.clone();
@@ -213,8 +206,7 @@ async fn get_one(
     responses(
         (status = 200, description = "the table and its rows were deleted: `{\"status\":\"ok\",\"results\":{\"delete_count\":1}}`", body = Object),
         (status = 400, description = "the project id is not a positive integer", body = Object),
-        (status = 401, description = "missing or invalid credentials", body = Object),
-        (status = 403, description = "valid credentials without an owner or admin role in the project", body = Object),
+        WriteRefusals,
         (status = 404, description = "the project has no lookup table with this id", body = Object)
     ),
     security(("ServiceAccount" = []))
