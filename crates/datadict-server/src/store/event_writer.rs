@@ -119,6 +119,25 @@ pub(crate) struct InsertJob {
     pub(crate) done: tokio::sync::oneshot::Sender<anyhow::Result<usize>>,
 }
 
+impl InsertJob {
+    /// Receives the request's parts until its `End`, handing each batch to `store`; returns the
+    /// number of rows stored. A request that ends without `End` is an error, so the caller's
+    /// savepoint rolls back.
+    pub(crate) fn drain(&self, mut store: impl FnMut(&EventBatch) -> anyhow::Result<()>) -> anyhow::Result<usize> {
+        let mut rows = 0;
+        loop {
+            match self.parts.recv() {
+                Ok(Part::Rows(batch)) => {
+                    store(&batch)?;
+                    rows += batch.len();
+                }
+                Ok(Part::End) => return Ok(rows),
+                Err(_) => anyhow::bail!("the request ended before all its events were sent"),
+            }
+        }
+    }
+}
+
 /// At most this many jobs (import requests) go into one group commit: a group holds the writer,
 /// and the first request of a group waits for the last.
 const JOBS_PER_GROUP: usize = 8;

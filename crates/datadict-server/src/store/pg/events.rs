@@ -2,7 +2,7 @@
 //! (the latest copy of an event wins, as on SQLite), its new rows counted in `event_volume`, and
 //! the event writer's group commit.
 
-use crate::store::event_writer::{fail_each, InsertJob, Part};
+use crate::store::event_writer::{fail_each, InsertJob};
 use crate::store::events::{EventBatch, HOUR_MS};
 use postgres::{Client, GenericClient};
 use std::collections::HashMap;
@@ -89,17 +89,7 @@ pub(crate) fn write_group(c: &mut Client, jobs: &[InsertJob]) -> Vec<anyhow::Res
     for job in jobs {
         let mut stored = || -> anyhow::Result<usize> {
             let mut sp = tx.transaction()?;
-            let mut rows = 0;
-            loop {
-                match job.parts.recv() {
-                    Ok(Part::Rows(batch)) => {
-                        upsert_rows(&mut sp, job.project_id, &batch, job.now_s)?;
-                        rows += batch.len();
-                    }
-                    Ok(Part::End) => break,
-                    Err(_) => anyhow::bail!("the request ended before all its events were sent"),
-                }
-            }
+            let rows = job.drain(|batch| upsert_rows(&mut sp, job.project_id, batch, job.now_s))?;
             sp.commit()?;
             Ok(rows)
         };

@@ -3,7 +3,7 @@
 
 use super::events::{set_foreign_keys, upsert_rows};
 use super::{after_write, lock, Sqlite};
-use crate::store::event_writer::{fail_each, spawn_event_writer, EventWriter, InsertJob, Part};
+use crate::store::event_writer::{fail_each, spawn_event_writer, EventWriter, InsertJob};
 use rusqlite::Connection;
 
 impl Sqlite {
@@ -44,19 +44,9 @@ fn insert_group(conn: &mut Connection, jobs: &[InsertJob]) -> Vec<anyhow::Result
     for job in jobs {
         let mut stored = || -> anyhow::Result<usize> {
             let sp = tx.savepoint()?;
-            let mut rows = 0;
-            loop {
-                // Waits for the request's next part; the savepoint rolls back (on drop) if the
-                // request ends without `End`.
-                match job.parts.recv() {
-                    Ok(Part::Rows(batch)) => {
-                        upsert_rows(&sp, job.project_id, &batch, job.now_s)?;
-                        rows += batch.len();
-                    }
-                    Ok(Part::End) => break,
-                    Err(_) => anyhow::bail!("the request ended before all its events were sent"),
-                }
-            }
+            // Waits for each of the request's parts; the savepoint rolls back (on drop) if the
+            // request ends without `End`.
+            let rows = job.drain(|batch| upsert_rows(&sp, job.project_id, batch, job.now_s))?;
             sp.commit()?;
             Ok(rows)
         };
