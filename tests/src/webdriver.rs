@@ -231,6 +231,14 @@ impl Session {
         assert_eq!(ok, json!(true), "no element `{css}` to click");
     }
 
+    /// Resizes the browser window, then waits until the page's own width says so (the resize
+    /// reaches the page a moment after the command answers in some browsers). Headless browsers
+    /// have no window decorations, so the page's width is the window's.
+    pub fn set_window_size(&self, width: u32, height: u32) -> anyhow::Result<()> {
+        self.post("/window/rect", &json!({"width": width, "height": height}))?;
+        self.wait_for(&format!("window.innerWidth <= {width}"), &format!("the window to be {width} px wide"), Duration::from_secs(10))
+    }
+
     pub fn screenshot(&self, path: &std::path::Path) -> anyhow::Result<()> {
         let data = self.get("/screenshot")?;
         let png = base64::engine::general_purpose::STANDARD.decode(data.as_str().unwrap_or_default())?;
