@@ -83,7 +83,7 @@ pub fn bar(p: &Progress) -> (f64, String) {
     match &p.phase {
         Phase::Idle => (0.0, "Nothing checked yet".into()),
         Phase::Checking => (of(p.read_bytes), format!("Checking: {} of {} read", fmt_bytes(p.read_bytes), fmt_bytes(p.total_bytes))),
-        Phase::Checked => (0.0, "Checked; nothing sent yet".into()),
+        Phase::Checked => (0.0, "Upload progress".into()),
         // Left-out records are never acknowledged, so bytes alone would stop short of full.
         Phase::Finished if p.batches_failed == 0 => (1.0, "Every batch sent".into()),
         _ => (of(p.bytes_acked as f64), format!("Sent: {} of {} acknowledged", fmt_bytes(p.bytes_acked as f64), fmt_bytes(p.total_bytes))),
@@ -120,9 +120,10 @@ fn lines(t: &Tally) -> String {
     s.join(", ")
 }
 
-/// A table of tallies; `key` draws the first cell.
-fn tally_table<'a>(id: &str, title: &str, head: &str, rows: impl Iterator<Item = (Html, &'a Tally)>) -> Html {
-    let rows: Vec<(Html, &Tally)> = rows.take(100).collect();
+/// A table of tallies, the first cell already drawn. It takes a `Vec` rather than an iterator so
+/// that the table is compiled once, not once per caller (the app's size budget).
+fn tally_table(id: &str, title: &str, head: &str, mut rows: Vec<(Html, &Tally)>) -> Html {
+    rows.truncate(100);
     if rows.is_empty() {
         return html! {};
     }
@@ -177,10 +178,10 @@ pub fn summary(s: &IssueSummary, p: &Progress, target: Target) -> Html {
         <div id="check-summary">
             <h3>{ "What the check found" }</h3>
             <p id="check-counts">{ counts }</p>
-            { tally_table("by-problem", "Errors (these records are left out)", "Error", s.by_code.iter().filter(|(c, _)| !c.is_note()).map(|(c, t)| (code_cell(*c), t))) }
-            { tally_table("by-note", "Notes (these records are sent anyway)", "Note", s.by_code.iter().filter(|(c, _)| c.is_note()).map(|(c, t)| (code_cell(*c), t))) }
-            { tally_table(event_id, event_title, event_head, s.by_event.iter().map(|(e, t)| (key(e, no_name), t))) }
-            { tally_table("by-property", "By property", "Property", s.by_property.iter().map(|(e, t)| (key(e, ""), t))) }
+            { tally_table("by-problem", "Errors (these records are left out)", "Error", s.by_code.iter().filter(|(c, _)| !c.is_note()).map(|(c, t)| (code_cell(*c), t)).collect()) }
+            { tally_table("by-note", "Notes (these records are sent anyway)", "Note", s.by_code.iter().filter(|(c, _)| c.is_note()).map(|(c, t)| (code_cell(*c), t)).collect()) }
+            { tally_table(event_id, event_title, event_head, s.by_event.iter().map(|(e, t)| (key(e, no_name), t)).collect()) }
+            { tally_table("by-property", "By property", "Property", s.by_property.iter().map(|(e, t)| (key(e, ""), t)).collect()) }
         </div>
     }
 }

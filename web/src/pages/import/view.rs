@@ -148,7 +148,7 @@ pub fn ImportPage() -> Html {
     let phase_text = match &p.phase {
         Phase::Idle => "Pick a file or paste text, then check it.".to_owned(),
         Phase::Checking => "Checking…".into(),
-        Phase::Checked => "Checked. Nothing has been sent yet.".into(),
+        Phase::Checked => "Checked. Nothing has been sent yet: upload when ready.".into(),
         Phase::Uploading => "Uploading…".into(),
         Phase::Cancelling => "Cancelling: waiting for the requests already sent…".into(),
         Phase::Cancelled => "Cancelled. Resume sends only the batches not yet acknowledged.".into(),
