@@ -231,6 +231,16 @@ impl Session {
         assert_eq!(ok, json!(true), "no element `{css}` to click");
     }
 
+    /// Resizes the browser window and returns the page's width once the page has seen the new
+    /// size (it arrives a moment after the command answers in some browsers). The browser may
+    /// grant another size than asked: headless Firefox keeps windows at least 500 px wide.
+    pub fn set_window_size(&self, width: u32, height: u32) -> anyhow::Result<u32> {
+        let granted = self.post("/window/rect", &json!({"width": width, "height": height}))?;
+        let granted = granted["width"].as_u64().unwrap_or(u64::from(width));
+        self.wait_for(&format!("Math.abs(window.innerWidth - {granted}) <= 20"), &format!("the window to be {granted} px wide"), Duration::from_secs(10))?;
+        Ok(self.script("return window.innerWidth;")?.as_u64().unwrap_or_default() as u32)
+    }
+
     pub fn screenshot(&self, path: &std::path::Path) -> anyhow::Result<()> {
         let data = self.get("/screenshot")?;
         let png = base64::engine::general_purpose::STANDARD.decode(data.as_str().unwrap_or_default())?;

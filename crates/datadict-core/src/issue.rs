@@ -153,6 +153,66 @@ impl IssueCode {
     }
 }
 
+impl IssueCode {
+    /// The code in plain words, for people; shown beside the code, which stays searchable.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::InvalidJson => "not valid JSON",
+            Self::MissingField => "a required field is missing",
+            Self::UnknownField => "a field that is not allowed here",
+            Self::WrongType => "a value of the wrong type",
+            Self::InvalidEnum => "a value that is not one of the allowed ones",
+            Self::EventsOnly => "a field only events may have",
+            Self::InvalidEmail => "not an e-mail address",
+            Self::InvalidName => "an empty or unusable name",
+            Self::TooLarge => "too large",
+            Self::TooManyRecords => "too many records in one request",
+            Self::TooManyProperties => "too many properties",
+            Self::TooDeep => "nested too deeply",
+            Self::TooManyKeys => "an object with too many keys",
+            Self::TooManyItems => "a list with too many items",
+            Self::StringTruncated => "text that will be shortened",
+            Self::TimeTooEarly => "a time before 1971",
+            Self::TimeInFuture => "a time in the future",
+            Self::InvalidInsertId => "an unusable insert id",
+            Self::InsertIdTooLong => "an insert id that is too long",
+            Self::ForbiddenId => "a placeholder user id such as null or anonymous",
+            Self::MissingOperation => "no operation",
+            Self::MultipleOperations => "more than one operation",
+            Self::NoSchema => "an event the dictionary does not describe",
+            Self::UnknownProperty => "a property the dictionary does not describe",
+            Self::TypeMismatch => "a property of another type than the dictionary says",
+            Self::DroppedEvent => "an event the dictionary drops",
+            Self::DroppedProperty => "a property the dictionary drops",
+            Self::HiddenEvent => "an event the dictionary hides",
+            Self::HiddenProperty => "a property the dictionary hides",
+            Self::InvalidDate => "not a real date",
+            Self::InvalidDateRange => "an unusable date range",
+        }
+    }
+
+    /// Whether the code is a note rather than an error: the record is still accepted (the
+    /// dictionary's findings and text the service shortens), so it is counted apart.
+    pub fn is_note(self) -> bool {
+        matches!(
+            self,
+            Self::StringTruncated
+                | Self::NoSchema
+                | Self::UnknownProperty
+                | Self::TypeMismatch
+                | Self::DroppedEvent
+                | Self::DroppedProperty
+                | Self::HiddenEvent
+                | Self::HiddenProperty
+        )
+    }
+}
+
+/// `n` and the noun, singular for exactly one: `count(1, "batch", "batches")` is "1 batch".
+pub fn count(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 impl fmt::Display for IssueCode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
@@ -206,6 +266,23 @@ pub fn index_path(parent: &str, index: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_code_has_words_that_differ_from_the_code() {
+        for code in IssueCode::ALL {
+            let words = code.describe();
+            assert!(!words.is_empty() && words != code.as_str() && !words.ends_with('.'), "{code}: {words}");
+        }
+        assert!(IssueCode::NoSchema.is_note() && IssueCode::UnknownProperty.is_note());
+        assert!(!IssueCode::TimeTooEarly.is_note() && !IssueCode::InvalidJson.is_note());
+    }
+
+    #[test]
+    fn counts_are_singular_for_one_only() {
+        assert_eq!(count(1, "batch", "batches"), "1 batch");
+        assert_eq!(count(0, "batch", "batches"), "0 batches");
+        assert_eq!(count(2, "problem", "problems"), "2 problems");
+    }
 
     #[test]
     fn child_paths_quote_keys_that_are_not_identifiers() {

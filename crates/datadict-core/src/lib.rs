@@ -83,7 +83,7 @@ pub mod validate;
 pub mod wire;
 mod words;
 
-pub use issue::{Issue, IssueCode};
+pub use issue::{count, Issue, IssueCode};
 pub use schema::{
     EntityMetadata, EntityType, ErrorBody, ListSchemasResponse, PropertyDef, PropertyMetadata,
     PropertyType, Schema, SchemaEntry, DEFAULT_NAMESPACE,

@@ -74,7 +74,7 @@ fn warehouse_and_migrate(browser: Browser) {
     session.click_js("#mig-start-button");
     session.wait_for("document.querySelector('#mig-issues')", "the form's issues", WAIT).unwrap();
     let issues = session.text_of("#mig-issues");
-    for field in ["SOURCE_API_KEY", "SOURCE_API_SECRET", "TARGET_TOKEN", "END_DATE"] {
+    for field in ["Source API key is empty", "Source API secret is empty", "Project token is empty", "End date 2099-01-01 is after today"] {
         assert!(issues.contains(field), "{field} not in {issues}");
     }
     // A token of no project: the server's 400, in words.
@@ -85,7 +85,7 @@ fn warehouse_and_migrate(browser: Browser) {
     session.click_js("#mig-start-button");
     session.wait_for("document.querySelector('#mig-error')", "the server's answer", WAIT).unwrap();
     let error = session.text_of("#mig-error");
-    assert!(error.contains("400") && error.contains("TARGET_TOKEN"), "{error}");
+    assert!(error.contains("400") && error.contains("Project token (TARGET_TOKEN)"), "{error}");
     shot("migrate-refused");
 
     // Migrate a file in the browser: an export archive of 6 events (one of them not
@@ -116,8 +116,8 @@ fn warehouse_and_migrate(browser: Browser) {
     assert_eq!(session.script(&script).unwrap(), json!(true));
     session.wait_for("document.querySelector('#mig-file-done') || document.querySelector('#mig-file-error')", "the file migration to end", WAIT).unwrap();
     let text = session.text_of("#mig-file-progress");
-    assert!(text.contains("6 events transformed, 1 lines not transformable"), "{text}");
-    assert!(text.contains("6 events imported, 0 rejected by the checks, 0 refused by the server"), "{text}");
+    assert!(text.contains("6 events transformed, 1 line not transformable"), "{text}");
+    assert!(text.contains("6 events imported, 0 left out by the check, 0 rejected by the server"), "{text}");
     assert!(text.contains("2 profiles set"), "{text}");
     shot("migrate-file");
     let (code, body) = server.call("GET", &format!("/api/app/projects/{pid}/events?event=File%20Event"), Some(&server.demo_auth()), None);

@@ -8,3 +8,4 @@ mod jobs_e2e;
 mod npm_browser;
 mod web_app_e2e;
 mod web_profiles_e2e;
+mod web_words_e2e;

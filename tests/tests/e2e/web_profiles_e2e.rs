@@ -44,7 +44,7 @@ fn import_profiles(browser: Browser) {
     session.click_js("#import-check");
     session.wait_for("document.querySelector('#import-phase').innerText.startsWith('Checked')", "the check", WAIT).unwrap();
     let counts = session.text_of("#check-counts");
-    assert!(counts.starts_with("6 records; 1 with problems"), "{counts}");
+    assert!(counts.starts_with("6 records; 1 with errors, left out; 1 batch."), "{counts}");
     let by_problem = session.text_of("#by-problem");
     assert!(by_problem.contains("multiple_operations") && by_problem.contains('3'), "the problem and its example line: {by_problem}");
     assert!(session.text_of("#by-operation").contains("(no single operation)"), "{}", session.text_of("#by-operation"));

@@ -198,7 +198,7 @@ pub fn BulkUpload(props: &BulkUploadProps) -> Html {
         Step::Reading => html! { <p aria-busy="true">{ "Reading the file…" }</p> },
         Step::Rejected(problems) => html! {
             <div id="bulk-problems" role="alert">
-                <p class="error">{ format!("Nothing will be sent: {} problem(s) in the file.", problems.len()) }</p>
+                <p class="error">{ format!("Nothing will be sent: {} in the file.", datadict_core::count(problems.len() as u64, "problem", "problems")) }</p>
                 <ul class="field-errors">{ for problems.iter().take(200).map(|p| html! { <li>{ p.clone() }</li> }) }</ul>
             </div>
         },
@@ -211,7 +211,7 @@ pub fn BulkUpload(props: &BulkUploadProps) -> Html {
             </label>
             <div class="actions">
                 <button id="bulk-send" class={classes!((*truncate).then_some("danger"))} onclick={onsend} disabled={matches!(&*step, Step::Sending(_))}>
-                    { format!("{} {} entries", if *truncate { "Replace the dictionary with" } else { "Upload" }, p.entries.len()) }
+                    { format!("{} {}", if *truncate { "Replace the dictionary with" } else { "Upload" }, datadict_core::count(p.entries.len() as u64, "entry", "entries")) }
                 </button>
             </div>
             if let Step::Failed(_, message) = &*step { <p class="error" role="alert">{ message.clone() }</p> }
@@ -222,7 +222,7 @@ pub fn BulkUpload(props: &BulkUploadProps) -> Html {
     html! {
         <aside class="card detail" id="bulk" aria-label="Bulk upload">
             <h2>{ "Bulk upload a dictionary" }</h2>
-            <p class="hint">{ "A JSON file (an array of schema entries, an upload body {\"entries\": [...]}, or this app's JSON export) or this app's CSV export. Nothing is sent before you confirm." }</p>
+            <p class="hint">{ "A JSON file (a list of dictionary entries, {\"entries\": [...]}, or this app's JSON export) or this app's CSV export. Nothing is sent before you confirm." }</p>
             <label for="bulk-file">{ "Dictionary file" }</label>
             <input id="bulk-file" type="file" accept=".json,application/json,.csv,text/csv" onchange={onfile} />
             { body }

@@ -11,7 +11,7 @@ use crate::components::log::push;
 use crate::pages::warehouse::sleep_ms;
 use crate::state::Level;
 use datadict_core::migration::{DEFAULT_RANGE_DAYS, SOURCE_TOOLS};
-use datadict_core::{validate_migration_request, Date};
+use datadict_core::{count, validate_migration_request, Date};
 use gloo_net::http::Request;
 use serde_json::{json, Value};
 use web_sys::{HtmlInputElement, HtmlSelectElement};
@@ -85,14 +85,59 @@ async fn send(method: &str, url: &str, body: Option<&Value>) -> Result<Value, St
     }
 }
 
+/// The fields of the form by their name on the wire: the id of their input and their label.
+const FIELDS: [(&str, &str, &str); 7] = [
+    ("SOURCE_API_KEY", "mig-key", "Source API key"),
+    ("SOURCE_API_SECRET", "mig-secret", "Source API secret"),
+    ("TARGET_TOKEN", "mig-token", "Project token"),
+    ("START_DATE", "mig-start", "Start date"),
+    ("END_DATE", "mig-end", "End date"),
+    ("REGION", "mig-region", "Region"),
+    ("DRY_RUN", "mig-dry-run", "Dry run"),
+];
+
+/// One problem of the form, at its field, in the user's words.
+#[derive(Clone, PartialEq)]
+struct FieldIssue {
+    field: &'static str,
+    message: String,
+}
+
+/// A message of the core or the server in the words of the form: a quoted wire name becomes the
+/// field's label, and a bare one (a path, as the server lists its problems) keeps the wire name
+/// beside the label, so that it can still be searched for.
+fn in_words(message: &str) -> String {
+    let mut out = message.to_owned();
+    for (key, _, label) in FIELDS {
+        out = out.replace(&format!("`{key}`"), label).replace(key, &format!("{label} ({key})"));
+    }
+    out
+}
+
+/// The core's issue at the field it belongs to. An empty or missing text field says so plainly
+/// ("Source API key is empty"); other messages are the core's, in the form's words.
+fn field_issue(issue: &datadict_core::Issue) -> FieldIssue {
+    use datadict_core::IssueCode;
+    let (field, label) = FIELDS.iter().find(|(k, _, _)| *k == issue.path).map_or(("mig-tool", ""), |(_, id, label)| (*id, *label));
+    let message = match issue.code {
+        IssueCode::MissingField | IssueCode::InvalidName if !label.is_empty() => format!("{label} is empty"),
+        _ => {
+            let words = in_words(&issue.message);
+            let mut chars = words.chars();
+            chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default()
+        }
+    };
+    FieldIssue { field, message }
+}
+
 fn counts(job: &Value) -> Html {
     let row = |what: &str, c: &Value| html! {
         <tr><th>{ what.to_owned() }</th><td>{ c["counted"].to_string() }</td><td>{ c["loaded"].to_string() }</td><td>{ c["rejected"].to_string() }</td></tr>
     };
     html! {
         <table class="grid" id="mig-counts">
-            <thead><tr><th></th><th>{ "counted" }</th><th>{ "loaded" }</th><th>{ "rejected" }</th></tr></thead>
-            <tbody>{ row("events", &job["events"]) }{ row("profiles", &job["profiles"]) }</tbody>
+            <thead><tr><th></th><th>{ "Counted" }</th><th>{ "Loaded" }</th><th>{ "Rejected" }</th></tr></thead>
+            <tbody>{ row("Events", &job["events"]) }{ row("Profiles", &job["profiles"]) }</tbody>
         </table>
     }
 }
@@ -100,9 +145,10 @@ fn counts(job: &Value) -> Html {
 #[component]
 pub fn MigratePage() -> Html {
     let state = use_app_state();
-    let form = use_state(|| Form { tool: SOURCE_TOOLS[0].to_owned(), ..Form::default() });
+    // Dry run starts on: a real run writes events that count toward the plan (the warning below).
+    let form = use_state(|| Form { tool: SOURCE_TOOLS[0].to_owned(), dry_run: true, ..Form::default() });
     let job = use_state(|| Job::Idle);
-    let issues = use_state(Vec::<String>::new);
+    let issues = use_state(Vec::<FieldIssue>::new);
     let Some(conn) = state.connection.clone() else {
         return html! { <section class="card"><p>{ "Connect first (Settings)." }</p></section> };
     };
@@ -127,7 +173,7 @@ pub fn MigratePage() -> Html {
             // The core's rules, as the server applies them: every problem at once.
             let check = validate_migration_request(&body, today());
             if !check.issues.is_empty() {
-                issues.set(check.issues.iter().map(ToString::to_string).collect());
+                issues.set(check.issues.iter().map(field_issue).collect());
                 return;
             }
             issues.set(Vec::new());
@@ -138,6 +184,7 @@ pub fn MigratePage() -> Html {
                 let url = match started {
                     Ok(v) => format!("{base}{}", v["results"]["status_url"].as_str().unwrap_or_default()),
                     Err(e) => {
+                        let e = in_words(&e);
                         push(&state, Level::Error, format!("migration refused: {e}"));
                         job.set(Job::Failed(e));
                         return;
@@ -156,7 +203,7 @@ pub fn MigratePage() -> Html {
                             job.set(Job::Running(j));
                         }
                         Err(e) => {
-                            job.set(Job::Failed(e));
+                            job.set(Job::Failed(in_words(&e)));
                             return;
                         }
                     }
@@ -191,39 +238,70 @@ pub fn MigratePage() -> Html {
             form.set(next);
         })
     };
+    // The first problem of each field, shown under it and tied to it.
+    let error_of = |id: &str| issues.iter().find(|i| i.field == id).map(|i| i.message.clone());
+    let invalid = |id: &str| error_of(id).map(|_| "true");
+    let described = |id: &str| error_of(id).map(|_| format!("{id}-error"));
+    let field = |id: &'static str, label: &str, input: Html| -> Html {
+        let error = error_of(id);
+        html! {
+            <div class={classes!("field", error.is_some().then_some("invalid"))}>
+                <label for={id}>{ label.to_owned() }</label>
+                { input }
+                if let Some(m) = error { <p class="field-error" id={format!("{id}-error")}><span class="icon" aria-hidden="true">{ "⚠" }</span>{ m }</p> }
+            </div>
+        }
+    };
+    let focus = |id: &'static str| {
+        Callback::from(move |e: MouseEvent| {
+            e.prevent_default();
+            if let Some(el) = web_sys::window().and_then(|w| w.document()).and_then(|d| d.get_element_by_id(id)) {
+                if let Ok(el) = wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(el) {
+                    let _ = el.focus();
+                }
+            }
+        })
+    };
     html! {
         <section class="card" id="migrate">
             <h2>{ "Migrate from another analytics tool" }</h2>
             <form id="mig-form" {onsubmit} novalidate=true>
-                <label>{ "Source tool " }
+                <p class="hint" id="mig-target">{ format!("Events go to project {} on {}.", conn.project_id, conn.base_url) }</p>
+                <div class="field">
+                    <label for="mig-tool">{ "Source tool" }</label>
                     <select id="mig-tool" onchange={ontool}>{ for SOURCE_TOOLS.iter().map(|t| html! { <option value={*t} selected={f.tool == *t}>{ *t }</option> }) }</select>
-                </label>
-                <label>{ "Source API key " }<input id="mig-key" autocomplete="off" value={f.key.clone()} oninput={text(|f, v| f.key = v)} /></label>
-                <label>{ "Source API secret " }<input id="mig-secret" type="password" autocomplete="off" value={f.secret.clone()} oninput={text(|f, v| f.secret = v)} /></label>
-                <label>{ "Target project token " }<input id="mig-token" type="password" autocomplete="off" value={f.token.clone()} oninput={text(|f, v| f.token = v)} /></label>
-                <label>{ "Start date " }<input id="mig-start" type="date" placeholder={default_start.to_string()} value={f.start.clone()} oninput={text(|f, v| f.start = v)} /></label>
-                <label>{ "End date " }<input id="mig-end" type="date" placeholder={t.to_string()} value={f.end.clone()} oninput={text(|f, v| f.end = v)} /></label>
+                </div>
+                { field("mig-key", "Source API key", html! { <input id="mig-key" autocomplete="off" value={f.key.clone()} oninput={text(|f, v| f.key = v)} aria-invalid={invalid("mig-key")} aria-describedby={described("mig-key")} /> }) }
+                { field("mig-secret", "Source API secret", html! { <input id="mig-secret" type="password" autocomplete="off" value={f.secret.clone()} oninput={text(|f, v| f.secret = v)} aria-invalid={invalid("mig-secret")} aria-describedby={described("mig-secret")} /> }) }
+                { field("mig-token", "Project token of this project", html! { <input id="mig-token" type="password" autocomplete="off" value={f.token.clone()} oninput={text(|f, v| f.token = v)} aria-invalid={invalid("mig-token")} aria-describedby={described("mig-token").unwrap_or_else(|| "mig-token-hint".into())} /> }) }
+                <p class="hint" id="mig-token-hint">{ "Your sign-in is a service account, which cannot read the project token: it was shown once when the project was created (datadict-server admin create-project). Ask the project's owner for it." }</p>
+                { field("mig-start", "Start date", html! { <input id="mig-start" type="date" placeholder={default_start.to_string()} value={f.start.clone()} oninput={text(|f, v| f.start = v)} aria-invalid={invalid("mig-start")} aria-describedby={described("mig-start")} /> }) }
+                { field("mig-end", "End date", html! { <input id="mig-end" type="date" placeholder={t.to_string()} value={f.end.clone()} oninput={text(|f, v| f.end = v)} aria-invalid={invalid("mig-end")} aria-describedby={described("mig-end")} /> }) }
                 <p class="hint" id="mig-default-range">{ format!("Without dates: the {DEFAULT_RANGE_DAYS} days up to today, {default_start} to {t}.") }</p>
-                <label><input id="mig-dry-run" type="checkbox" checked={f.dry_run} onchange={ondry} />{ " Dry run (count only, write nothing)" }</label>
-                <label>{ "Region " }
+                <div class="field">
+                    <label for="mig-region">{ "Region" }</label>
                     <select id="mig-region" onchange={onregion}>
                         <option value="" selected={!f.eu}>{ "default" }</option>
                         <option value="EU" selected={f.eu}>{ "EU (either side uses EU data residency)" }</option>
                     </select>
-                </label>
-                <p class="warning" id="mig-billing" role="note">{ BILLING_WARNING }</p>
-                <button type="submit" id="mig-start-button" disabled={running}>{ if f.dry_run { "Count events" } else { "Start migration" } }</button>
+                </div>
+                <p class="warn-box" id="mig-billing" role="note">{ BILLING_WARNING }</p>
+                <label class="check" for="mig-dry-run"><input id="mig-dry-run" type="checkbox" checked={f.dry_run} onchange={ondry} />{ "Dry run: count only, write nothing" }</label>
                 if !issues.is_empty() {
-                    <ul id="mig-issues" class="error" role="alert">{ for issues.iter().map(|i| html! { <li>{ i.clone() }</li> }) }</ul>
+                    <div id="mig-issues" class="error-summary" role="alert">
+                        <p><span class="icon" aria-hidden="true">{ "⚠" }</span>{ format!("{} before starting:", datadict_core::count(issues.len() as u64, "problem to fix", "problems to fix")) }</p>
+                        <ul>{ for issues.iter().map(|i| html! { <li><a href={format!("#{}", i.field)} onclick={focus(i.field)}>{ i.message.clone() }</a></li> }) }</ul>
+                    </div>
                 }
+                <button type="submit" id="mig-start-button" disabled={running}>{ if f.dry_run { "Count events" } else { "Start migration" } }</button>
             </form>
             <FileMigration />
             { match &*job {
                 Job::Idle => html! {},
-                Job::Starting => html! { <p id="mig-phase">{ "starting…" }</p> },
+                Job::Starting => html! { <p id="mig-phase">{ "Starting…" }</p> },
                 Job::Running(j) => html! {
                     <div id="mig-progress" role="status">
-                        <p id="mig-phase">{ format!("phase: {}", j["phase"].as_str().unwrap_or_default()) }</p>
+                        <p id="mig-phase">{ format!("Phase: {}", j["phase"].as_str().unwrap_or_default()) }</p>
                         { counts(j) }
                     </div>
                 },
@@ -365,9 +443,9 @@ fn FileMigration() -> Html {
             <input id="mig-file-input" type="file" accept=".zip,application/zip" {onchange} />
             if let Some(p) = &*progress {
                 <ul id="mig-file-progress" role="status">
-                    <li>{ format!("{} archive members read, {} events transformed, {} lines not transformable", p.members, p.transformed, p.transform_errors) }</li>
-                    <li>{ format!("{} events imported, {} rejected by the checks, {} refused by the server", p.imported, p.rejected_by_checks, p.failed_on_server) }</li>
-                    <li>{ format!("{} profiles set", p.profiles) }</li>
+                    <li>{ format!("{} read, {} transformed, {} not transformable", count(p.members as u64, "file of the archive", "files of the archive"), count(p.transformed, "event", "events"), count(p.transform_errors, "line", "lines")) }</li>
+                    <li>{ format!("{} imported, {} left out by the check, {} rejected by the server", count(p.imported, "event", "events"), p.rejected_by_checks, p.failed_on_server) }</li>
+                    <li>{ format!("{} set", count(p.profiles, "profile", "profiles")) }</li>
                     if p.done && p.error.is_none() { <li id="mig-file-done">{ "done" }</li> }
                     if let Some(e) = &p.error { <li id="mig-file-error" class="error">{ e.clone() }</li> }
                     { for p.notes.iter().map(|n| html! { <li class="note">{ n.clone() }</li> }) }

@@ -84,39 +84,39 @@ impl Form {
         let mut out = Vec::new();
         let empty = |s: &str| s.trim().is_empty();
         if empty(&self.name) {
-            out.push(("wh-name", "give the import a name"));
+            out.push(("wh-name", "Give the import a name"));
         }
         let pg = self.source_type == "postgres";
         if !pg && empty(&self.path) {
-            out.push(("wh-path", "give the source file's path on the server"));
+            out.push(("wh-path", "Give the path of the source file on the server"));
         }
         if pg && empty(&self.pg_host) {
-            out.push(("wh-pg-host", "give the database host, e.g. db.internal:5432"));
+            out.push(("wh-pg-host", "Give the database host, e.g. db.internal:5432"));
         }
         if pg && empty(&self.pg_user) {
-            out.push(("wh-pg-user", "give the database user"));
+            out.push(("wh-pg-user", "Give the database user"));
         }
         if pg && empty(&self.pg_dbname) {
-            out.push(("wh-pg-dbname", "give the database name"));
+            out.push(("wh-pg-dbname", "Give the database name"));
         }
         if (pg || self.source_type == "sqlite") && empty(&self.table) {
-            out.push(("wh-table", "give the table to read"));
+            out.push(("wh-table", "Give the table to read"));
         }
         if empty(&self.user_column) {
-            out.push(("wh-user", "name the column holding the distinct_id"));
+            out.push(("wh-user", "Name the column holding the user id"));
         }
         if self.kind == "event_sync" {
             if empty(&self.event) {
-                out.push(("wh-event", if self.event_from_column { "name the column holding the event name" } else { "give the event name" }));
+                out.push(("wh-event", if self.event_from_column { "Name the column holding the event name" } else { "Give the event name" }));
             }
             if empty(&self.time_column) {
-                out.push(("wh-time", "name the column holding the event time"));
+                out.push(("wh-time", "Name the column holding the event time"));
             }
             if self.id_from_column && empty(&self.insert_id_column) {
-                out.push(("wh-insert-id", "name the column holding the insert id"));
+                out.push(("wh-insert-id", "Name the column holding the insert id"));
             }
             if !self.id_from_column && list(&self.key_columns).is_empty() {
-                out.push(("wh-keys", "name the columns that identify a row, so that a re-sync makes no duplicates"));
+                out.push(("wh-keys", "Name the columns that identify a row, so that syncing again makes no duplicates"));
             }
         }
         out
@@ -173,9 +173,9 @@ fn is_final(run: &Value) -> bool {
 
 fn run_summary(run: &Value) -> String {
     format!(
-        "{}: {} rows read, {} loaded, {} rejected",
+        "{}: {}, {} loaded, {} rejected",
         run["status"].as_str().unwrap_or("?"),
-        run["rows_read"],
+        datadict_core::count(run["rows_read"].as_u64().unwrap_or_default(), "row read", "rows read"),
         run["events_loaded"],
         run["rows_rejected"]
     )
@@ -272,11 +272,40 @@ pub fn WarehousePage() -> Html {
         })
     };
     let problems = form.problems();
-    let problem = |id: &str| -> Html {
-        match problems.iter().find(|(f, _)| *f == id).filter(|_| *touched) {
-            Some((_, m)) => html! { <span class="field-error" id={format!("{id}-error")}>{ *m }</span> },
-            None => html! {},
+    let error_of = |id: &str| -> Option<&'static str> { problems.iter().find(|(f, _)| *f == id).filter(|_| *touched).map(|(_, m)| *m) };
+    // A text field with its label, and its error (if any) right under it, tied to it for
+    // assistive technology by `aria-describedby` and `aria-invalid`.
+    let text_field = |id: &'static str, label: &str, value: &str, oninput: Callback<InputEvent>| -> Html {
+        let error = error_of(id);
+        let error_id = format!("{id}-error");
+        html! {
+            <div class={classes!("field", error.is_some().then_some("invalid"))}>
+                <label for={id}>{ label.to_owned() }</label>
+                <input {id} value={value.to_owned()} {oninput} aria-invalid={error.is_some().then_some("true")} aria-describedby={error.is_some().then(|| error_id.clone())} />
+                if let Some(m) = error { <p class="field-error" id={error_id}><span class="icon" aria-hidden="true">{ "⚠" }</span>{ m }</p> }
+            </div>
         }
+    };
+    // The summary above the button: one link per field in error, which moves focus to it.
+    let error_summary = if *touched && !problems.is_empty() {
+        let go = |id: &'static str| {
+            Callback::from(move |e: MouseEvent| {
+                e.prevent_default();
+                if let Some(el) = web_sys::window().and_then(|w| w.document()).and_then(|d| d.get_element_by_id(id)) {
+                    if let Ok(el) = wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(el) {
+                        let _ = el.focus();
+                    }
+                }
+            })
+        };
+        html! {
+            <div id="wh-error-summary" class="error-summary" role="alert">
+                <p><span class="icon" aria-hidden="true">{ "⚠" }</span>{ format!("{} before creating the import:", datadict_core::count(problems.len() as u64, "field needs", "fields need")) }</p>
+                <ul>{ for problems.iter().map(|(id, m)| html! { <li><a href={format!("#{id}")} onclick={go(id)}>{ *m }</a></li> }) }</ul>
+            </div>
+        }
+    } else {
+        html! {}
     };
 
     let oncreate = {
@@ -285,8 +314,8 @@ pub fn WarehousePage() -> Html {
         Callback::from(move |e: SubmitEvent| {
             e.prevent_default();
             touched.set(true);
+            create_error.set(None);
             if !form.problems().is_empty() {
-                create_error.set(Some("fill in the fields marked above".into()));
                 return;
             }
             let (state, conn, body, create_error, created, reload) =
@@ -354,15 +383,15 @@ pub fn WarehousePage() -> Html {
                 let source = &imp["source"];
                 html! {
                     <tr id={format!("wh-import-{id}")}>
-                        <td>{ id }</td>
-                        <td>{ imp["name"].as_str().unwrap_or_default() }</td>
-                        <td>{ imp["kind"].as_str().unwrap_or_default() }</td>
-                        <td>{ match source["type"].as_str() {
+                        <td data-label="Id">{ id }</td>
+                        <td data-label="Name">{ imp["name"].as_str().unwrap_or_default() }</td>
+                        <td data-label="Rows are">{ if imp["kind"] == "people" { "user profiles" } else { "events" } }</td>
+                        <td data-label="Source">{ match source["type"].as_str() {
                             Some("postgres") => format!("postgres {}:{}/{} {}", source["host"].as_str().unwrap_or_default(), source["port"], source["dbname"].as_str().unwrap_or_default(), source["table"].as_str().unwrap_or_default()),
                             other => format!("{} {} {}", other.unwrap_or_default(), source["path"].as_str().unwrap_or_default(), source["table"].as_str().unwrap_or_default()),
                         } }</td>
-                        <td class="last-run">{ if last.is_null() { "never synced".to_owned() } else { format!("{} ({})", run_summary(last), fmt_time(&last["finished_at"])) } }</td>
-                        <td>
+                        <td class="last-run" data-label="Last run">{ if last.is_null() { "never synced".to_owned() } else { format!("{} ({})", run_summary(last), fmt_time(&last["finished_at"])) } }</td>
+                        <td class="row-actions">
                             <button class="sync-now" onclick={onsync}>{ "Sync now" }</button>
                             <button onclick={onhistory}>{ "History" }</button>
                             <button class="danger" onclick={ondelete}>{ "Delete" }</button>
@@ -371,8 +400,8 @@ pub fn WarehousePage() -> Html {
                 }
             });
             html! {
-                <table class="grid" id="wh-imports">
-                    <thead><tr><th>{ "id" }</th><th>{ "name" }</th><th>{ "kind" }</th><th>{ "source" }</th><th>{ "last run" }</th><th></th></tr></thead>
+                <table class="grid cards" id="wh-imports">
+                    <thead><tr><th>{ "Id" }</th><th>{ "Name" }</th><th>{ "Rows are" }</th><th>{ "Source" }</th><th>{ "Last run" }</th><th><span class="sr-only">{ "Actions" }</span></th></tr></thead>
                     <tbody>{ for rows }</tbody>
                 </table>
             }
@@ -391,7 +420,7 @@ pub fn WarehousePage() -> Html {
                         <li>{ format!("row {}: {}", r["row"], r["reason"].as_str().unwrap_or_default()) }</li>
                     }) }</ul>
                 } else if f.error.is_none() {
-                    <p>{ "queued…" }</p>
+                    <p>{ "Queued…" }</p>
                 }
                 if let Some(e) = &f.error { <p class="error" role="alert">{ e.clone() }</p> }
             </div>
@@ -408,17 +437,17 @@ pub fn WarehousePage() -> Html {
                     Load::Failed(m) => html! { <p class="error">{ m.clone() }</p> },
                     Load::Loaded(runs) if runs.is_empty() => html! { <p>{ "No run yet." }</p> },
                     Load::Loaded(runs) => html! {
-                        <table class="grid">
-                            <thead><tr><th>{ "run" }</th><th>{ "status" }</th><th>{ "rows read" }</th><th>{ "loaded" }</th><th>{ "rejected" }</th><th>{ "started" }</th><th>{ "ended" }</th></tr></thead>
+                        <table class="grid cards">
+                            <thead><tr><th>{ "Run" }</th><th>{ "Status" }</th><th>{ "Rows read" }</th><th>{ "Loaded" }</th><th>{ "Rejected" }</th><th>{ "Started" }</th><th>{ "Ended" }</th></tr></thead>
                             <tbody>{ for runs.iter().map(|r| html! {
                                 <tr>
-                                    <td><code>{ r["run_id"].as_str().unwrap_or_default().chars().take(8).collect::<String>() }</code></td>
-                                    <td>{ r["status"].as_str().unwrap_or_default() }</td>
-                                    <td>{ r["rows_read"].to_string() }</td>
-                                    <td>{ r["events_loaded"].to_string() }</td>
-                                    <td title={r["rejections"].as_array().into_iter().flatten().take(5).map(|x| format!("row {}: {}", x["row"], x["reason"].as_str().unwrap_or_default())).collect::<Vec<_>>().join("\n")}>{ r["rows_rejected"].to_string() }</td>
-                                    <td>{ fmt_time(&r["started_at"]) }</td>
-                                    <td>{ fmt_time(&r["finished_at"]) }</td>
+                                    <td data-label="Run"><code>{ r["run_id"].as_str().unwrap_or_default().chars().take(8).collect::<String>() }</code></td>
+                                    <td data-label="Status">{ r["status"].as_str().unwrap_or_default() }</td>
+                                    <td data-label="Rows read">{ r["rows_read"].to_string() }</td>
+                                    <td data-label="Loaded">{ r["events_loaded"].to_string() }</td>
+                                    <td data-label="Rejected" title={r["rejections"].as_array().into_iter().flatten().take(5).map(|x| format!("row {}: {}", x["row"], x["reason"].as_str().unwrap_or_default())).collect::<Vec<_>>().join("\n")}>{ r["rows_rejected"].to_string() }</td>
+                                    <td data-label="Started">{ fmt_time(&r["started_at"]) }</td>
+                                    <td data-label="Ended">{ fmt_time(&r["finished_at"]) }</td>
                                 </tr>
                             }) }</tbody>
                         </table>
@@ -438,68 +467,73 @@ pub fn WarehousePage() -> Html {
             { history_view }
             <form id="wh-create" onsubmit={oncreate} novalidate=true>
                 <h3>{ "New import" }</h3>
-                <label>{ "Name " }<input id="wh-name" value={f.name.clone()} oninput={field(|f, v| f.name = v)} />{ problem("wh-name") }</label>
-                <label>{ "Kind " }
+                { text_field("wh-name", "Name", &f.name, field(|f, v| f.name = v)) }
+                <div class="field">
+                    <label for="wh-kind">{ "What the rows are" }</label>
                     <select id="wh-kind" onchange={select(|f, v| f.kind = v)}>
-                        <option value="event_sync" selected={f.kind == "event_sync"}>{ "events (event_sync)" }</option>
-                        <option value="people" selected={f.kind == "people"}>{ "user profiles (people)" }</option>
+                        <option value="event_sync" selected={f.kind == "event_sync"}>{ "Events" }</option>
+                        <option value="people" selected={f.kind == "people"}>{ "User profiles" }</option>
                     </select>
-                </label>
+                </div>
                 <fieldset>
-                    <legend>{ "Source (a file on the server)" }</legend>
-                    <label>{ "Type " }
+                    <legend>{ "Source (a file or database the server can read)" }</legend>
+                    <div class="field">
+                        <label for="wh-source-type">{ "Type" }</label>
                         <select id="wh-source-type" onchange={select(|f, v| f.source_type = v)}>
                             <option value="sqlite" selected={f.source_type == "sqlite"}>{ "SQLite table" }</option>
                             <option value="ndjson" selected={f.source_type == "ndjson"}>{ "NDJSON file" }</option>
                             <option value="csv" selected={f.source_type == "csv"}>{ "CSV file (first line: column names)" }</option>
                             <option value="postgres" selected={f.source_type == "postgres"}>{ "PostgreSQL table" }</option>
                         </select>
-                    </label>
+                    </div>
                     if f.source_type == "postgres" {
-                        <label>{ "Host[:port] " }<input id="wh-pg-host" value={f.pg_host.clone()} oninput={field(|f, v| f.pg_host = v)} />{ problem("wh-pg-host") }</label>
-                        <label>{ "User " }<input id="wh-pg-user" value={f.pg_user.clone()} oninput={field(|f, v| f.pg_user = v)} />{ problem("wh-pg-user") }</label>
-                        <label>{ "Database " }<input id="wh-pg-dbname" value={f.pg_dbname.clone()} oninput={field(|f, v| f.pg_dbname = v)} />{ problem("wh-pg-dbname") }</label>
-                        <label>{ "Password: name of the server's environment variable holding it " }<input id="wh-pg-password-env" value={f.pg_password_env.clone()} oninput={field(|f, v| f.pg_password_env = v)} /></label>
+                        { text_field("wh-pg-host", "Host, with :port if not 5432", &f.pg_host, field(|f, v| f.pg_host = v)) }
+                        { text_field("wh-pg-user", "User", &f.pg_user, field(|f, v| f.pg_user = v)) }
+                        { text_field("wh-pg-dbname", "Database", &f.pg_dbname, field(|f, v| f.pg_dbname = v)) }
+                        { text_field("wh-pg-password-env", "Password: name of the server's environment variable holding it", &f.pg_password_env, field(|f, v| f.pg_password_env = v)) }
                         <p class="hint">{ "The password itself is never sent from here nor stored with the import: set it in that variable where the server runs." }</p>
                     } else {
-                        <label>{ "Path " }<input id="wh-path" value={f.path.clone()} oninput={field(|f, v| f.path = v)} />{ problem("wh-path") }</label>
+                        { text_field("wh-path", "Path on the server", &f.path, field(|f, v| f.path = v)) }
                         <p class="hint">{ "The path is kept on the server and shown afterwards by file name only." }</p>
                     }
                     if f.source_type == "sqlite" || f.source_type == "postgres" {
-                        <label>{ "Table " }<input id="wh-table" value={f.table.clone()} oninput={field(|f, v| f.table = v)} />{ problem("wh-table") }</label>
+                        { text_field("wh-table", "Table", &f.table, field(|f, v| f.table = v)) }
                     }
                 </fieldset>
                 <fieldset>
-                    <legend>{ "Column mapping" }</legend>
+                    <legend>{ "Which column holds what" }</legend>
                     if is_events {
-                        <label>{ "Event name from " }
+                        <div class="field">
+                            <label for="wh-event-mode">{ "Event name from" }</label>
                             <select id="wh-event-mode" onchange={select(|f, v| f.event_from_column = v == "column")}>
                                 <option value="column" selected={f.event_from_column}>{ "a column" }</option>
                                 <option value="constant" selected={!f.event_from_column}>{ "one name for every row" }</option>
                             </select>
-                            <input id="wh-event" value={f.event.clone()} oninput={field(|f, v| f.event = v)} />{ problem("wh-event") }
-                        </label>
-                        <label>{ "Time column " }<input id="wh-time" value={f.time_column.clone()} oninput={field(|f, v| f.time_column = v)} />{ problem("wh-time") }</label>
+                        </div>
+                        { text_field("wh-event", if f.event_from_column { "Event name column" } else { "Event name" }, &f.event, field(|f, v| f.event = v)) }
+                        { text_field("wh-time", "Time column", &f.time_column, field(|f, v| f.time_column = v)) }
                     }
-                    <label>{ "distinct_id column " }<input id="wh-user" value={f.user_column.clone()} oninput={field(|f, v| f.user_column = v)} />{ problem("wh-user") }</label>
+                    { text_field("wh-user", "User id column (distinct_id)", &f.user_column, field(|f, v| f.user_column = v)) }
                     if is_events {
-                        <label>{ "Insert id from " }
+                        <div class="field">
+                            <label for="wh-id-mode">{ "Insert id (what makes a row unique) from" }</label>
                             <select id="wh-id-mode" onchange={select(|f, v| f.id_from_column = v == "column")}>
                                 <option value="keys" selected={!f.id_from_column}>{ "key columns (hashed)" }</option>
-                                <option value="column" selected={f.id_from_column}>{ "an insert-id column" }</option>
+                                <option value="column" selected={f.id_from_column}>{ "an insert id column" }</option>
                             </select>
-                        </label>
+                        </div>
                         if f.id_from_column {
-                            <label>{ "Insert id column " }<input id="wh-insert-id" value={f.insert_id_column.clone()} oninput={field(|f, v| f.insert_id_column = v)} />{ problem("wh-insert-id") }</label>
+                            { text_field("wh-insert-id", "Insert id column", &f.insert_id_column, field(|f, v| f.insert_id_column = v)) }
                         } else {
-                            <label>{ "Key columns (comma-separated) " }<input id="wh-keys" value={f.key_columns.clone()} oninput={field(|f, v| f.key_columns = v)} />{ problem("wh-keys") }</label>
+                            { text_field("wh-keys", "Key columns (comma-separated)", &f.key_columns, field(|f, v| f.key_columns = v)) }
                         }
                     }
-                    <label>{ "Property columns (comma-separated; empty: every other column) " }<input id="wh-props" value={f.property_columns.clone()} oninput={field(|f, v| f.property_columns = v)} /></label>
+                    { text_field("wh-props", "Property columns (comma-separated; empty: every other column)", &f.property_columns, field(|f, v| f.property_columns = v)) }
                 </fieldset>
+                { error_summary }
                 <button type="submit" id="wh-create-button">{ "Create import" }</button>
-                if let Some(e) = &*create_error { <p id="wh-create-error" class="error" role="alert">{ e.clone() }</p> }
-                if let Some(m) = &*created { <p id="wh-created">{ m.clone() }</p> }
+                if let Some(e) = &*create_error { <p id="wh-create-error" class="error" role="alert"><span class="icon" aria-hidden="true">{ "⚠" }</span>{ e.clone() }</p> }
+                if let Some(m) = &*created { <p id="wh-created" class="ok">{ m.clone() }</p> }
             </form>
         </section>
     }

@@ -6,6 +6,7 @@
 //!
 //! `view` is the screen, `run` the two steps, `report` the rows of the report and its downloads.
 
+mod outcome;
 mod report;
 mod run;
 mod view;

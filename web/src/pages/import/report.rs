@@ -32,7 +32,7 @@ pub(super) fn report_of(local: &BTreeMap<u64, ReportRow>, server: &[ReportRow]) 
 /// A record the check left out: its first problem names it, the summary has them all.
 pub(super) fn rejected_row(r: &Rejected) -> ReportRow {
     let (field, message) = r.issues.first().map_or((String::new(), String::new()), |i| (i.path.clone(), i.message.clone()));
-    let extra = if r.issues.len() > 1 { format!(" (and {} more problems)", r.issues.len() - 1) } else { String::new() };
+    let extra = if r.issues.len() > 1 { format!(" (and {} more)", datadict_core::count(r.issues.len() as u64 - 1, "problem", "problems")) } else { String::new() };
     ReportRow { line: r.pos.line, index: r.pos.index, source: "check", field, message: message + &extra }
 }
 
@@ -43,18 +43,18 @@ pub(super) fn refused_row(f: &FailedInput) -> ReportRow {
 }
 
 /// A batch that was not imported, at its first record's line; resume sends it again.
-pub(super) fn failed_batch_row(f: &Failed, noun: &str) -> ReportRow {
+pub(super) fn failed_batch_row(f: &Failed, records: impl Fn(u64) -> String) -> ReportRow {
     ReportRow {
         line: f.first.line,
         index: f.first.index,
         source: "batch",
         field: String::new(),
         message: format!(
-            "batch {} (lines {}–{}, {} {noun}) was not imported: {}. Resume sends it again",
+            "batch {} (lines {}–{}, {}) was not imported: {}. Resume sends it again",
             f.sequence + 1,
             f.first.line,
             f.last.line,
-            f.records,
+            records(f.records as u64),
             f.message
         ),
     }

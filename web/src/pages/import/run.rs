@@ -184,7 +184,8 @@ impl Run {
     fn batch_failed(&self, failed: &Failed) {
         let report = {
             let mut m = self.memory.borrow_mut();
-            m.server.push(failed_batch_row(failed, self.target.noun()));
+            let target = self.target;
+            m.server.push(failed_batch_row(failed, move |n| super::outcome::records(target, n)));
             m.report()
         };
         self.update(|p| {
@@ -364,13 +365,12 @@ pub async fn upload(run: Rc<Run>, blob: Blob, concurrency: usize) {
         &run.state,
         if p.batches_failed > 0 || p.events_failed > 0 { Level::Error } else { Level::Info },
         format!(
-            "import {}: {} {} imported, {} rejected by the server, {} left out by the check, {} batches not sent",
+            "import {}: {} imported, {} rejected by the server, {} left out by the check, {} not sent",
             if cancelled { "cancelled" } else { "finished" },
-            p.events_imported,
-            run.target.noun(),
+            super::outcome::records(run.target, p.events_imported),
             p.events_failed,
             p.stats.rejected,
-            p.batches_failed
+            datadict_core::count(p.batches_failed, "batch", "batches")
         ),
     );
 }

@@ -1,53 +1,19 @@
 //! The import screen itself: the choice of records, the input, the two buttons, progress, the
 //! check's summary and the report. Running the steps is `run`'s work.
 
-use super::report::{report_csv, report_json};
+use super::report::{report_csv, report_json, ReportRow};
+use super::outcome::{banner, bar, fmt_bytes, summary, tiles};
 use super::run::{check, upload, Run, RunMemory};
 use super::{Phase, Progress, Target};
 use crate::components::download::download;
 use crate::components::log::push;
 use crate::reader::text_blob;
 use crate::state::{use_app_state, Level, Load};
-use datadict_core::Tally;
+use datadict_core::count;
 use std::cell::Cell;
 use std::rc::Rc;
 use web_sys::{Blob, HtmlInputElement, HtmlTextAreaElement};
 use yew::prelude::*;
-
-fn fmt_bytes(b: f64) -> String {
-    if b >= 1024.0 * 1024.0 {
-        format!("{:.1} MB", b / 1024.0 / 1024.0)
-    } else if b >= 1024.0 {
-        format!("{:.1} KB", b / 1024.0)
-    } else {
-        format!("{b:.0} B")
-    }
-}
-
-fn lines(t: &Tally) -> String {
-    let mut s: Vec<String> = t.examples.iter().map(|p| p.line.to_string()).collect();
-    if (t.count as usize) > t.examples.len() {
-        s.push("…".into());
-    }
-    s.join(", ")
-}
-
-fn tally_table(id: &str, title: &str, head: &str, rows: Vec<(String, &Tally)>) -> Html {
-    if rows.is_empty() {
-        return html! {};
-    }
-    html! {
-        <>
-        <h4>{ title }</h4>
-        <table class="summary" id={id.to_owned()}>
-            <thead><tr><th scope="col">{ head }</th><th scope="col">{ "Count" }</th><th scope="col">{ "Example lines" }</th></tr></thead>
-            <tbody>{ for rows.into_iter().take(100).map(|(k, t)| html! {
-                <tr><td><code>{ k }</code></td><td class="count">{ t.count }</td><td>{ lines(t) }</td></tr>
-            }) }</tbody>
-        </table>
-        </>
-    }
-}
 
 #[component]
 pub fn ImportPage() -> Html {
@@ -167,58 +133,26 @@ pub fn ImportPage() -> Html {
 
     let p = &*progress;
     let has_source = source.borrow().is_some();
-    let secs = (p.elapsed_ms / 1000.0).max(0.001);
-    let byte_rate = p.bytes_acked as f64 / secs;
-    let left = if byte_rate > 0.0 { ((p.total_bytes - p.bytes_acked as f64).max(0.0) / byte_rate).round() } else { f64::NAN };
-    let fraction = if p.total_bytes > 0.0 {
-        match p.phase {
-            Phase::Checking | Phase::Checked => p.read_bytes / p.total_bytes,
-            // Rejected records are never acknowledged, so bytes alone would stop short of full.
-            Phase::Finished if p.batches_failed == 0 => 1.0,
-            _ => (p.bytes_acked as f64 / p.total_bytes).min(1.0),
-        }
-    } else {
-        0.0
-    };
+    let (fraction, bar_words) = bar(p);
     let target = *target;
     let dictionary_note = match &state.dictionary {
         _ if target == Target::Profiles => {
-            "Profile updates are checked by the /engage rules: one operation each, a $distinct_id, and at most 1 MB; $token may be left out because the service account signs the requests.".into()
+            "Each update needs a $distinct_id and exactly one operation, and may be at most 1 MB; $token may be left out because your sign-in signs the requests.".into()
         }
-        Load::Loaded(d) => format!("Events are checked against the dictionary ({} entities).", d.entries.len()),
+        Load::Loaded(d) => format!("Events are checked against the dictionary ({}).", count(d.entries.len() as u64, "entry", "entries")),
         Load::Loading => "Loading the dictionary…".into(),
-        Load::Failed(m) => format!("The dictionary could not be loaded ({m}); events are checked by the spec's rules only."),
-        Load::Idle => "Connect to check events against the dictionary.".into(),
+        Load::Failed(m) => format!("The dictionary could not be loaded ({m}); events are checked by the import rules only."),
+        Load::Idle => "Sign in to check events against the dictionary.".into(),
     };
-    let summary = p.summary.as_ref().map(|s| {
-        html! {
-            <div id="check-summary">
-                <h3>{ "Step 1 result" }</h3>
-                <p id="check-counts">{ match target {
-                    Target::Events => format!(
-                        "{} records; {} with problems or notes; {} would be left out (invalid); {} dropped by the dictionary; {} batches.",
-                        s.records, s.records_with_issues, p.checked.rejected, p.checked.dropped, p.checked.batches),
-                    Target::Profiles => format!(
-                        "{} records; {} with problems; {} would be left out (invalid); {} batches.",
-                        s.records, s.records_with_issues, p.checked.rejected, p.checked.batches),
-                } }</p>
-                { tally_table("by-problem", "By problem", "Problem", s.by_code.iter().map(|(c, t)| (c.to_string(), t)).collect()) }
-                { match target {
-                    Target::Events => tally_table("by-event", "By event", "Event", s.by_event.iter().map(|(e, t)| (if e.is_empty() { "(no event name)".to_owned() } else { e.clone() }, t)).collect()),
-                    Target::Profiles => tally_table("by-operation", "By operation", "Operation", s.by_event.iter().map(|(e, t)| (if e.is_empty() { "(no single operation)".to_owned() } else { e.clone() }, t)).collect()),
-                } }
-                { tally_table("by-property", "By property", "Property", s.by_property.iter().map(|(e, t)| (e.clone(), t)).collect()) }
-            </div>
-        }
-    });
+    let summary = p.summary.as_ref().map(|s| summary(s, p, target));
     let phase_text = match &p.phase {
         Phase::Idle => "Pick a file or paste text, then check it.".to_owned(),
         Phase::Checking => "Checking…".into(),
-        Phase::Checked => "Checked. Nothing has been sent yet.".into(),
+        Phase::Checked => "Checked. Nothing has been sent yet: upload when ready.".into(),
         Phase::Uploading => "Uploading…".into(),
         Phase::Cancelling => "Cancelling: waiting for the requests already sent…".into(),
         Phase::Cancelled => "Cancelled. Resume sends only the batches not yet acknowledged.".into(),
-        Phase::Finished if p.batches_failed > 0 => format!("Finished with {} batches not imported: resume to send them again.", p.batches_failed),
+        Phase::Finished if p.batches_failed > 0 => format!("Finished with {} not imported: resume to send them again.", count(p.batches_failed, "batch", "batches")),
         Phase::Finished => "Finished.".into(),
         Phase::Failed(m) => format!("Stopped: {m}"),
     };
@@ -231,12 +165,12 @@ pub fn ImportPage() -> Html {
             <fieldset class="choice" id="import-kind">
                 <legend>{ "Records" }</legend>
                 <input id="kind-events" type="radio" name="import-kind" checked={target == Target::Events} onchange={ontarget(Target::Events)} disabled={busy} />
-                <label for="kind-events">{ "Events (/import)" }</label>
+                <label for="kind-events">{ "Events" }</label>
                 <input id="kind-profiles" type="radio" name="import-kind" checked={target == Target::Profiles} onchange={ontarget(Target::Profiles)} disabled={busy} />
-                <label for="kind-profiles">{ "Profile updates (/engage)" }</label>
+                <label for="kind-profiles">{ "Profile updates" }</label>
             </fieldset>
             <p class="hint">{ match target {
-                Target::Events => "NDJSON (one event per line) or a JSON array of events (spec §2.8). ",
+                Target::Events => "NDJSON (one event per line) or a JSON array of events. ",
                 Target::Profiles => "NDJSON (one update per line) or a JSON array of updates such as {\"$distinct_id\": \"u1\", \"$set\": {\"plan\": \"pro\"}}. ",
             } }{ "The file is read in 1 MB slices, so its size does not matter. " }{ dictionary_note }</p>
             <label for="import-file">{ if target == Target::Events { "Events file" } else { "Profile updates file" } }</label>
@@ -256,35 +190,56 @@ pub fn ImportPage() -> Html {
                 <button id="import-cancel" onclick={oncancel} disabled={!busy}>{ "Cancel" }</button>
             </div>
             <p id="import-phase" role="status">{ phase_text }</p>
-            <progress id="import-progress" max="1" value={fraction.to_string()} aria-label="Progress"></progress>
-            <div class="stats" id="import-stats">
-                <div><b id="stat-events">{ format!("{} / {}", p.events_imported, p.stats.batched) }</b>{ format!("{} imported / batched", target.noun()) }</div>
-                <div><b>{ format!("{} of {}", fmt_bytes(p.bytes_acked as f64), fmt_bytes(p.total_bytes)) }</b>{ "sent and acknowledged" }</div>
-                <div><b>{ format!("{:.0} records/s · {}/s", p.events_sent as f64 / secs, fmt_bytes(byte_rate)) }</b>{ "rate" }</div>
-                <div><b>{ if left.is_finite() && p.phase == Phase::Uploading { format!("{left:.0} s") } else { "–".into() } }</b>{ "time left" }</div>
-                <div><b id="stat-failed">{ p.events_failed + p.stats.rejected }</b>{ "records rejected" }</div>
-                <div><b>{ p.retries }</b>{ "retries" }</div>
-                <div><b id="stat-memory">{ fmt_bytes(crate::wasm_memory_bytes()) }</b>{ "app memory (peak)" }</div>
-            </div>
+            <label for="import-progress" id="import-progress-words" class="hint">{ bar_words }</label>
+            <progress id="import-progress" max="1" value={fraction.to_string()}></progress>
+            { banner(p, target, ondownload(true)) }
+            { tiles(p, target) }
+            <details class="tech">
+                <summary>{ "For developers" }</summary>
+                <p><b id="stat-memory">{ fmt_bytes(crate::wasm_memory_bytes()) }</b>{ " of memory used by the app at its peak" }</p>
+            </details>
             { summary.unwrap_or_default() }
             if !p.report.is_empty() {
-                <h3>{ format!("Report: {} problems", p.report.len()) }</h3>
+                <h3>{ format!("Report: {}", count(p.report.len() as u64, "problem", "problems")) }</h3>
                 <div class="actions">
                     <button id="report-csv" onclick={ondownload(true)}>{ "Download report (CSV)" }</button>
                     <button id="report-json" onclick={ondownload(false)}>{ "Download report (JSON)" }</button>
                 </div>
-                <div class="table-wrap">
-                <table class="summary" id="import-report">
-                    <thead><tr><th scope="col">{ "Line" }</th><th scope="col">{ "Where" }</th><th scope="col">{ "Field" }</th><th scope="col">{ "Problem" }</th></tr></thead>
-                    <tbody>{ for p.report.iter().take(500).map(|r| html! {
-                        <tr class="report-row" data-line={r.line.to_string()}>
-                            <td class="count">{ r.line }</td><td>{ r.source }</td><td><code>{ r.field.clone() }</code></td><td>{ r.message.clone() }</td>
-                        </tr>
-                    }) }</tbody>
-                </table>
-                </div>
+                { report_table(&p.report) }
                 if p.report.len() > 500 { <p class="hint">{ format!("The first 500 of {} are shown; the download has them all.", p.report.len()) }</p> }
             }
         </section>
+    }
+}
+
+/// The report's table. The "Found by" column appears only when the rows come from more than one
+/// place, since a column that always says the same thing tells nothing. On a phone each row is a
+/// card, so the message stays in view.
+fn report_table(rows: &[ReportRow]) -> Html {
+    let mixed = rows.iter().any(|r| r.source != rows[0].source);
+    let found_by = |source: &str| match source {
+        "check" => "check",
+        "server" => "server",
+        _ => "not sent",
+    };
+    html! {
+        <div class="table-wrap">
+        <table class="summary cards" id="import-report">
+            <thead><tr>
+                <th scope="col">{ "Line" }</th>
+                if mixed { <th scope="col">{ "Found by" }</th> }
+                <th scope="col">{ "Field" }</th>
+                <th scope="col">{ "Problem" }</th>
+            </tr></thead>
+            <tbody>{ for rows.iter().take(500).map(|r| html! {
+                <tr class="report-row" data-line={r.line.to_string()}>
+                    <td class="count" data-label="Line">{ r.line }</td>
+                    if mixed { <td data-label="Found by">{ found_by(r.source) }</td> }
+                    <td data-label="Field"><code>{ r.field.clone() }</code></td>
+                    <td class="message" data-label="Problem">{ r.message.clone() }</td>
+                </tr>
+            }) }</tbody>
+        </table>
+        </div>
     }
 }
