@@ -231,6 +231,35 @@ impl Session {
         assert_eq!(ok, json!(true), "no element `{css}` to click");
     }
 
+    /// The browser's Back button.
+    pub fn back(&self) -> anyhow::Result<()> {
+        self.post("/back", &json!({})).map(|_| ())
+    }
+
+    /// The browser's Forward button.
+    pub fn forward(&self) -> anyhow::Result<()> {
+        self.post("/forward", &json!({})).map(|_| ())
+    }
+
+    /// Reloads the page, as the user's F5 does.
+    pub fn refresh(&self) -> anyhow::Result<()> {
+        self.post("/refresh", &json!({})).map(|_| ())
+    }
+
+    /// Resizes the window so that the page's viewport is about `width` × `height` CSS pixels.
+    pub fn set_window_size(&self, width: u32, height: u32) -> anyhow::Result<()> {
+        self.post("/window/rect", &json!({"width": width, "height": height})).map(|_| ())
+    }
+
+    /// Presses and releases one key (a WebDriver key code such as `"\u{E00C}"`, Escape) in
+    /// whatever element has focus, as a user's keyboard does.
+    pub fn press_key(&self, key: &str) -> anyhow::Result<()> {
+        let actions = json!({"actions": [{"type": "key", "id": "keyboard", "actions": [
+            {"type": "keyDown", "value": key}, {"type": "keyUp", "value": key}
+        ]}]});
+        self.post("/actions", &actions).map(|_| ())
+    }
+
     pub fn screenshot(&self, path: &std::path::Path) -> anyhow::Result<()> {
         let data = self.get("/screenshot")?;
         let png = base64::engine::general_purpose::STANDARD.decode(data.as_str().unwrap_or_default())?;

@@ -132,7 +132,13 @@ impl Reply {
     /// The words for a failed answer, with what the context names and its `Retry-After`.
     fn error(&self, mut context: StatusContext) -> ApiError {
         context.retry_after_ms = self.retry_after.as_deref().and_then(|v| core::parse_retry_after(v, js_sys::Date::now() as i64));
-        ApiError::Answer { error: core::ApiError { status: self.status, message: core::error_detail(self.text.as_bytes()) }, context }
+        let mut message = core::error_detail(self.text.as_bytes());
+        // A 401's words already say the credentials were refused and what to check; the server's
+        // generic refusal only said the same again, so the user read it twice.
+        if self.status == 401 && message.to_ascii_lowercase().starts_with("invalid credentials") {
+            message.clear();
+        }
+        ApiError::Answer { error: core::ApiError { status: self.status, message }, context }
     }
 }
 
