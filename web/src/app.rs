@@ -78,7 +78,7 @@ fn Shell() -> Html {
                 }</span>
                 <LogButton />
             </header>
-            <main id="main">
+            <main id="main" class={classes!(state.log_open.then_some("log-open"))}>
                 { body }
                 // The import screen stays mounted once connected, so that an upload keeps running
                 // (and its progress stays) while the user looks at another screen.

@@ -132,7 +132,10 @@ pub fn LogView() -> Html {
     html! {
         <section id="log" class="log" aria-labelledby="log-title" hidden={!open} {onkeydown}>
             <div class="log-head">
-                <h2 id="log-title" tabindex="-1">{ format!("Log ({} lines)", state.log.len()) }</h2>
+                <h2 id="log-title" tabindex="-1">{ match state.log.len() {
+                    1 => "Log (1 line)".to_owned(),
+                    n => format!("Log ({n} lines)"),
+                } }</h2>
                 <button id="copy-log" onclick={oncopy}>{ if *copied == Copy::Copied { "Copied" } else { "Copy log" } }</button>
                 <button id="clear-log" onclick={onclear}>{ "Clear" }</button>
                 <button id="close-log" onclick={onclose}>{ "Close" }</button>
