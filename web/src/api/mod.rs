@@ -331,7 +331,11 @@ mod tests {
         let get = c.context(Method::Get, "http://h/api/app/projects/1/schemas");
         let err = reply(401, r#"{"error":"invalid credentials","status":"error"}"#, None).error(get.clone());
         assert_eq!(err.status(), Some(401));
-        assert!(err.to_string().starts_with("the server rejected the credentials (401): invalid credentials;"), "{err}");
+        // The server's generic refusal repeats the core's advice, so it is said once.
+        assert_eq!(err.to_string(), "the server rejected the credentials (401); check the service-account user name and secret, or the project token");
+        // A refusal that says something of its own is kept.
+        let err = reply(401, r#"{"error":"the `Basic` credentials are not valid base64","status":"error"}"#, None).error(get.clone());
+        assert!(err.to_string().starts_with("the server rejected the credentials (401): the `Basic` credentials are not valid base64;"), "{err}");
         let post = c.context(Method::Post, "http://h/api/app/projects/1/schemas");
         let err = reply(403, r#"{"error":"no","status":"error"}"#, None).error(post);
         assert!(err.to_string().contains("lack permission on project 1 (403): no; this request writes"), "{err}");
