@@ -25,19 +25,14 @@ pub enum Panel {
 }
 
 /// One address of the app.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum Route {
+    #[default]
     Settings,
     Dictionary(EntityType, Panel),
     Import,
     Warehouse,
     Migrate,
-}
-
-impl Default for Route {
-    fn default() -> Self {
-        Self::Settings
-    }
 }
 
 impl Route {

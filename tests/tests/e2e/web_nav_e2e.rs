@@ -19,7 +19,11 @@ fn assert_panel_in_view_with_focus(session: &Session, what: &str) {
     session.wait_for("document.querySelector('#side-panel')", what, WAIT).unwrap();
     // Focus moves in an effect after the panel is drawn: wait for it rather than sample once.
     session
-        .wait_for("document.querySelector('#side-panel').contains(document.activeElement)", &format!("focus inside the panel ({what})"), WAIT)
+        .wait_for(
+            "document.querySelector('#side-panel').contains(document.activeElement)",
+            &format!("focus inside the panel ({what})"),
+            WAIT,
+        )
         .unwrap();
     let v = session
         .script(
@@ -37,7 +41,10 @@ fn hash(session: &Session) -> String {
 
 /// Whether the focused element is the table's button of the row `name`.
 fn focus_is_on_row(session: &Session, name: &str) -> bool {
-    let js = format!("const a = document.activeElement; return !!a && a.classList.contains('open-detail') && a.closest('tr').dataset.name === {};", json!(name));
+    let js = format!(
+        "const a = document.activeElement; return !!a && a.classList.contains('open-detail') && a.closest('tr').dataset.name === {};",
+        json!(name)
+    );
     session.script(&js).unwrap() == json!(true)
 }
 
@@ -66,12 +73,28 @@ fn navigate_and_return(browser: Browser) {
     assert_eq!(session.text_of("#log-badge"), "1");
     assert!(session.text_of("#log-toggle").contains('1'), "{}", session.text_of("#log-toggle"));
     session.click("#log-toggle").unwrap();
-    session.wait_for("!document.querySelector('#log').hidden && document.querySelector('#log').contains(document.activeElement)", "the open log with focus", WAIT).unwrap();
+    session
+        .wait_for(
+            "!document.querySelector('#log').hidden && document.querySelector('#log').contains(document.activeElement)",
+            "the open log with focus",
+            WAIT,
+        )
+        .unwrap();
     assert!(session.text_of("#log-lines").contains("→ 401"), "{}", session.text_of("#log-lines"));
-    assert_eq!(session.script("return document.querySelector('#log-badge') === null;").unwrap(), json!(true), "opening the log clears the badge");
+    assert_eq!(
+        session.script("return document.querySelector('#log-badge') === null;").unwrap(),
+        json!(true),
+        "opening the log clears the badge"
+    );
     shot("log-open");
     session.press_key(ESCAPE).unwrap();
-    session.wait_for("document.querySelector('#log').hidden && document.activeElement.id === 'log-toggle'", "the closed log, focus on its button", WAIT).unwrap();
+    session
+        .wait_for(
+            "document.querySelector('#log').hidden && document.activeElement.id === 'log-toggle'",
+            "the closed log, focus on its button",
+            WAIT,
+        )
+        .unwrap();
 
     // Signing in moves focus to the menu.
     session.type_into("#secret", &server.demo.secret).unwrap();
@@ -113,24 +136,31 @@ fn navigate_and_return(browser: Browser) {
 
     // Back and Forward walk the panel's history; the page never leaves the app.
     session.back().unwrap();
-    session.wait_for("document.querySelector('#detail') && location.hash === '#/dictionary/event/Purchase'", "Back to the detail", WAIT).unwrap();
+    session
+        .wait_for("document.querySelector('#detail') && location.hash === '#/dictionary/event/Purchase'", "Back to the detail", WAIT)
+        .unwrap();
     session.back().unwrap();
-    session.wait_for("!document.querySelector('#side-panel') && location.hash === '#/dictionary/event'", "Back to the table", WAIT).unwrap();
+    session
+        .wait_for("!document.querySelector('#side-panel') && location.hash === '#/dictionary/event'", "Back to the table", WAIT)
+        .unwrap();
     session.forward().unwrap();
-    session.wait_for("document.querySelector('#detail') && location.hash === '#/dictionary/event/Purchase'", "Forward to the detail", WAIT).unwrap();
+    session
+        .wait_for("document.querySelector('#detail') && location.hash === '#/dictionary/event/Purchase'", "Forward to the detail", WAIT)
+        .unwrap();
 
     // A refresh asks only for the secret, then shows the same entity.
     session.refresh().unwrap();
     session.wait_for("document.querySelector('#secret')", "the sign-in after a refresh", WAIT).unwrap();
-    let kept = session
-        .script("return ['#base-url', '#project-id', '#username', '#secret'].map(s => document.querySelector(s).value);")
-        .unwrap();
+    let kept =
+        session.script("return ['#base-url', '#project-id', '#username', '#secret'].map(s => document.querySelector(s).value);").unwrap();
     assert_eq!(kept, json!([server.url(""), server.demo.project_id.to_string(), server.demo.username, ""]), "only the secret is asked for");
     session.wait_for("document.activeElement.id === 'secret'", "the cursor in the secret field", WAIT).unwrap();
     assert_eq!(hash(&session), "#/dictionary/event/Purchase", "the address survives the refresh");
     session.type_into("#secret", &server.demo.secret).unwrap();
     session.click("#connect").unwrap();
-    session.wait_for("document.querySelector('#detail') && document.querySelector('#property-list')", "the same entity after signing in", WAIT).unwrap();
+    session
+        .wait_for("document.querySelector('#detail') && document.querySelector('#property-list')", "the same entity after signing in", WAIT)
+        .unwrap();
     assert!(session.text_of("#property-list").contains("price"), "{}", session.text_of("#detail"));
     assert_panel_in_view_with_focus(&session, "the detail after the refresh");
 
@@ -138,7 +168,13 @@ fn navigate_and_return(browser: Browser) {
     session.click_js("#nav-import");
     session.wait_for("location.hash === '#/import'", "the import address", WAIT).unwrap();
     session.back().unwrap();
-    session.wait_for("document.querySelector('#detail') && location.hash === '#/dictionary/event/Purchase'", "Back from import to the detail", WAIT).unwrap();
+    session
+        .wait_for(
+            "document.querySelector('#detail') && location.hash === '#/dictionary/event/Purchase'",
+            "Back from import to the detail",
+            WAIT,
+        )
+        .unwrap();
     session.press_key(ESCAPE).unwrap();
     session.wait_for("!document.querySelector('#side-panel')", "the panel closed", WAIT).unwrap();
 
@@ -147,12 +183,18 @@ fn navigate_and_return(browser: Browser) {
     assert_panel_in_view_with_focus(&session, "the new-event form");
     assert_eq!(hash(&session), "#/dictionary/event/~new");
     session.press_key(ESCAPE).unwrap();
-    session.wait_for("!document.querySelector('#side-panel') && document.activeElement.id === 'new-entity'", "focus back on New event", WAIT).unwrap();
+    session
+        .wait_for("!document.querySelector('#side-panel') && document.activeElement.id === 'new-entity'", "focus back on New event", WAIT)
+        .unwrap();
 
     // The profile tab has an address, and no volume column or empty tag filter.
     session.click("#tab-profile").unwrap();
-    session.wait_for("location.hash === '#/dictionary/profile' && document.querySelector(\"tr[data-name='$user']\")", "the profile tab", WAIT).unwrap();
-    let profile = session.script("return [document.querySelector('#schema-list').innerText.includes('unknown'), !!document.querySelector('#tag-filter')];").unwrap();
+    session
+        .wait_for("location.hash === '#/dictionary/profile' && document.querySelector(\"tr[data-name='$user']\")", "the profile tab", WAIT)
+        .unwrap();
+    let profile = session
+        .script("return [document.querySelector('#schema-list').innerText.includes('unknown'), !!document.querySelector('#tag-filter')];")
+        .unwrap();
     assert_eq!(profile, json!([false, false]), "no `unknown` volumes and no empty tag filter on profiles");
     session.click("#tab-event").unwrap();
     session.wait_for("document.querySelectorAll('#schema-list .schema-row').length === 4", "the events again", WAIT).unwrap();
@@ -175,7 +217,11 @@ fn navigate_and_return(browser: Browser) {
     shot("390-detail");
     session.press_key(ESCAPE).unwrap();
     session.wait_for("!document.querySelector('#side-panel')", "the panel closed at phone width", WAIT).unwrap();
-    assert!(focus_is_on_row(&session, "Purchase"), "focus back on the row at phone width: {}", session.script("const a = document.activeElement; return a.outerHTML.slice(0, 200);").unwrap());
+    assert!(
+        focus_is_on_row(&session, "Purchase"),
+        "focus back on the row at phone width: {}",
+        session.script("const a = document.activeElement; return a.outerHTML.slice(0, 200);").unwrap()
+    );
     assert_eq!(session.script("return document.querySelector('#fatal').hidden;").unwrap(), json!(true), "{}", session.text_of("#fatal"));
 }
 
