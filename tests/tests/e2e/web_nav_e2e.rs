@@ -214,6 +214,13 @@ fn navigate_and_return(browser: Browser) {
         .script("const r = document.querySelector('#side-panel').getBoundingClientRect(); const w = document.documentElement.clientWidth; return [r.left === 0 && Math.abs(r.right - w) < 1, r.left, r.right, w, innerWidth];")
         .unwrap();
     assert_eq!(full[0], json!(true), "the panel is full-width on a phone: {full}");
+    let uncut = session
+        .script(
+            "const p = document.querySelector('#side-panel'); const t = document.querySelector('#property-list');
+             return [p.scrollWidth <= p.clientWidth, t.getBoundingClientRect().width <= p.clientWidth, p.scrollWidth, p.clientWidth];",
+        )
+        .unwrap();
+    assert_eq!((&uncut[0], &uncut[1]), (&json!(true), &json!(true)), "nothing in the panel is cut off at phone width: {uncut}");
     shot("390-detail");
     session.press_key(ESCAPE).unwrap();
     session.wait_for("!document.querySelector('#side-panel')", "the panel closed at phone width", WAIT).unwrap();
