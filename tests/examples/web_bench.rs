@@ -4,6 +4,8 @@
 //!
 //! - first render of a 5,000-entity dictionary (`dd:dictionary-loaded` → `dd:dictionary-rendered`);
 //! - one filter keystroke (`dd:filter-input` → `dd:filter-rendered`), median of several;
+//! - a row click to its side panel painted (the click → the frame after `dd:panel-rendered`),
+//!   median of several rows;
 //! - import of a generated NDJSON file (default 200 MB; `WEB_BENCH_MB` changes it): check and
 //!   upload throughput to the local server, with the app's peak wasm memory and the JS heap;
 //! - the size of the app's wasm, raw and gzipped (`gzip -9`).
@@ -94,6 +96,35 @@ fn main() {
     let median = sorted[sorted.len() / 2];
     let first_key = keystrokes[0];
 
+    // Row click → panel painted: the time from the click to the first task after the frame that
+    // follows the panel's mark (a task queued from `requestAnimationFrame` runs after that paint).
+    session.script("const e = document.querySelector('#search'); e.value = ''; e.dispatchEvent(new Event('input', {bubbles: true})); return 1;").unwrap();
+    session.wait_for("document.querySelectorAll('#schema-list .schema-row').length >= 10", "the unfiltered table", Duration::from_secs(10)).unwrap();
+    let (mut panels, mut panel_dom) = (Vec::new(), Vec::new());
+    for i in 0..9 {
+        let script = format!(
+            "window.__panel = null; const n0 = performance.getEntriesByName('dd:panel-rendered').length;
+             const button = document.querySelectorAll('#schema-list .open-detail')[{i}];
+             const t0 = performance.now(); button.click();
+             const check = () => {{ const marks = performance.getEntriesByName('dd:panel-rendered');
+                                    if (marks.length > n0) {{ window.__panel = performance.now() - t0; window.__panelDom = marks.pop().startTime - t0; }}
+                                    else {{ requestAnimationFrame(() => setTimeout(check)); }} }};
+             requestAnimationFrame(() => setTimeout(check)); return 1;"
+        );
+        session.script(&script).unwrap();
+        session.wait_for("window.__panel !== null && document.querySelector('#detail')", "the row's panel", Duration::from_secs(10)).unwrap();
+        panels.push(number(&session, "return window.__panel;"));
+        panel_dom.push(number(&session, "return window.__panelDom;"));
+        session.script("document.querySelector('#close-detail').click(); return 1;").unwrap();
+        session.wait_for("!document.querySelector('#side-panel')", "the panel closed", Duration::from_secs(10)).unwrap();
+    }
+    let mut sorted_panels = panels.clone();
+    sorted_panels.sort_by(f64::total_cmp);
+    let panel_median = sorted_panels[sorted_panels.len() / 2];
+    let panel_max = sorted_panels[sorted_panels.len() - 1];
+    panel_dom.sort_by(f64::total_cmp);
+    let panel_dom_median = panel_dom[panel_dom.len() / 2];
+
     // Import: a generated NDJSON file of about `megabytes` MB, ~500 bytes per event.
     session.script("document.querySelector('#nav-import').click(); return 1;").unwrap();
     let generate = format!(
@@ -136,6 +167,8 @@ fn main() {
     println!("| connect click → rows visible (incl. 2 requests) | {} ms |", to_rows.as_millis());
     println!("| rows drawn at first | {} |", shown.as_str().unwrap_or_default());
     println!("| filter keystroke, median of {} (first: {first_key:.1} ms) | {median:.1} ms |", keystrokes.len());
+    println!("| row click → side panel painted, median of {} (slowest: {panel_max:.1} ms) | {panel_median:.1} ms |", panels.len());
+    println!("| … of which the app's work (click → panel in the DOM, focused) | {panel_dom_median:.1} ms |");
     println!("| import file | {mb:.0} MB, {events} events |");
     println!("| step 1 check | {check_secs:.1} s, {:.1} MB/s |", mb / check_secs);
     println!("| step 2 upload (4 at once, gzip 6) | {upload_secs:.1} s, {:.1} MB/s, {:.0} events/s |", mb / upload_secs, events / upload_secs);

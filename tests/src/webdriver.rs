@@ -231,6 +231,21 @@ impl Session {
         assert_eq!(ok, json!(true), "no element `{css}` to click");
     }
 
+    /// The browser's Back button.
+    pub fn back(&self) -> anyhow::Result<()> {
+        self.post("/back", &json!({})).map(|_| ())
+    }
+
+    /// The browser's Forward button.
+    pub fn forward(&self) -> anyhow::Result<()> {
+        self.post("/forward", &json!({})).map(|_| ())
+    }
+
+    /// Reloads the page, as the user's F5 does.
+    pub fn refresh(&self) -> anyhow::Result<()> {
+        self.post("/refresh", &json!({})).map(|_| ())
+    }
+
     /// Resizes the browser window and returns the page's width once the page has seen the new
     /// size (it arrives a moment after the command answers in some browsers). The browser may
     /// grant another size than asked: headless Firefox keeps windows at least 500 px wide.
@@ -239,6 +254,15 @@ impl Session {
         let granted = granted["width"].as_u64().unwrap_or(u64::from(width));
         self.wait_for(&format!("Math.abs(window.innerWidth - {granted}) <= 20"), &format!("the window to be {granted} px wide"), Duration::from_secs(10))?;
         Ok(self.script("return window.innerWidth;")?.as_u64().unwrap_or_default() as u32)
+    }
+
+    /// Presses and releases one key (a WebDriver key code such as `"\u{E00C}"`, Escape) in
+    /// whatever element has focus, as a user's keyboard does.
+    pub fn press_key(&self, key: &str) -> anyhow::Result<()> {
+        let actions = json!({"actions": [{"type": "key", "id": "keyboard", "actions": [
+            {"type": "keyDown", "value": key}, {"type": "keyUp", "value": key}
+        ]}]});
+        self.post("/actions", &actions).map(|_| ())
     }
 
     pub fn screenshot(&self, path: &std::path::Path) -> anyhow::Result<()> {

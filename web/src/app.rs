@@ -1,6 +1,7 @@
-//! The root component: the state provider around the navigation, the current page and the log.
+//! The root component: the state provider around the navigation, the current page and the log
+//! drawer; the address bar follows the state through [`crate::router::use_hash_history`].
 
-use crate::components::log::LogView;
+use crate::components::log::{LogButton, LogView};
 use crate::pages;
 use crate::state::{use_app_state, Action, AppStateProvider, Load, Page};
 use yew::prelude::*;
@@ -18,8 +19,22 @@ pub fn App() -> Html {
 #[component]
 fn Shell() -> Html {
     let state = use_app_state();
-    let page = state.page;
+    crate::router::use_hash_history();
     let connected = state.connection.is_some();
+    // Without a connection only the settings screen can show anything; the address is kept, and
+    // signing in opens it.
+    let page = if connected { state.route.page() } else { Page::Settings };
+    // After signing in, focus goes to the menu's entry of the screen now shown, so that a keyboard
+    // user starts at the menu rather than at the page's top.
+    use_effect_with(connected, move |connected| {
+        if *connected {
+            let id = format!("nav-{}", page.title().to_lowercase());
+            let el = web_sys::window().and_then(|w| w.document()).and_then(|d| d.get_element_by_id(&id));
+            if let Some(el) = el.and_then(|e| wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(e).ok()) {
+                let _ = el.focus();
+            }
+        }
+    });
     // The dictionary is read once per connection, here, because both the dictionary and the
     // import screens use it (a load in each would send every request twice).
     {
@@ -61,8 +76,9 @@ fn Shell() -> Html {
                         None => "not connected".to_owned(),
                     }
                 }</span>
+                <LogButton />
             </header>
-            <main id="main">
+            <main id="main" class={classes!(state.log_open.then_some("log-open"))}>
                 { body }
                 // The import screen stays mounted once connected, so that an upload keeps running
                 // (and its progress stays) while the user looks at another screen.

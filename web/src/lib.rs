@@ -9,6 +9,7 @@ pub mod components;
 pub mod model;
 pub mod pages;
 pub mod reader;
+pub mod router;
 pub mod state;
 
 /// Mounts the app on `<body>` after installing the panic hook.

@@ -2,6 +2,7 @@
 //! [`AppStateProvider`] and reached by every component through [`use_app_state`].
 
 use crate::api::Connection;
+use crate::router::Route;
 use datadict_core::{EntityType, SchemaEntry};
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -70,7 +71,9 @@ pub struct Dictionary {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct AppState {
-    pub page: Page,
+    /// The address shown: the screen and what is open on it. Without a connection the settings
+    /// screen is shown whatever the route says, and the route is kept for after signing in.
+    pub route: Route,
     /// The settings in use; `None` until the user connects.
     pub connection: Option<Connection>,
     pub dictionary: Load<Dictionary>,
@@ -78,17 +81,26 @@ pub struct AppState {
     /// comparing thousands of entries (or pointers, which the allocator may reuse).
     pub dictionary_version: u64,
     pub log: Vec<LogEntry>,
+    /// Whether the log drawer is open.
+    pub log_open: bool,
+    /// Errors logged since the drawer was last open: the badge on its button.
+    pub unseen_errors: usize,
 }
 
 impl Default for AppState {
     fn default() -> Self {
-        Self { page: Page::Settings, connection: None, dictionary: Load::Idle, dictionary_version: 0, log: Vec::new() }
+        Self { route: Route::Settings, connection: None, dictionary: Load::Idle, dictionary_version: 0, log: Vec::new(), log_open: false, unseen_errors: 0 }
     }
 }
 
 #[derive(Debug, Clone)]
 pub enum Action {
+    /// Opens a screen from the menu.
     Navigate(Page),
+    /// Shows an address: a link inside the app, or Back and Forward.
+    Go(Route),
+    /// Opens or closes the log drawer; opening it clears the error badge.
+    ToggleLog(bool),
     Connect(Connection),
     Disconnect,
     Log(LogEntry),
@@ -107,22 +119,44 @@ impl Reducible for AppState {
 
     fn reduce(self: Rc<Self>, action: Action) -> Rc<Self> {
         let mut next = (*self).clone();
-        if !matches!(action, Action::Navigate(_) | Action::Log(_) | Action::ClearLog) {
+        if !matches!(action, Action::Navigate(_) | Action::Go(_) | Action::ToggleLog(_) | Action::Log(_) | Action::ClearLog) {
             next.dictionary_version += 1;
         }
         match action {
-            Action::Navigate(page) => next.page = page,
+            // The menu's Dictionary keeps the tab in use, and closes what was open beside it.
+            Action::Navigate(Page::Dictionary) => {
+                let t = match &next.route {
+                    Route::Dictionary(t, _) => *t,
+                    _ => EntityType::Event,
+                };
+                next.route = Route::Dictionary(t, crate::router::Panel::None);
+            }
+            Action::Navigate(page) => next.route = Route::of_page(page),
+            Action::Go(route) => next.route = route,
+            Action::ToggleLog(open) => {
+                next.log_open = open;
+                if open {
+                    next.unseen_errors = 0;
+                }
+            }
+            // Signing in returns to the address the user came for (a refresh, a shared link);
+            // only from the settings screen itself does it go on to the dictionary.
             Action::Connect(connection) => {
                 next.connection = Some(connection);
                 next.dictionary = Load::Idle;
-                next.page = Page::Dictionary;
+                if next.route == Route::Settings {
+                    next.route = Route::of_page(Page::Dictionary);
+                }
             }
             Action::Disconnect => {
                 next.connection = None;
                 next.dictionary = Load::Idle;
-                next.page = Page::Settings;
+                next.route = Route::Settings;
             }
             Action::Log(entry) => {
+                if entry.level == Level::Error && !next.log_open {
+                    next.unseen_errors += 1;
+                }
                 next.log.push(entry);
                 if next.log.len() > LOG_CAPACITY {
                     let excess = next.log.len() - LOG_CAPACITY;
@@ -201,11 +235,33 @@ mod tests {
     #[wasm_bindgen_test::wasm_bindgen_test]
     fn connecting_opens_the_dictionary_and_disconnecting_forgets_the_secret() {
         let state = Rc::new(AppState::default()).reduce(Action::Connect(conn()));
-        assert_eq!(state.page, Page::Dictionary);
+        assert_eq!(state.route.page(), Page::Dictionary);
         assert_eq!(state.connection.as_ref(), Some(&conn()));
         let state = state.reduce(Action::Disconnect);
         assert_eq!(state.connection, None);
-        assert_eq!(state.page, Page::Settings);
+        assert_eq!(state.route, Route::Settings);
+    }
+
+    #[wasm_bindgen_test::wasm_bindgen_test]
+    fn connecting_returns_to_the_address_of_a_refreshed_page() {
+        let wanted = Route::Dictionary(EntityType::Profile, crate::router::Panel::Detail("$user".into()));
+        let state = Rc::new(AppState::default()).reduce(Action::Go(wanted.clone())).reduce(Action::Connect(conn()));
+        assert_eq!(state.route, wanted);
+        // The menu's Dictionary keeps the tab and closes the panel.
+        let state = state.reduce(Action::Navigate(Page::Dictionary));
+        assert_eq!(state.route, Route::Dictionary(EntityType::Profile, crate::router::Panel::None));
+    }
+
+    #[wasm_bindgen_test::wasm_bindgen_test]
+    fn the_log_badge_counts_errors_until_the_drawer_is_opened() {
+        let error = LogEntry { at_ms: 0.0, level: Level::Error, text: "boom".into() };
+        let state = Rc::new(AppState::default()).reduce(Action::Log(error.clone())).reduce(Action::Log(entry(1))).reduce(Action::Log(error.clone()));
+        assert_eq!(state.unseen_errors, 2);
+        let state = state.reduce(Action::ToggleLog(true));
+        assert_eq!(state.unseen_errors, 0);
+        // Errors seen in the open drawer are not counted; closing it starts a new count.
+        let state = state.reduce(Action::Log(error.clone())).reduce(Action::ToggleLog(false)).reduce(Action::Log(error));
+        assert_eq!(state.unseen_errors, 1);
     }
 
     #[wasm_bindgen_test::wasm_bindgen_test]

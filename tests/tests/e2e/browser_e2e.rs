@@ -29,10 +29,13 @@ fn sign_in_and_see_the_demo_dictionary(browser: Browser) {
     session.wait_for("document.querySelector('#connect-error')", "the 401 message", Duration::from_secs(30)).unwrap();
     let error = session.text(&session.find("#connect-error").unwrap()).unwrap();
     assert!(error.starts_with("the server rejected the credentials (401)"), "{error}");
+    // The log is a drawer: open it from the header, read it, close it again.
+    session.click("#log-toggle").unwrap();
     let log = session.text(&session.find("#log-lines").unwrap()).unwrap();
     assert!(log.contains("GET /api/app/projects/1/schemas/event → 401"), "the request is in the on-page log: {log}");
     assert!(!log.contains("not-the-secret"), "the secret never reaches the log");
     shot("settings-401");
+    session.click("#close-log").unwrap();
 
     // The right secret shows the demo dictionary.
     session.type_into("#secret", &server.demo.secret).unwrap();

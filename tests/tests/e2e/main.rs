@@ -7,5 +7,6 @@ mod browser_e2e;
 mod jobs_e2e;
 mod npm_browser;
 mod web_app_e2e;
+mod web_nav_e2e;
 mod web_profiles_e2e;
 mod web_words_e2e;

@@ -132,7 +132,13 @@ impl Reply {
     /// The words for a failed answer, with what the context names and its `Retry-After`.
     fn error(&self, mut context: StatusContext) -> ApiError {
         context.retry_after_ms = self.retry_after.as_deref().and_then(|v| core::parse_retry_after(v, js_sys::Date::now() as i64));
-        ApiError::Answer { error: core::ApiError { status: self.status, message: core::error_detail(self.text.as_bytes()) }, context }
+        let mut message = core::error_detail(self.text.as_bytes());
+        // A 401's words already say the credentials were refused and what to check; the server's
+        // generic refusal only said the same again, so the user read it twice.
+        if self.status == 401 && message.to_ascii_lowercase().starts_with("invalid credentials") {
+            message.clear();
+        }
+        ApiError::Answer { error: core::ApiError { status: self.status, message }, context }
     }
 }
 
@@ -325,7 +331,11 @@ mod tests {
         let get = c.context(Method::Get, "http://h/api/app/projects/1/schemas");
         let err = reply(401, r#"{"error":"invalid credentials","status":"error"}"#, None).error(get.clone());
         assert_eq!(err.status(), Some(401));
-        assert!(err.to_string().starts_with("the server rejected the credentials (401): invalid credentials;"), "{err}");
+        // The server's generic refusal repeats the core's advice, so it is said once.
+        assert_eq!(err.to_string(), "the server rejected the credentials (401); check the service-account user name and secret, or the project token");
+        // A refusal that says something of its own is kept.
+        let err = reply(401, r#"{"error":"the `Basic` credentials are not valid base64","status":"error"}"#, None).error(get.clone());
+        assert!(err.to_string().starts_with("the server rejected the credentials (401): the `Basic` credentials are not valid base64;"), "{err}");
         let post = c.context(Method::Post, "http://h/api/app/projects/1/schemas");
         let err = reply(403, r#"{"error":"no","status":"error"}"#, None).error(post);
         assert!(err.to_string().contains("lack permission on project 1 (403): no; this request writes"), "{err}");

@@ -379,10 +379,14 @@ pub fn EntityForm(props: &EntityFormProps) -> Html {
         <form id="entity-form" class="card entity-form" {onsubmit} aria-label="Entity form">
             <h2>{ if editing { format!("Edit {entity_type} “{}”", draft.name) } else { format!("New {entity_type}") } }</h2>
             <label for="entity-name">{ "Name" }</label>
-            <input id="entity-name" value={draft.name.clone()} disabled={editing} oninput={edit(|d, v| d.name = v)}
-                   aria-describedby="entity-name-hint" />
+            // Read-only rather than disabled, so that the name can still be selected and copied; the
+            // lock is drawn (grey, a padlock) and said in the hint, since the look alone did not tell.
+            <input id="entity-name" class={classes!(editing.then_some("locked"))} value={draft.name.clone()} readonly={editing}
+                   oninput={edit(|d, v| d.name = v)} aria-describedby="entity-name-hint" />
             <p class="hint" id="entity-name-hint">{
-                if entity_type == EntityType::Profile { "The user-profile schema is named $user (FACTS.md)." } else { "The event name as tracked." }
+                if editing { "The name is fixed once created: to rename, create a new entry and delete this one." }
+                else if entity_type == EntityType::Profile { "The user-profile schema is always named $user." }
+                else { "The event name exactly as your app sends it." }
             }</p>
             { errors_at(&issues, &Field::Name, "entity-name-errors") }
             <label for="entity-display">{ "Display name" }</label>

@@ -1,4 +1,6 @@
-//! The on-page log: every request, every error, readable and copyable without developer tools.
+//! The on-page log: every request, every error, readable and copyable without developer tools. It
+//! is a drawer opened from the header on every screen; the header's button counts the errors
+//! logged since the drawer was last open.
 
 use crate::state::use_app_state;
 use crate::state::{Action, Level, LogEntry};
@@ -34,10 +36,67 @@ enum Copy {
     Manual,
 }
 
+/// The header's button that opens and closes the log, with its badge of new errors.
+#[component]
+pub fn LogButton() -> Html {
+    let state = use_app_state();
+    let open = state.log_open;
+    let onclick = {
+        let state = state.clone();
+        Callback::from(move |_| state.dispatch(Action::ToggleLog(!open)))
+    };
+    let n = state.unseen_errors;
+    let label = match n {
+        0 => "Log".to_owned(),
+        1 => "Log, 1 new error".to_owned(),
+        n => format!("Log, {n} new errors"),
+    };
+    html! {
+        <button id="log-toggle" class="log-toggle" aria-expanded={open.to_string()} aria-controls="log" aria-label={label} {onclick}>
+            { "Log" }
+            if n > 0 {
+                <span id="log-badge" class="badge" aria-hidden="true">{ n }</span>
+            }
+        </button>
+    }
+}
+
+fn focus_by_id(id: &str) {
+    use wasm_bindgen::JsCast;
+    let el = web_sys::window().and_then(|w| w.document()).and_then(|d| d.get_element_by_id(id));
+    if let Some(el) = el.and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok()) {
+        let _ = el.focus();
+    }
+}
+
+/// The log drawer: in the page on every screen, shown while open.
 #[component]
 pub fn LogView() -> Html {
     let state = use_app_state();
     let copied = use_state(|| Copy::Idle);
+    let open = state.log_open;
+    // Opening moves focus into the drawer; closing it gives focus back to its button.
+    let was_open = use_mut_ref(|| false);
+    use_effect_with(open, move |open| {
+        if *open {
+            focus_by_id("log-title");
+        } else if *was_open.borrow() {
+            focus_by_id("log-toggle");
+        }
+        *was_open.borrow_mut() = *open;
+    });
+    let onkeydown = {
+        let state = state.clone();
+        Callback::from(move |e: KeyboardEvent| {
+            if e.key() == "Escape" {
+                state.dispatch(Action::ToggleLog(false));
+            }
+        })
+    };
+    let onclose = {
+        let state = state.clone();
+        Callback::from(move |_| state.dispatch(Action::ToggleLog(false)))
+    };
     let text: String = state.log.iter().map(|e| line(e) + "\n").collect();
     let oncopy = {
         let text = text.clone();
@@ -71,11 +130,15 @@ pub fn LogView() -> Html {
     // Selects the fallback text as soon as it is shown, so that Ctrl+C is all that is left to do.
     let onfocus_select = Callback::from(|e: FocusEvent| e.target_unchecked_into::<web_sys::HtmlTextAreaElement>().select());
     html! {
-        <section class="log" aria-label="Log">
+        <section id="log" class="log" aria-labelledby="log-title" hidden={!open} {onkeydown}>
             <div class="log-head">
-                <h2>{ format!("Log ({} lines)", state.log.len()) }</h2>
+                <h2 id="log-title" tabindex="-1">{ match state.log.len() {
+                    1 => "Log (1 line)".to_owned(),
+                    n => format!("Log ({n} lines)"),
+                } }</h2>
                 <button id="copy-log" onclick={oncopy}>{ if *copied == Copy::Copied { "Copied" } else { "Copy log" } }</button>
                 <button id="clear-log" onclick={onclear}>{ "Clear" }</button>
+                <button id="close-log" onclick={onclose}>{ "Close" }</button>
             </div>
             if *copied == Copy::Manual {
                 <label for="log-text">{ "This browser does not allow copying from here: click the text, press Ctrl+A, then Ctrl+C." }</label>

@@ -3,3 +3,4 @@
 pub mod download;
 pub mod entity_form;
 pub mod log;
+pub mod side_panel;

@@ -1,11 +1,14 @@
 //! The dictionary view: events and the user profile in tabs, with search, filters and sorting over
-//! [`crate::model`] rows, a detail panel, the entity form, bulk upload and export.
+//! [`crate::model`] rows, a side panel for the detail, the entity form and bulk upload, and export.
+//! The tab and what the panel shows are the route's ([`crate::router::Panel`]), so each has an address.
 
 use crate::api;
 use crate::state::{use_app_state, StateHandle};
 use crate::components::download::download;
 use crate::components::entity_form::EntityForm;
 use crate::components::log::{log_request, push};
+use crate::components::side_panel::SidePanel;
+use crate::router::{Panel, Route};
 use crate::model::{all_tags, build_rows, filter_rows, Filter, Row, SortKey, Status};
 use crate::pages::bulk::BulkUpload;
 use crate::state::{Action, Dictionary, Level, Load};
@@ -46,28 +49,31 @@ pub fn load_dictionary(state: &StateHandle) {
     });
 }
 
-/// What the side panel shows.
-#[derive(Debug, Clone, PartialEq)]
-enum Panel {
-    None,
-    Detail(String),
-    Edit(Option<SchemaEntry>),
-    /// Create the schema of an undocumented event, its name filled in.
-    Document(String),
-    Bulk,
-    ConfirmDelete(SchemaEntry),
+fn find<'a>(entries: &'a [SchemaEntry], entity_type: EntityType, name: &str) -> Option<&'a SchemaEntry> {
+    entries.iter().find(|e| e.entity_type == entity_type && e.name == name)
 }
 
-fn find<'a>(entries: &'a [SchemaEntry], key: &str) -> Option<&'a SchemaEntry> {
-    entries.iter().find(|e| format!("{}:{}", e.entity_type, e.name) == key)
+/// Opens `panel` on the tab `entity_type`, as a new address.
+fn go(state: &StateHandle, entity_type: EntityType, panel: Panel) -> Callback<MouseEvent> {
+    let state = state.clone();
+    Callback::from(move |_| state.dispatch(Action::Go(Route::Dictionary(entity_type, panel.clone()))))
 }
 
 #[component]
 pub fn DictionaryPage() -> Html {
     let state = use_app_state();
-    let filter = use_state(Filter::default);
+    let filter_state = use_state(Filter::default);
     let shown = use_state(|| PAGE_ROWS);
-    let panel = use_state(|| Panel::None);
+    let (entity_type, panel) = match &state.route {
+        Route::Dictionary(t, p) => (*t, p.clone()),
+        _ => (EntityType::Event, Panel::None),
+    };
+    // Asking before a delete is a step inside the detail, not an address of its own.
+    let confirming = use_state(|| false);
+    {
+        let confirming = confirming.clone();
+        use_effect_with(panel.clone(), move |_| confirming.set(false));
+    }
     let dictionary = match &state.dictionary {
         Load::Loaded(d) => Some(d.clone()),
         _ => None,
@@ -87,9 +93,18 @@ pub fn DictionaryPage() -> Html {
             rows
         })
     };
+    // The tab is the route's; the filter follows it so that the model sees one value.
+    let filter = {
+        let mut f = (*filter_state).clone();
+        if f.entity_type != entity_type {
+            f.entity_type = entity_type;
+            f.tag = None;
+        }
+        f
+    };
     let visible = {
         let rows = rows.clone();
-        use_memo((version, (*filter).clone()), move |(_, f)| {
+        use_memo((version, filter.clone()), move |(_, f)| {
             let out = filter_rows(&rows, f);
             crate::mark("dd:rows-filtered");
             out
@@ -101,18 +116,18 @@ pub fn DictionaryPage() -> Html {
             crate::mark("dd:dictionary-rendered");
         }
     });
-    use_effect_with((version, (*filter).clone()), |_| crate::mark("dd:filter-rendered"));
+    use_effect_with((version, filter.clone()), |_| crate::mark("dd:filter-rendered"));
     let tags = {
         let rows = rows.clone();
         use_memo((version, filter.entity_type), move |(_, t)| all_tags(&rows, *t))
     };
 
     let set_filter = |f: fn(&mut Filter, String)| {
-        let (filter, shown) = (filter.clone(), shown.clone());
+        let (filter_state, filter, shown) = (filter_state.clone(), filter.clone(), shown.clone());
         move |value: String| {
-            let mut next = (*filter).clone();
+            let mut next = filter.clone();
             f(&mut next, value);
-            filter.set(next);
+            filter_state.set(next);
             shown.set(PAGE_ROWS);
         }
     };
@@ -128,20 +143,14 @@ pub fn DictionaryPage() -> Html {
         Callback::from(move |e: Event| set(e.target_unchecked_into::<HtmlSelectElement>().value()))
     };
     let tab = |t: EntityType| {
-        let set = set_filter(|f, v| {
-            f.entity_type = v.parse().unwrap_or(EntityType::Event);
-            f.tag = None;
-        });
-        let panel = panel.clone();
-        Callback::from(move |_| {
-            set(t.as_str().to_owned());
-            panel.set(Panel::None);
+        let shown = shown.clone();
+        let go = go(&state, t, Panel::None);
+        Callback::from(move |e| {
+            shown.set(PAGE_ROWS);
+            go.emit(e);
         })
     };
-    let open = |p: Panel| {
-        let panel = panel.clone();
-        Callback::from(move |_| panel.set(p.clone()))
-    };
+    let open = |p: Panel| go(&state, entity_type, p);
     let onreload = {
         let state = state.clone();
         Callback::from(move |_| load_dictionary(&state))
@@ -170,15 +179,14 @@ pub fn DictionaryPage() -> Html {
         })
     };
     let onsaved = {
-        let panel = panel.clone();
-        Callback::from(move |e: SchemaEntry| panel.set(Panel::Detail(format!("{}:{}", e.entity_type, e.name))))
+        let state = state.clone();
+        Callback::from(move |e: SchemaEntry| state.dispatch(Action::Go(Route::Dictionary(e.entity_type, Panel::Detail(e.name)))))
     };
     let oncancel = {
-        let panel = panel.clone();
-        Callback::from(move |()| panel.set(Panel::None))
+        let state = state.clone();
+        Callback::from(move |()| state.dispatch(Action::Go(Route::Dictionary(entity_type, Panel::None))))
     };
-
-    let entity_type = filter.entity_type;
+    let has_volume = entity_type == EntityType::Event;
     let body = match &state.dictionary {
         Load::Idle => html! { <p>{ "Connect to a project in Settings first." }</p> },
         Load::Loading => html! { <p aria-busy="true">{ "Loading the dictionary…" }</p> },
@@ -205,9 +213,11 @@ pub fn DictionaryPage() -> Html {
                         <th scope="col" class="contacts">{ "Contacts" }</th>
                         <th scope="col">{ "Status" }</th>
                         <th scope="col" class="count">{ "Properties" }</th>
-                        <th scope="col" class="count">{ "30-day volume" }</th>
+                        if has_volume {
+                            <th scope="col" class="count">{ "30-day volume" }</th>
+                        }
                     </tr></thead>
-                    <tbody>{ for visible.iter().take(*shown).map(|&i| row(&rows[i], &panel)) }</tbody>
+                    <tbody>{ for visible.iter().take(*shown).map(|&i| row(&rows[i], &state, &panel)) }</tbody>
                 </table>
                 </div>
                 if more > 0 {
@@ -218,37 +228,66 @@ pub fn DictionaryPage() -> Html {
         }
     };
 
-    let side = match (&*panel, &dictionary) {
-        (Panel::Detail(key), Some(d)) => match (find(&d.entries, key), rows.iter().find(|r| &r.key() == key)) {
-            (Some(entry), _) => detail(entry, &panel),
+    // What the route names but the dictionary does not hold (a stale link, a deleted entity).
+    let missing = |name: &str| html! {
+        <section class="detail" id="detail-missing">
+            <h2>{ name.to_owned() }</h2>
+            <p>{ format!("There is no {entity_type} named “{name}” in this project's dictionary.") }</p>
+            <button onclick={oncancel.reform(|_| ())}>{ "Close" }</button>
+        </section>
+    };
+    let side = match (&panel, &dictionary) {
+        (Panel::None, _) => None,
+        (Panel::Detail(name), Some(d)) => Some(match (find(&d.entries, entity_type, name), rows.iter().find(|r| r.entity_type == entity_type && &r.name == name)) {
+            (Some(entry), _) if *confirming => confirm_delete(entry, &state, &confirming),
+            (Some(entry), _) => detail(entry, &state, &confirming),
             (None, Some(r)) => html! {
-                <aside class="card detail" id="detail" aria-label="Details">
+                <section class="detail" id="detail">
                     <h2>{ r.name.clone() }</h2>
                     <p>{ format!("Seen {} times in the last 30 days, but not documented.", r.volume.unwrap_or(0)) }</p>
-                    <button id="document-it" onclick={open(Panel::Document(r.name.clone()))}>{ "Document it" }</button>
-                </aside>
+                    <div class="actions">
+                        <button id="document-it" onclick={open(Panel::Document(r.name.clone()))}>{ "Document it" }</button>
+                        <button onclick={oncancel.reform(|_| ())}>{ "Close" }</button>
+                    </div>
+                </section>
             },
-            _ => html! {},
-        },
-        (Panel::Edit(initial), _) => {
-            let t = initial.as_ref().map_or(entity_type, |e| e.entity_type);
-            let key = initial.as_ref().map_or_else(|| "new".to_owned(), |e| e.name.clone());
-            html! { <EntityForm {key} entity_type={t} initial={initial.clone()} onsaved={onsaved.clone()} oncancel={oncancel.clone()} /> }
-        }
-        (Panel::Document(name), _) => html! {
+            (None, None) => missing(name),
+        }),
+        (Panel::Edit(name), Some(d)) => Some(match find(&d.entries, entity_type, name) {
+            Some(entry) => html! {
+                <EntityForm key={format!("edit:{name}")} {entity_type} initial={Some(entry.clone())} onsaved={onsaved.clone()} oncancel={oncancel.clone()} />
+            },
+            None => missing(name),
+        }),
+        (Panel::New, _) => Some(html! {
+            <EntityForm key="new" {entity_type} initial={None::<SchemaEntry>} onsaved={onsaved.clone()} oncancel={oncancel.clone()} />
+        }),
+        (Panel::Document(name), _) => Some(html! {
             <EntityForm key={format!("doc:{name}")} entity_type={EntityType::Event} initial={None::<SchemaEntry>}
                         prefill_name={name.clone()} onsaved={onsaved.clone()} oncancel={oncancel.clone()} />
-        },
+        }),
         // Shown while the dictionary reloads after an upload too, so that the result stays.
-        (Panel::Bulk, d) => html! {
+        (Panel::Bulk, d) => Some(html! {
             <BulkUpload current={d.as_ref().map_or_else(Rc::default, |d| d.entries.clone())} onclose={oncancel.clone()} />
-        },
-        (Panel::ConfirmDelete(entry), _) => confirm_delete(entry, &state, &panel),
-        _ => html! {},
+        }),
+        // The entity of the address is shown once the dictionary is read (after a refresh).
+        (_, None) => None,
     };
+    let side = side.map(|content| {
+        let (label, row) = match &panel {
+            Panel::Detail(n) => ("Details", Some(n.clone())),
+            Panel::Edit(n) => ("Edit", Some(n.clone())),
+            Panel::Bulk => ("Bulk upload", None),
+            _ => ("New", None),
+        };
+        html! {
+            <SidePanel content_key={format!("{panel:?}{}", *confirming)} {label} {row} onclose={oncancel.clone()}>{ content }</SidePanel>
+        }
+    });
+    let with_panel = side.is_some();
 
     html! {
-        <div class="dictionary">
+        <div class={classes!("dictionary", with_panel.then_some("with-panel"))}>
         <section class="card">
             // Plain toggle buttons rather than ARIA tabs: tabs promise arrow-key navigation, while
             // buttons are reached with Tab and say which one is on through `aria-pressed`.
@@ -269,11 +308,14 @@ pub fn DictionaryPage() -> Html {
                     <option value="" selected={filter.status.is_none()}>{ "any" }</option>
                     { for Status::ALL.iter().map(|s| html! { <option value={s.as_str()} selected={filter.status == Some(*s)}>{ s.as_str() }</option> }) }
                 </select>
-                <label for="tag-filter">{ "Tag" }</label>
-                <select id="tag-filter" onchange={select(|f, v| f.tag = (!v.is_empty()).then_some(v))}>
-                    <option value="" selected={filter.tag.is_none()}>{ "any" }</option>
-                    { for tags.iter().map(|t| html! { <option value={t.clone()} selected={filter.tag.as_ref() == Some(t)}>{ t.clone() }</option> }) }
-                </select>
+                // A filter with nothing to choose is not offered (profiles usually have no tags).
+                if !tags.is_empty() {
+                    <label for="tag-filter">{ "Tag" }</label>
+                    <select id="tag-filter" onchange={select(|f, v| f.tag = (!v.is_empty()).then_some(v))}>
+                        <option value="" selected={filter.tag.is_none()}>{ "any" }</option>
+                        { for tags.iter().map(|t| html! { <option value={t.clone()} selected={filter.tag.as_ref() == Some(t)}>{ t.clone() }</option> }) }
+                    </select>
+                }
                 <label for="sort">{ "Sort by" }</label>
                 <select id="sort" onchange={select(|f, v| f.sort = SortKey::parse(&v).unwrap_or(SortKey::Display))}>
                     { for SortKey::ALL.iter().map(|k| html! { <option value={k.as_str()} selected={filter.sort == *k}>{ k.label() }</option> }) }
@@ -282,7 +324,7 @@ pub fn DictionaryPage() -> Html {
                     onchange={select(|f, _| f.descending = !f.descending)} />{ " Descending" }</label>
             </div>
             <div class="actions">
-                <button id="new-entity" onclick={open(Panel::Edit(None))} disabled={dictionary.is_none()}>
+                <button id="new-entity" onclick={open(Panel::New)} disabled={dictionary.is_none()}>
                     { if entity_type == EntityType::Event { "New event" } else { "New profile schema" } }
                 </button>
                 <button id="bulk-upload" onclick={open(Panel::Bulk)} disabled={dictionary.is_none()}>{ "Bulk upload…" }</button>
@@ -292,22 +334,20 @@ pub fn DictionaryPage() -> Html {
             </div>
             { body }
         </section>
-        { side }
+        { for side }
         </div>
     }
 }
 
-fn row(r: &Row, panel: &UseStateHandle<Panel>) -> Html {
+fn row(r: &Row, state: &StateHandle, panel: &Panel) -> Html {
     let key = r.key();
-    let onclick = {
-        let (panel, key) = (panel.clone(), key.clone());
-        Callback::from(move |_| panel.set(Panel::Detail(key.clone())))
-    };
+    let onclick = go(state, r.entity_type, Panel::Detail(r.name.clone()));
+    let open = matches!(panel, Panel::Detail(n) | Panel::Edit(n) if *n == r.name);
     let volume = r.volume.map_or_else(|| "unknown".to_owned(), |v| v.to_string());
     let join = |v: &[String]| v.join(", ");
     // Every string is rendered as text: Yew escapes it, and no HTML is built from dictionary data.
     html! {
-        <tr {key} class={classes!("schema-row", (r.status == Status::Undocumented).then_some("undocumented"))} data-name={r.name.clone()}>
+        <tr {key} class={classes!("schema-row", (r.status == Status::Undocumented).then_some("undocumented"), open.then_some("open"))} data-name={r.name.clone()}>
             <td class="display-name"><button class="link open-detail" {onclick} aria-label={format!("Details of {}", r.display)}>{ r.display.clone() }</button></td>
             <td class="name"><code>{ r.name.clone() }</code></td>
             <td class="description">{ r.description.clone() }</td>
@@ -315,84 +355,80 @@ fn row(r: &Row, panel: &UseStateHandle<Panel>) -> Html {
             <td class="contacts">{ join(&r.contacts) }{ if !r.contacts.is_empty() && !r.team_contacts.is_empty() { "; " } else { "" } }{ join(&r.team_contacts) }</td>
             <td class={classes!("status", r.status.as_str())}>{ r.status.as_str() }</td>
             <td class="count">{ r.properties }</td>
-            <td class="count volume">{ volume }</td>
+            // Volumes are counted per event; a profile schema has none to show.
+            if r.entity_type == EntityType::Event {
+                <td class="count volume">{ volume }</td>
+            }
         </tr>
     }
 }
 
-fn detail(entry: &SchemaEntry, panel: &UseStateHandle<Panel>) -> Html {
+fn detail(entry: &SchemaEntry, state: &StateHandle, confirming: &UseStateHandle<bool>) -> Html {
     let meta = entry.schema_json.vendor(DEFAULT_NAMESPACE);
-    let flag = |b: Option<bool>| if b == Some(true) { "yes" } else { "no" };
+    // Four narrow columns rather than six, so that the table fits the panel without a sideways
+    // scroll: the display name goes under the name, and the two flags share one cell.
     let props = entry.schema_json.properties.iter().flatten().map(|(name, def)| {
         let pm = def.vendor(DEFAULT_NAMESPACE);
+        let flags: Vec<&str> = [(pm.hidden == Some(true)).then_some("hidden"), (pm.dropped == Some(true)).then_some("dropped")].into_iter().flatten().collect();
         html! {
             <tr class="property-row">
-                <td><code>{ name.clone() }</code></td>
-                <td>{ pm.display_name.clone().unwrap_or_default() }</td>
+                <td><code>{ name.clone() }</code>
+                    if let Some(d) = pm.display_name.clone() { <div class="hint">{ d }</div> }</td>
                 <td>{ def.kind.as_str() }</td>
                 <td>{ def.description.clone().unwrap_or_default() }</td>
-                <td>{ flag(pm.hidden) }</td>
-                <td>{ flag(pm.dropped) }</td>
+                <td>{ if flags.is_empty() { "visible".to_owned() } else { flags.join(", ") } }</td>
             </tr>
         }
     });
     let json_schema = serde_json::to_string_pretty(&datadict_core::entity_json_schema(entry, DEFAULT_NAMESPACE)).unwrap_or_default();
     let stored = serde_json::to_string_pretty(&entry.schema_json).unwrap_or_default();
-    let edit = {
-        let (panel, entry) = (panel.clone(), entry.clone());
-        Callback::from(move |_| panel.set(Panel::Edit(Some(entry.clone()))))
-    };
+    let edit = go(state, entry.entity_type, Panel::Edit(entry.name.clone()));
     let delete = {
-        let (panel, entry) = (panel.clone(), entry.clone());
-        Callback::from(move |_| panel.set(Panel::ConfirmDelete(entry.clone())))
+        let confirming = confirming.clone();
+        Callback::from(move |_| confirming.set(true))
     };
-    let close = {
-        let panel = panel.clone();
-        Callback::from(move |_| panel.set(Panel::None))
-    };
+    let close = go(state, entry.entity_type, Panel::None);
     html! {
-        <aside class="card detail" id="detail" aria-label="Details">
+        <section class="detail" id="detail">
             <h2>{ meta.display_name.clone().unwrap_or_else(|| entry.name.clone()) }</h2>
             <p><code>{ entry.name.clone() }</code>{ format!(" · {}", entry.entity_type) }</p>
             <p>{ entry.schema_json.description.clone().unwrap_or_default() }</p>
             <div class="actions">
                 <button id="edit-entity" onclick={edit}>{ "Edit" }</button>
                 <button id="delete-entity" class="danger" onclick={delete}>{ "Delete…" }</button>
-                <button onclick={close}>{ "Close" }</button>
+                <button id="close-detail" onclick={close}>{ "Close" }</button>
             </div>
             <h3>{ "Properties" }</h3>
-            <div class="table-wrap">
-            <table id="property-list" class="schemas">
+            <table id="property-list" class="schemas properties">
                 <thead><tr>
-                    <th scope="col">{ "Name" }</th><th scope="col">{ "Display name" }</th><th scope="col">{ "Type" }</th>
-                    <th scope="col">{ "Description" }</th><th scope="col">{ "Hidden" }</th><th scope="col">{ "Dropped" }</th>
+                    <th scope="col">{ "Name" }</th><th scope="col">{ "Type" }</th>
+                    <th scope="col">{ "Description" }</th><th scope="col">{ "Shown" }</th>
                 </tr></thead>
                 <tbody>{ for props }</tbody>
             </table>
-            </div>
             <h3>{ "JSON Schema (draft-07)" }</h3>
             <pre id="schema-json" class="json">{ json_schema }</pre>
             <details>
                 <summary>{ "schemaJson as stored" }</summary>
                 <pre id="schema-stored" class="json">{ stored }</pre>
             </details>
-        </aside>
+        </section>
     }
 }
 
-fn confirm_delete(entry: &SchemaEntry, state: &StateHandle, panel: &UseStateHandle<Panel>) -> Html {
+fn confirm_delete(entry: &SchemaEntry, state: &StateHandle, confirming: &UseStateHandle<bool>) -> Html {
     let onconfirm = {
-        let (state, panel, entry) = (state.clone(), panel.clone(), entry.clone());
+        let (state, entry) = (state.clone(), entry.clone());
         Callback::from(move |_| {
             let Some(conn) = state.connection.clone() else { return };
-            let (state, panel, entry) = (state.clone(), panel.clone(), entry.clone());
+            let (state, entry) = (state.clone(), entry.clone());
             wasm_bindgen_futures::spawn_local(async move {
                 let log = log_request(&state);
                 match api::delete_schema(&conn, entry.entity_type, &entry.name, &log).await {
                     Ok(n) => {
                         push(&state, Level::Info, format!("deleted {} `{}` ({n} removed)", entry.entity_type, entry.name));
                         state.dispatch(Action::EntityDeleted(entry.entity_type, entry.name.clone()));
-                        panel.set(Panel::None);
+                        state.dispatch(Action::Go(Route::Dictionary(entry.entity_type, Panel::None)));
                     }
                     Err(err) => push(&state, Level::Error, format!("could not delete `{}`: {err}", entry.name)),
                 }
@@ -400,11 +436,11 @@ fn confirm_delete(entry: &SchemaEntry, state: &StateHandle, panel: &UseStateHand
         })
     };
     let oncancel = {
-        let (panel, key) = (panel.clone(), format!("{}:{}", entry.entity_type, entry.name));
-        Callback::from(move |_| panel.set(Panel::Detail(key.clone())))
+        let confirming = confirming.clone();
+        Callback::from(move |_| confirming.set(false))
     };
     html! {
-        <aside class="card detail" id="confirm-delete" role="alertdialog" aria-label="Confirm delete">
+        <section class="detail" id="confirm-delete" role="alertdialog" aria-label="Confirm delete">
             <h2>{ "Delete this entity?" }</h2>
             <p>{ format!("The {} “{}” and its {} properties will be removed from the dictionary. Events already stored are not touched.",
                 entry.entity_type, entry.name, entry.schema_json.properties.as_ref().map_or(0, |p| p.len())) }</p>
@@ -412,6 +448,6 @@ fn confirm_delete(entry: &SchemaEntry, state: &StateHandle, panel: &UseStateHand
                 <button id="confirm-delete-yes" class="danger" onclick={onconfirm}>{ "Delete" }</button>
                 <button id="confirm-delete-no" onclick={oncancel}>{ "Keep it" }</button>
             </div>
-        </aside>
+        </section>
     }
 }

@@ -1,6 +1,8 @@
 //! Settings and sign-in: region preset with editable base URLs, project id and service-account
 //! credentials. Held in memory; "remember on this device" is an explicit opt-in that writes them to
-//! `localStorage`. "Test connection" and "Connect" explain a 401 or 403 in words.
+//! `localStorage`. Without it, what is not secret (region, URLs, project id, user name) is kept for
+//! this tab in `sessionStorage`, so that after a refresh only the secret is asked for.
+//! "Test connection" and "Connect" explain a 401 or 403 in words.
 
 use crate::api::{self, Connection};
 use crate::state::use_app_state;
@@ -13,6 +15,8 @@ use yew::prelude::*;
 
 /// The `localStorage` key of a remembered connection.
 const STORAGE_KEY: &str = "datadict.connection";
+/// The `sessionStorage` key of this tab's settings, the secret left out.
+const SESSION_KEY: &str = "datadict.settings";
 
 /// The page's own origin: the default API base, since the server also serves the app.
 fn page_origin() -> String {
@@ -24,9 +28,9 @@ fn input_value(e: &InputEvent) -> String {
 }
 
 /// Spec §4.1: the API exists in a default region and in EU and India data-residency regions, at
-/// the same paths on different hosts (the core's `Region`). The hosts of a deployment are not known
-/// to the app, so only the default region has a prefilled URL (this page's origin); the others are
-/// typed once.
+/// the same paths on different hosts (the core's `Region`). The app knows one host, the one that
+/// serves it (a datadict server answers for every region at its own origin), so choosing a region
+/// fills an empty URL with it and never empties what was typed.
 const REGIONS: [(Region, &str, &str); 3] =
     [(Region::Default, "default", "Default"), (Region::Eu, "eu", "EU data residency"), (Region::India, "in", "India data residency")];
 
@@ -49,6 +53,23 @@ fn remembered() -> Option<Remembered> {
     storage().and_then(|s| s.get_item(STORAGE_KEY).ok().flatten()).and_then(|t| serde_json::from_str(&t).ok())
 }
 
+fn session_storage() -> Option<web_sys::Storage> {
+    web_sys::window().and_then(|w| w.session_storage().ok().flatten())
+}
+
+/// This tab's settings from an earlier sign-in, with an empty secret (it is never stored there).
+fn this_tab() -> Option<Remembered> {
+    session_storage().and_then(|s| s.get_item(SESSION_KEY).ok().flatten()).and_then(|t| serde_json::from_str(&t).ok())
+}
+
+/// Keeps the settings for this tab, without the secret.
+fn keep_for_this_tab(r: &Remembered) {
+    let r = Remembered { secret: String::new(), ..r.clone() };
+    if let (Some(s), Ok(text)) = (session_storage(), serde_json::to_string(&r)) {
+        let _ = s.set_item(SESSION_KEY, &text);
+    }
+}
+
 fn forget() {
     if let Some(s) = storage() {
         let _ = s.remove_item(STORAGE_KEY);
@@ -68,7 +89,8 @@ enum Check {
 pub fn SettingsPage() -> Html {
     let state = use_app_state();
     let current = state.connection.clone();
-    let saved = use_memo((), |_| remembered());
+    let remember_on = use_memo((), |_| remembered().is_some());
+    let saved = use_memo((), |_| remembered().or_else(this_tab));
     let init = |f: fn(&Connection) -> String, g: fn(&Remembered) -> String, default: fn() -> String| match (&current, &*saved) {
         (Some(c), _) => f(c),
         (None, Some(r)) => g(r),
@@ -80,7 +102,19 @@ pub fn SettingsPage() -> Html {
     let project_id = use_state(|| init(|c| c.project_id.to_string(), |r| r.project_id.clone(), String::new));
     let username = use_state(|| init(|c| c.username.clone(), |r| r.username.clone(), String::new));
     let secret = use_state(|| init(|c| c.secret.clone(), |r| r.secret.clone(), String::new));
-    let remember = use_state(|| saved.is_some());
+    let remember = use_state(|| *remember_on);
+    // After a refresh everything but the secret is filled in: the cursor waits there.
+    let secret_ref = use_node_ref();
+    {
+        let (secret_ref, ask_secret) = (secret_ref.clone(), current.is_none() && (*saved).as_ref().is_some_and(|r| r.secret.is_empty()));
+        use_effect_with((), move |_| {
+            if ask_secret {
+                if let Some(el) = secret_ref.cast::<HtmlInputElement>() {
+                    let _ = el.focus();
+                }
+            }
+        });
+    }
     let check = use_state(|| Check::Idle);
     let test = use_state(|| Check::Idle);
 
@@ -93,10 +127,11 @@ pub fn SettingsPage() -> Html {
         Callback::from(move |e: Event| {
             let r = e.target_unchecked_into::<HtmlSelectElement>().value().parse().unwrap_or_default();
             region.set(r);
-            // Only the default region's host is known (this page); the others must be typed.
-            let url = if r == Region::Default { page_origin() } else { String::new() };
-            base_url.set(url.clone());
-            import_url.set(url);
+            for field in [&base_url, &import_url] {
+                if field.trim().is_empty() {
+                    field.set(page_origin());
+                }
+            }
         })
     };
     let onremember = {
@@ -171,15 +206,16 @@ pub fn SettingsPage() -> Html {
                 match api::list_schemas(&conn, EntityType::Event, &log).await {
                     Ok(list) => {
                         push(&state, Level::Info, format!("connected to project {} ({} event schemas)", conn.project_id, list.len()));
+                        let r = Remembered {
+                            region,
+                            base_url: conn.base_url.clone(),
+                            import_url: conn.import_url.clone(),
+                            project_id,
+                            username: conn.username.clone(),
+                            secret: conn.secret.clone(),
+                        };
+                        keep_for_this_tab(&r);
                         if remember {
-                            let r = Remembered {
-                                region,
-                                base_url: conn.base_url.clone(),
-                                import_url: conn.import_url.clone(),
-                                project_id,
-                                username: conn.username.clone(),
-                                secret: conn.secret.clone(),
-                            };
                             if let (Some(s), Ok(text)) = (storage(), serde_json::to_string(&r)) {
                                 if s.set_item(STORAGE_KEY, &text).is_err() {
                                     push(&state, Level::Error, "this browser refused to remember the connection (storage is blocked or full)");
@@ -219,7 +255,7 @@ pub fn SettingsPage() -> Html {
                 <label for="username">{ "Service account user name" }</label>
                 <input id="username" autocomplete="username" required=true value={(*username).clone()} oninput={bind(&username)} />
                 <label for="secret">{ "Service account secret" }</label>
-                <input id="secret" type="password" autocomplete="current-password" required=true value={(*secret).clone()} oninput={bind(&secret)} />
+                <input id="secret" ref={secret_ref} type="password" autocomplete="current-password" required=true value={(*secret).clone()} oninput={bind(&secret)} />
                 <label class="check">
                     <input id="remember" type="checkbox" checked={*remember} onchange={onremember} aria-describedby="remember-warning" />
                     { " Remember on this device" }
@@ -227,7 +263,7 @@ pub fn SettingsPage() -> Html {
                 if *remember {
                     <p id="remember-warning" class="warn-box">{ "The secret will be stored unencrypted in this browser's local storage: anyone who uses this browser profile can read it. Leave this off on a shared computer. Unticking it forgets the stored copy." }</p>
                 } else {
-                    <p id="remember-warning" class="hint">{ "Credentials stay in this tab's memory and are gone when you close it." }</p>
+                    <p id="remember-warning" class="hint">{ "The secret stays in this tab's memory and is asked for again after a reload; the other fields are kept until you close the tab." }</p>
                 }
                 <div class="actions">
                     <button id="connect" type="submit" disabled={*check == Check::Checking}>
