@@ -3,7 +3,9 @@
 //! once per client count over a fresh data folder, sends gzipped 2,000-event batches over loopback
 //! and prints events/s, p50/p99 request latency and the server's peak RSS, beside a bare SQLite
 //! bulk insert of the same rows run before and after each case, and each case's ratio to the
-//! mean of the two bare runs around it (see the example's header for the details).
+//! mean of the two bare runs around it (see the example's header for the details). Then the
+//! `/track` case: `--track-events` single-event form-encoded requests (0 skips it) from each of
+//! `--track-clients`, beside the same events as 2,000-event `/import` batches.
 
 use crate::util::{cargo, run, step, target_dir};
 use anyhow::{bail, Context};
@@ -11,12 +13,16 @@ use anyhow::{bail, Context};
 pub fn main(args: &[String]) -> anyhow::Result<()> {
     let mut events = "200000".to_owned();
     let mut clients = "1,4,16".to_owned();
+    let mut track_events = "50000".to_owned();
+    let mut track_clients = "1,16,64".to_owned();
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         match arg.as_str() {
             "--events" => events = it.next().context("--events needs a number")?.clone(),
             "--clients" => clients = it.next().context("--clients needs a list such as 1,4,16")?.clone(),
-            other => bail!("unknown option `{other}`: use --events N and --clients 1,4,16"),
+            "--track-events" => track_events = it.next().context("--track-events needs a number (0 skips the /track case)")?.clone(),
+            "--track-clients" => track_clients = it.next().context("--track-clients needs a list such as 1,16,64")?.clone(),
+            other => bail!("unknown option `{other}`: use --events N, --clients 1,4,16, --track-events N, --track-clients 1,16,64"),
         }
     }
     step("building the release server and the bench example");
@@ -25,5 +31,5 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
     let server = target.join("release/datadict-server");
     let example = target.join("release/examples/bench_server");
     step(&format!("benchmarking {events} events with {clients} concurrent clients"));
-    run(std::process::Command::new(example).arg(&server).arg(&events).arg(&clients))
+    run(std::process::Command::new(example).arg(&server).arg(&events).arg(&clients).arg(&track_events).arg(&track_clients))
 }

@@ -2,7 +2,7 @@
 //! and this example, then runs it). Not a test: it prints figures, and asserts only that every
 //! event sent was stored.
 //!
-//! Usage: bench_server <server-binary> <events> <clients,...>
+//! Usage: bench_server <server-binary> <events> <clients,...> [<track-events> <track-clients,...>]
 //!
 //! For each client count, a fresh server process over a fresh data folder receives the same
 //! gzipped 2,000-event batches over loopback from that many threads (keep-alive connections, one
@@ -13,7 +13,12 @@
 //! server computes it before taking the writer): the ceiling the server is measured against. The
 //! bare insert runs before the first server case and after every case, and each server case gets
 //! `ratio_to_bare`, its rate over the mean of the two bare runs around it.
+//! With `<track-events>` (0 skips it), the `/track` case follows (`track.rs`): that many events,
+//! one per request, from each count of `<track-clients>` (default 1,16,64) in turn, then the same
+//! events as 2,000-event `/import` batches from 16 clients, for comparison in the same run.
 //! Prints one JSON line per case, in the order they ran.
+
+mod track;
 
 use datadict_server::store::{EventBatch, Store, Synchronous};
 use serde_json::{json, Value};
@@ -29,14 +34,15 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let server = args.first().expect("usage: bench_server <server-binary> <events> <clients,...>");
     let events: usize = args.get(1).map_or(200_000, |s| s.parse().expect("events: a number"));
-    let clients: Vec<usize> = args
-        .get(2)
-        .map_or("1,4,16", String::as_str)
-        .split(',')
-        .map(|c| c.parse().expect("clients: comma-separated numbers"))
-        .collect();
+    let counts = |i: usize, default: &str| -> Vec<usize> {
+        args.get(i).map_or(default, String::as_str).split(',').filter(|c| !c.is_empty()).map(|c| c.parse().expect("clients: comma-separated numbers")).collect()
+    };
+    let clients = counts(2, "1,4,16");
+    let track_events: usize = args.get(3).map_or(0, |s| s.parse().expect("track events: a number"));
+    let track_clients = counts(4, "1,16,64");
     let now_ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64;
-    let (batches, rows, raw_bytes) = generate(events, now_ms - 3_600_000);
+    let (batches, rows, raw_bytes, records) = generate(events.max(track_events), now_ms - 3_600_000);
+    let (batches, rows) = (batches[..events.div_ceil(BATCH)].to_vec(), rows[..events.div_ceil(BATCH)].to_vec());
     let gz_bytes: usize = batches.iter().map(Vec::len).sum();
     eprintln!(
         "{events} events in {} batches: {:.1} MB of JSON, {:.1} MB gzipped (level 6)",
@@ -67,6 +73,17 @@ fn main() {
         println!("{after}");
         before = after;
     }
+    if track_events > 0 {
+        let records = &records[..track_events];
+        for &c in &track_clients {
+            println!("{}", track::run_case(server, records, c, &mut folders));
+        }
+        // The same events in 2,000-event `/import` batches, from 16 clients.
+        let same: Vec<Vec<u8>> = records.chunks(BATCH).map(|c| datadict_core::gzip(&serde_json::to_vec(c).unwrap(), 6)).collect();
+        let mut line = run_server_case(server, &Arc::new(same), track_events, 16, &mut folders);
+        line["case"] = json!("import_same_events");
+        println!("{line}");
+    }
 }
 
 fn rate(case: &Value) -> f64 {
@@ -89,7 +106,7 @@ impl Rng {
 }
 
 /// About 500 bytes per event, from fixed pools of values as real analytics data has.
-fn generate(n: usize, base_ms: i64) -> (Vec<Vec<u8>>, Vec<EventBatch>, usize) {
+fn generate(n: usize, base_ms: i64) -> (Vec<Vec<u8>>, Vec<EventBatch>, usize, Vec<Value>) {
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let names = ["Page View", "Sign Up", "Purchase", "Add To Cart", "Search", "Share"];
     let pages = ["/", "/pricing", "/docs/getting-started", "/blog/announcing-v2", "/account/settings", "/checkout"];
@@ -100,6 +117,7 @@ fn generate(n: usize, base_ms: i64) -> (Vec<Vec<u8>>, Vec<EventBatch>, usize) {
     let mut row_batch = EventBatch::default();
     let mut raw_bytes = 0;
     let mut batch = Vec::new();
+    let mut records = Vec::with_capacity(n);
     for i in 0..n {
         let event = rng.pick(&names);
         let time = base_ms + (i as i64 % 3_000_000);
@@ -117,6 +135,7 @@ fn generate(n: usize, base_ms: i64) -> (Vec<Vec<u8>>, Vec<EventBatch>, usize) {
         let text = serde_json::to_string(&record).unwrap();
         raw_bytes += text.len();
         row_batch.push(event, time, &distinct_id, &insert_id, &text);
+        records.push(record.clone());
         batch.push(record);
         if batch.len() == BATCH || i + 1 == n {
             let json = serde_json::to_vec(&batch).unwrap();
@@ -125,31 +144,11 @@ fn generate(n: usize, base_ms: i64) -> (Vec<Vec<u8>>, Vec<EventBatch>, usize) {
             rows.push(std::mem::take(&mut row_batch));
         }
     }
-    (batches, rows, raw_bytes)
+    (batches, rows, raw_bytes, records)
 }
 
 fn run_server_case(server: &str, batches: &Arc<Vec<Vec<u8>>>, events: usize, clients: usize, folders: &mut Vec<tempfile::TempDir>) -> Value {
-    let dir = tempfile::tempdir().unwrap();
-    let mut child = Command::new(server)
-        .arg("--data-dir")
-        .arg(dir.path())
-        .args(["--listen", "127.0.0.1:0", "--web-dir"])
-        .arg(dir.path().join("none"))
-        .env("RUST_LOG", "datadict_server=warn")
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("start the server binary");
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let base = loop {
-        let line = lines.next().expect("the server exited").unwrap();
-        if let Some(rest) = line.strip_prefix("datadict is listening on ") {
-            break rest.trim_end_matches('/').to_owned();
-        }
-    };
-    // Keep draining stdout so that the server never blocks on a full pipe.
-    std::thread::spawn(move || for _ in lines {});
-    let creds: datadict_server::demo::DemoCredentials =
-        serde_json::from_str(&std::fs::read_to_string(dir.path().join("demo-credentials.json")).unwrap()).unwrap();
+    let (mut child, base, creds, dir) = start_server(server);
     let auth = format!("Basic {}", base64_encode(format!("{}:", creds.project_token).as_bytes()));
 
     let cpu_before = cpu_secs(child.id());
@@ -189,15 +188,8 @@ fn run_server_case(server: &str, batches: &Arc<Vec<Vec<u8>>>, events: usize, cli
     let rss_kib = peak_rss_kib(child.id());
     let cpu_secs = cpu_secs(child.id()) - cpu_before;
     // Every event arrived.
-    let counts: Value = ureq::get(format!("{base}/api/app/projects/{}/event-counts", creds.project_id))
-        .header("Authorization", &format!("Basic {}", base64_encode(format!("{}:{}", creds.username, creds.secret).as_bytes())))
-        .call()
-        .unwrap()
-        .body_mut()
-        .read_json()
-        .unwrap();
-    let stored: i64 = counts["results"].as_array().unwrap().iter().map(|c| c["count"].as_i64().unwrap()).sum();
-    assert_eq!(stored as usize, events, "the server stored {stored} of {events} events");
+    let stored = stored_events(&base, &creds);
+    assert_eq!(stored, events, "the server stored {stored} of {events} events");
     child.kill().ok();
     child.wait().ok();
     let mut l = latencies.lock().unwrap().clone();
@@ -208,6 +200,46 @@ fn run_server_case(server: &str, batches: &Arc<Vec<Vec<u8>>>, events: usize, cli
         "events_per_sec": (events as f64 / secs).round(), "p50_ms": round(pct(0.5)), "p99_ms": round(pct(0.99)),
         "server_peak_rss_mib": round(rss_kib as f64 / 1024.0), "server_cpu_secs": round(cpu_secs),
         "events_per_server_cpu_sec": (events as f64 / cpu_secs).round()})
+}
+
+/// Starts the server binary over a fresh data folder; returns it, its base URL, the demo
+/// project's credentials and the folder.
+fn start_server(server: &str) -> (std::process::Child, String, datadict_server::demo::DemoCredentials, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(server)
+        .arg("--data-dir")
+        .arg(dir.path())
+        .args(["--listen", "127.0.0.1:0", "--web-dir"])
+        .arg(dir.path().join("none"))
+        .env("RUST_LOG", "datadict_server=warn")
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("start the server binary");
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let base = loop {
+        let line = lines.next().expect("the server exited").unwrap();
+        if let Some(rest) = line.strip_prefix("datadict is listening on ") {
+            break rest.trim_end_matches('/').to_owned();
+        }
+    };
+    // Keep draining stdout so that the server never blocks on a full pipe.
+    std::thread::spawn(move || for _ in lines {});
+    let creds: datadict_server::demo::DemoCredentials =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("demo-credentials.json")).unwrap()).unwrap();
+    (child, base, creds, dir)
+}
+
+/// The number of events the demo project holds, by the read API's 30-day counts.
+fn stored_events(base: &str, creds: &datadict_server::demo::DemoCredentials) -> usize {
+    let counts: Value = ureq::get(format!("{base}/api/app/projects/{}/event-counts", creds.project_id))
+        .header("Authorization", &format!("Basic {}", base64_encode(format!("{}:{}", creds.username, creds.secret).as_bytes())))
+        .call()
+        .unwrap()
+        .body_mut()
+        .read_json()
+        .unwrap();
+    let stored: i64 = counts["results"].as_array().unwrap().iter().map(|c| c["count"].as_i64().unwrap()).sum();
+    stored as usize
 }
 
 /// The same rows through the server's storage code alone: one transaction per 2,000 rows.

@@ -1,0 +1,84 @@
+//! The `/track` case of `bench_server`: tracking sends many small requests, so each client thread
+//! sends one event per request, form-encoded as tracking libraries send it (`data=` holding the
+//! base64 of the event's JSON, the project token in `properties.token`), over a keep-alive
+//! connection, and every answer must be the text `1`. The server runs with its defaults, so every
+//! acknowledged event was fsynced (`synchronous=FULL`), as in the `/import` cases.
+
+use super::{cpu_secs, peak_rss_kib, round, start_server, stored_events};
+use base64::Engine;
+use serde_json::{json, Value};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// One `/track` case: `records` (the events, without a token) sent one per request by `clients`
+/// threads to a fresh server.
+pub fn run_case(server: &str, records: &[Value], clients: usize, folders: &mut Vec<tempfile::TempDir>) -> Value {
+    let (mut child, base, creds, dir) = start_server(server);
+    // The bodies are built before the clock starts: the client's encoding is not the server's cost.
+    let bodies: Arc<Vec<String>> = Arc::new(records.iter().map(|r| form_body(r, &creds.project_token)).collect());
+    let cpu_before = cpu_secs(child.id());
+    let next = Arc::new(AtomicUsize::new(0));
+    let latencies = Arc::new(Mutex::new(Vec::with_capacity(bodies.len())));
+    let started = Instant::now();
+    let threads: Vec<_> = (0..clients)
+        .map(|_| {
+            let (next, latencies, bodies, url) = (next.clone(), latencies.clone(), bodies.clone(), format!("{base}/track"));
+            std::thread::spawn(move || {
+                let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+                let mut mine = Vec::new();
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(body) = bodies.get(i) else { break };
+                    let t = Instant::now();
+                    let mut r = agent
+                        .post(&url)
+                        .header("Content-Type", "application/x-www-form-urlencoded")
+                        .send(body.as_bytes())
+                        .expect("a /track request failed");
+                    let text = r.body_mut().read_to_string().unwrap();
+                    assert_eq!((r.status().as_u16(), text.as_str()), (200, "1"), "a /track answer");
+                    mine.push(t.elapsed().as_secs_f64() * 1000.0);
+                }
+                latencies.lock().unwrap().extend(mine);
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let secs = started.elapsed().as_secs_f64();
+    let rss_kib = peak_rss_kib(child.id());
+    let cpu = cpu_secs(child.id()) - cpu_before;
+    let requests = records.len();
+    let stored = stored_events(&base, &creds);
+    assert_eq!(stored, requests, "the server stored {stored} of {requests} tracked events");
+    child.kill().ok();
+    child.wait().ok();
+    folders.push(dir);
+    let mut l = latencies.lock().unwrap().clone();
+    l.sort_by(f64::total_cmp);
+    let pct = |p: f64| l[((l.len() as f64 - 1.0) * p).round() as usize];
+    json!({"case": "track", "clients": clients, "requests": requests, "secs": round(secs),
+        "requests_per_sec": (requests as f64 / secs).round(), "p50_ms": round(pct(0.5)), "p99_ms": round(pct(0.99)),
+        "server_peak_rss_mib": round(rss_kib as f64 / 1024.0), "server_cpu_secs": round(cpu),
+        "requests_per_server_cpu_sec": (requests as f64 / cpu).round()})
+}
+
+/// `data=<base64 of the event with the token>`, percent-encoded as a form value.
+fn form_body(record: &Value, token: &str) -> String {
+    let mut event = record.clone();
+    event["properties"]["token"] = json!(token);
+    let encoded = base64::engine::general_purpose::STANDARD.encode(serde_json::to_vec(&event).unwrap());
+    let mut body = String::with_capacity(5 + encoded.len() * 3 / 2);
+    body.push_str("data=");
+    for c in encoded.chars() {
+        match c {
+            '+' => body.push_str("%2B"),
+            '/' => body.push_str("%2F"),
+            '=' => body.push_str("%3D"),
+            c => body.push(c),
+        }
+    }
+    body
+}
