@@ -15,3 +15,4 @@ mod openapi;
 mod schema_limits;
 mod schemas;
 mod warehouse;
+mod wire;
