@@ -84,14 +84,20 @@ pub use schema::{
     PropertyType, Schema, SchemaEntry, DEFAULT_NAMESPACE,
 };
 pub use validate::{validate_schema_entry, validate_schema_entry_json, SchemaRules};
-pub use event::{check_event, check_event_reference, check_event_text, truncate_strings, truncated, validate_event_json, EventCheck, PropertySeen};
+pub use event::{
+    check_event, check_event_reference, check_event_text, check_event_with_rules, complete_event, truncate_strings, truncated, validate_event_json, Completion,
+    EventCheck, EventRules, PropertySeen,
+};
 pub use limits::{Limits, FORBIDDEN_IDS};
 pub use merge::merge_schema;
 pub use api::{
     failed_records, BatchUploadRequest, BatchUploadResponse, DeleteResponse, FailedRecord, ImportResponse,
     ManualSyncResponse, StatusResponse,
 };
-pub use profile::{check_profile_update, parse_profile_update, validate_profile_update, validate_profile_update_json, ProfileCheck, ProfileOperation, ProfileUpdate, TokenRule};
+pub use profile::{
+    check_profile_update, check_update, parse_profile_update, validate_profile_update, validate_profile_update_json, validate_update, ProfileCheck, ProfileKind,
+    ProfileOperation, ProfileTarget, ProfileUpdate, TokenRule,
+};
 pub use split::{split_body, InputFormat, RawRecord, RecordPos, RecordSplitter, SplitError};
 pub use gzip::{gunzip, gzip, is_gzip, GzipError};
 pub use import::{check_import_body, check_import_records, CheckedRecord, ImportBodyCheck, ImportBodyError, ImportRecords};
