@@ -6,7 +6,8 @@
 //! statements live in one file per resource, re-exported here so that callers name them
 //! `store::foo`: `accounts.rs` (projects, service accounts, roles, tokens), `schemas.rs` (the
 //! dictionary), `events.rs` (the import's insert path and de-duplication digest),
-//! `event_writer.rs` (the event-writer thread and its group commits), `profiles.rs`, `reads.rs`
+//! `event_writer.rs` (the event-writer thread and its group commits), `profiles.rs`, `groups.rs`
+//! (group profiles, with their table), `reads.rs`
 //! (the read API's queries and 30-day counts) and `jobs.rs` (warehouse imports, their runs and
 //! migration jobs, named `store::jobs::foo`). `tables.rs` creates the tables and upgrades older
 //! databases when the store opens.
@@ -16,6 +17,7 @@
 mod accounts;
 mod event_writer;
 mod events;
+mod groups;
 pub mod jobs;
 mod profiles;
 mod reads;
@@ -27,6 +29,7 @@ mod tests;
 pub use accounts::*;
 pub use event_writer::{EventSink, PendingInsert};
 pub use events::{dedup_key, insert_events, EventBatch, EventRow};
+pub use groups::{delete_group, get_group, list_groups, put_group, StoredGroup};
 pub use profiles::*;
 pub use reads::*;
 pub use schemas::*;

@@ -75,7 +75,7 @@ impl Server {
             rt.block_on(async move {
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
                 addr_tx.send(listener.local_addr().unwrap()).unwrap();
-                axum::serve(listener, app(state))
+                axum::serve(listener, app(state).into_make_service_with_connect_info::<std::net::SocketAddr>())
                     .with_graceful_shutdown(async move {
                         let _ = shutdown_rx.await;
                     })

@@ -1,0 +1,46 @@
+//! `POST`/`GET /groups` (reference, "Group Profiles"): group-profile updates, each
+//! `{"$token", "$group_key", "$group_id", <one operation>}` with the group operations `$set`,
+//! `$set_once`, `$add`, `$union`, `$remove`, `$unset` and `$delete`, in every wire format of
+//! `routes::wire`. Authenticated, checked, applied and answered exactly as `/engage`
+//! (`routes::profiles`), with the core's one profile parser and `profile::apply`; the profiles
+//! are stored beside user profiles (`store::groups`) and read back with
+//! `GET /api/app/projects/{id}/groups` (`routes::data`).
+
+use crate::auth::IngestCaller;
+use crate::routes::ingest::IngestError;
+use crate::routes::profiles::update_profiles;
+use crate::routes::responses::TrackingRefusals;
+use crate::routes::wire::Refused;
+use crate::AppState;
+use axum::extract::{Request, State};
+use axum::response::Response;
+use datadict_core::ProfileKind;
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(groups))
+}
+
+#[utoipa::path(method(get, post), path = "/groups", tag = "Group Profiles",
+    params(("strict" = Option<u8>, Query, description = "`1`: answer with the import's body, 400 listing every invalid update (valid ones are still applied)"),
+        ("project_id" = Option<i64>, Query, description = "required with service-account credentials"),
+        ("data" = Option<String>, Query, description = "`GET`: the updates, as JSON or base64 JSON (URL-encoded)"),
+        ("verbose" = Option<u8>, Query, description = "`1`: answer `{\"status\":1,\"error\":null}` or `{\"status\":0,\"error\":\"...\"}`"),
+        ("img" = Option<u8>, Query, description = "`1`: answer a 1x1 transparent GIF"),
+        ("callback" = Option<String>, Query, description = "answer `text/javascript` calling this function (a plain name such as `app.onTracked`)"),
+        ("ip" = Option<u8>, Query, description = "accepted; this server does no geolocation")),
+    request_body(description = "`{\"$token\", \"$group_key\", \"$group_id\", <one of $set, $set_once, $add, $union, $remove, $unset, $delete>}`: one, a JSON array, NDJSON, or `application/x-www-form-urlencoded` with `data=<JSON or base64 JSON>`; optionally `Content-Encoding: gzip`",
+        content(
+            (Vec<Object> = "application/json"),
+            (String = "application/x-ndjson"),
+            (String = "application/x-www-form-urlencoded"))),
+    responses(
+        (status = 200, description = "every update was applied: `1` (a form or `GET`), `{\"code\":200,\"num_records_imported\":N,\"status\":\"OK\"}` (a JSON body or `strict=1`), or what `verbose`, `img` or `callback` ask for",
+            content((i32 = "text/plain"), (Object = "application/json"), (String = "image/gif"), (String = "text/javascript"))),
+        TrackingRefusals
+    ),
+    security((), ("ServiceAccount" = []), ("ProjectToken" = []))
+)]
+async fn groups(caller: Result<Option<IngestCaller>, IngestError>, State(state): State<AppState>, request: Request) -> Result<Response, Refused> {
+    update_profiles(ProfileKind::Group, caller, state, request).await
+}
