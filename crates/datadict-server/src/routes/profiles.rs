@@ -44,14 +44,7 @@ pub async fn update_profiles(
     let parsed = tokio::task::spawn_blocking(move || parse_updates(&body, format, kind, &limits, token))
         .await
         .map_err(|e| refuse(ApiError::Internal(e.into())))?;
-    let Parsed { updates, mut failed, records } = parsed.map_err(&refuse)?;
-
-    let mut tokens: Vec<String> = Vec::new();
-    for t in updates.iter().filter_map(|u| u.update.token.as_deref()) {
-        if !tokens.iter().any(|known| known == t) {
-            tokens.push(t.to_owned());
-        }
-    }
+    let Parsed { updates, mut failed, records, tokens } = parsed.map_err(&refuse)?;
     let known = token_projects(&state, tokens.clone()).await.map_err(&refuse)?;
     let Some(project_id) = records_project(caller, &tokens, &known) else {
         return Err(refuse(ApiError::Unauthorized(no_project(&received.style, kind, tokens.len()))));
@@ -105,12 +98,15 @@ struct Update {
     update: ProfileUpdate,
 }
 
-/// The updates of a body: the valid ones, every problem of the others, and how many there are.
+/// The updates of a body: the valid ones, every problem of the others, how many there are, and
+/// the `$token` values they carry (of invalid updates too, so that a request whose updates are
+/// all refused is told why rather than 401), each once, in the order of their first update.
 #[derive(Debug)]
 struct Parsed {
     updates: Vec<Update>,
     failed: Vec<FailedRecord>,
     records: usize,
+    tokens: Vec<String>,
 }
 
 fn parse_updates(body: &Bytes, format: InputFormat, kind: ProfileKind, limits: &Limits, token: TokenRule) -> Result<Parsed, ApiError> {
@@ -129,6 +125,7 @@ fn parse_updates(body: &Bytes, format: InputFormat, kind: ProfileKind, limits: &
     let records = ranges.len();
     let mut updates = Vec::with_capacity(records);
     let mut failed = Vec::new();
+    let mut tokens: Vec<String> = Vec::new();
     for (index, range) in ranges.into_iter().enumerate() {
         let bytes = range.len();
         let Ok(text) = std::str::from_utf8(&body[range]) else {
@@ -136,10 +133,21 @@ fn parse_updates(body: &Bytes, format: InputFormat, kind: ProfileKind, limits: &
             failed.push(FailedRecord { index, insert_id: String::new(), field: String::new(), message });
             continue;
         };
-        match parse_profile_update(text, kind, limits, token) {
-            Ok(update) => updates.push(Update { index, bytes, update }),
-            Err(issues) => failed.extend(issues.into_iter().map(|i| FailedRecord { index, insert_id: String::new(), field: i.path, message: i.message })),
+        let token = match parse_profile_update(text, kind, limits, token) {
+            Ok(update) => {
+                let token = update.token.clone();
+                updates.push(Update { index, bytes, update });
+                token
+            }
+            Err(issues) => {
+                failed.extend(issues.into_iter().map(|i| FailedRecord { index, insert_id: String::new(), field: i.path, message: i.message }));
+                // Read again only for its token: refused updates are few.
+                serde_json::from_str::<serde_json::Value>(text).ok().and_then(|v| v.get("$token")?.as_str().map(str::to_owned))
+            }
+        };
+        if let Some(token) = token.filter(|t| !tokens.contains(t)) {
+            tokens.push(token);
         }
     }
-    Ok(Parsed { updates, failed, records })
+    Ok(Parsed { updates, failed, records, tokens })
 }

@@ -1,6 +1,8 @@
 //! The bad-input corpus: every file of `tests/data/bad-input/` is sent as `cases.tsv` describes
-//! (method, path, credentials, content encoding), and must get the expected 4xx with a specific
-//! message, never a 5xx; the server must still answer after each case.
+//! (method, path, credentials, content encoding; the file's extension gives its `Content-Type`:
+//! `.ndjson`, `.form` for a form, `.txt` for `text/plain`, JSON otherwise), and must get the
+//! expected 4xx with a specific message, never a 5xx; the server must still answer after each
+//! case. The tracking routes are asked for `verbose=1`, so that their refusals are JSON too.
 
 use crate::common::Server;
 use datadict_server::store::Role;
@@ -40,8 +42,17 @@ fn every_bad_input_gets_a_specific_4xx_and_the_server_stays_up() {
         if encoding != "-" {
             headers.push(("Content-Encoding", encoding));
         }
-        let ndjson = file.contains(".ndjson");
-        headers.push(("Content-Type", if ndjson { "application/x-ndjson" } else { "application/json" }));
+        // The file's extension says how the body is labelled.
+        let content_type = if file.contains(".ndjson") {
+            "application/x-ndjson"
+        } else if file.contains(".form") {
+            "application/x-www-form-urlencoded"
+        } else if file.contains(".txt") {
+            "text/plain;charset=UTF-8"
+        } else {
+            "application/json"
+        };
+        headers.push(("Content-Type", content_type));
         let body = (method != "GET").then_some(body);
         let reply = match server.client().send(method, &path, auth, &headers, body) {
             Ok(r) => r,
