@@ -10,7 +10,7 @@ use crate::auth::IngestCaller;
 use crate::routes::ingest::IngestError;
 use crate::routes::profiles::update_profiles;
 use crate::routes::responses::TrackingRefusals;
-use crate::routes::wire::Refused;
+use crate::routes::wire::{Refused, WireQuery};
 use crate::AppState;
 use axum::extract::{Request, State};
 use axum::response::Response;
@@ -18,18 +18,12 @@ use datadict_core::ProfileKind;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(groups))
+    OpenApiRouter::new().routes(routes!(groups, groups_get))
 }
 
-#[utoipa::path(method(get, post), path = "/groups", tag = "Group Profiles",
-    params(("strict" = Option<u8>, Query, description = "`1`: answer with the import's body, 400 listing every invalid update (valid ones are still applied)"),
-        ("project_id" = Option<i64>, Query, description = "required with service-account credentials"),
-        ("data" = Option<String>, Query, description = "`GET`: the updates, as JSON or base64 JSON (URL-encoded)"),
-        ("verbose" = Option<u8>, Query, description = "`1`: answer `{\"status\":1,\"error\":null}` or `{\"status\":0,\"error\":\"...\"}`"),
-        ("img" = Option<u8>, Query, description = "`1`: answer a 1x1 transparent GIF"),
-        ("callback" = Option<String>, Query, description = "answer `text/javascript` calling this function (a plain name such as `app.onTracked`)"),
-        ("ip" = Option<u8>, Query, description = "accepted; this server does no geolocation")),
-    request_body(description = "`{\"$token\", \"$group_key\", \"$group_id\", <one of $set, $set_once, $add, $union, $remove, $unset, $delete>}`: one, a JSON array, NDJSON, or `application/x-www-form-urlencoded` with `data=<JSON or base64 JSON>`; optionally `Content-Encoding: gzip`",
+#[utoipa::path(post, path = "/groups", tag = "Group Profiles",
+    params(WireQuery),
+    request_body(description = "`{\"$token\", \"$group_key\", \"$group_id\", <one of $set, $set_once, $add, $union, $remove, $unset, $delete>}`: one, a JSON array, NDJSON, or `application/x-www-form-urlencoded` with `data=<JSON or base64 JSON>` (the parameters may be form fields too); optionally `Content-Encoding: gzip`",
         content(
             (Vec<Object> = "application/json"),
             (String = "application/x-ndjson"),
@@ -42,5 +36,19 @@ pub fn router() -> OpenApiRouter<AppState> {
     security((), ("ServiceAccount" = []), ("ProjectToken" = []))
 )]
 async fn groups(caller: Result<Option<IngestCaller>, IngestError>, State(state): State<AppState>, request: Request) -> Result<Response, Refused> {
+    update_profiles(ProfileKind::Group, caller, state, request).await
+}
+
+/// `GET /groups?data=...`: the same as a `POST` with a form.
+#[utoipa::path(get, path = "/groups", tag = "Group Profiles",
+    params(WireQuery),
+    responses(
+        (status = 200, description = "every update was applied: `1` (a form or `GET`), `{\"code\":200,\"num_records_imported\":N,\"status\":\"OK\"}` (a JSON body or `strict=1`), or what `verbose`, `img` or `callback` ask for",
+            content((i32 = "text/plain"), (Object = "application/json"), (String = "image/gif"), (String = "text/javascript"))),
+        TrackingRefusals
+    ),
+    security((), ("ServiceAccount" = []), ("ProjectToken" = []))
+)]
+async fn groups_get(caller: Result<Option<IngestCaller>, IngestError>, State(state): State<AppState>, request: Request) -> Result<Response, Refused> {
     update_profiles(ProfileKind::Group, caller, state, request).await
 }

@@ -14,7 +14,7 @@ use crate::auth::IngestCaller;
 use crate::ingest::{store_events, Intake};
 use crate::routes::ingest::charge;
 use crate::routes::responses::IngestRefusals;
-use crate::routes::wire::{answer_batch, receive, Refused, Tally};
+use crate::routes::wire::{answer_batch, receive, Refused, Tally, WireQuery};
 use crate::AppState;
 use axum::extract::{Request, State};
 use axum::response::Response;
@@ -22,17 +22,12 @@ use datadict_core::wire::Route;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(import))
+    OpenApiRouter::new().routes(routes!(import, import_get))
 }
 
-#[utoipa::path(method(get, post), path = "/import", tag = "Events",
-    params(("strict" = Option<String>, Query, description = "`1`: answer 400 listing every invalid record (valid ones are still stored); `0` (default): skip them (a body of which nothing is stored is still a 400); also read from a form body"),
-        ("project_id" = Option<i64>, Query, description = "required with service-account credentials"),
-        ("data" = Option<String>, Query, description = "`GET`: the events, as JSON or base64 JSON (URL-encoded)"),
-        ("verbose" = Option<u8>, Query, description = "`1`: answer `{\"status\":1,\"error\":null}` or `{\"status\":0,\"error\":\"...\"}` instead of the import's body"),
-        ("img" = Option<u8>, Query, description = "`1`: answer a 1x1 transparent GIF"),
-        ("callback" = Option<String>, Query, description = "answer `text/javascript` calling this function (a plain name such as `app.onTracked`)")),
-    request_body(description = "a JSON array of events, or NDJSON (`application/x-ndjson`), or `application/x-www-form-urlencoded` with `data=<JSON or base64 JSON>` (and any parameter above); optionally `Content-Encoding: gzip`",
+#[utoipa::path(post, path = "/import", tag = "Events",
+    params(WireQuery),
+    request_body(description = "a JSON array of events, or NDJSON (`application/x-ndjson`), or `application/x-www-form-urlencoded` with `data=<JSON or base64 JSON>` (the parameters may be form fields too, `project_id` excepted: the credentials are judged before the body is read); optionally `Content-Encoding: gzip`",
         content(
             (Vec<Object> = "application/json"),
             (String = "application/x-ndjson"),
@@ -45,6 +40,24 @@ pub fn router() -> OpenApiRouter<AppState> {
     security(("ServiceAccount" = []), ("ProjectToken" = []))
 )]
 async fn import(IngestCaller { project_id }: IngestCaller, State(state): State<AppState>, request: Request) -> Result<Response, Refused> {
+    receive_import(project_id, state, request).await
+}
+
+/// `GET /import?data=...`: the same as a `POST`.
+#[utoipa::path(get, path = "/import", tag = "Events",
+    params(WireQuery),
+    responses(
+        (status = 200, description = "`{\"code\":200,\"num_records_imported\":N,\"status\":\"OK\"}` (or, with `verbose`, `img` or `callback`, that answer)", body = Object),
+        (status = 400, description = "some records failed, or `data` cannot be read as records", body = Object),
+        IngestRefusals
+    ),
+    security(("ServiceAccount" = []), ("ProjectToken" = []))
+)]
+async fn import_get(IngestCaller { project_id }: IngestCaller, State(state): State<AppState>, request: Request) -> Result<Response, Refused> {
+    receive_import(project_id, state, request).await
+}
+
+async fn receive_import(project_id: i64, state: AppState, request: Request) -> Result<Response, Refused> {
     // A debug event, so that an operator (and the graceful-shutdown test) can see that a request
     // has reached its handler.
     tracing::debug!("import request received");

@@ -25,7 +25,7 @@ use crate::error::ApiError;
 use crate::ingest::{event_tokens, now_ms, store_events, Intake, Tokens};
 use crate::routes::ingest::{charge, IngestError};
 use crate::routes::responses::TrackingRefusals;
-use crate::routes::wire::{answer_batch, receive, Refused, Tally};
+use crate::routes::wire::{answer_batch, receive, Refused, Tally, WireQuery};
 use crate::AppState;
 use axum::extract::{Request, State};
 use axum::response::Response;
@@ -35,18 +35,12 @@ use datadict_core::EventRules;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(track))
+    OpenApiRouter::new().routes(routes!(track, track_get))
 }
 
-#[utoipa::path(method(get, post), path = "/track", tag = "Events",
-    params(("data" = Option<String>, Query, description = "`GET` (beacons, pixels): the events, as JSON or base64 JSON (URL-encoded)"),
-        ("verbose" = Option<u8>, Query, description = "`1`: answer `{\"status\":1,\"error\":null}` or `{\"status\":0,\"error\":\"...\"}` instead of `1`/`0`"),
-        ("img" = Option<u8>, Query, description = "`1`: answer a 1x1 transparent GIF (wins over `callback` and `verbose`)"),
-        ("callback" = Option<String>, Query, description = "answer `text/javascript` calling this function with the answer (a plain name such as `app.onTracked`; anything else is refused as JSON, never echoed)"),
-        ("ip" = Option<u8>, Query, description = "`1`: the connection's address becomes `properties.ip` of events without one"),
-        ("strict" = Option<u8>, Query, description = "accepted; every invalid event is reported in any case"),
-        ("project_id" = Option<i64>, Query, description = "with service-account credentials only")),
-    request_body(description = "one event `{\"event\", \"properties\": {\"token\", \"time\"?, \"distinct_id\"?, \"$insert_id\"?, ...}}` or a JSON array of them, or `application/x-www-form-urlencoded` with `data=<JSON or base64 JSON>` (the parameters above may be form fields too); `text/plain` and unlabelled bodies are read as JSON when they start with `{` or `[`, else as a form; optionally `Content-Encoding: gzip`",
+#[utoipa::path(post, path = "/track", tag = "Events",
+    params(WireQuery),
+    request_body(description = "one event `{\"event\", \"properties\": {\"token\", \"time\"?, \"distinct_id\"?, \"$insert_id\"?, ...}}` or a JSON array of them, or `application/x-www-form-urlencoded` with `data=<JSON or base64 JSON>` (the parameters may be form fields too); `text/plain` and unlabelled bodies are read as JSON when they start with `{` or `[`, else as a form; optionally `Content-Encoding: gzip`",
         content(
             (Vec<Object> = "application/json"),
             (String = "application/x-www-form-urlencoded"),
@@ -59,6 +53,24 @@ pub fn router() -> OpenApiRouter<AppState> {
     security((), ("ProjectToken" = []), ("ServiceAccount" = []))
 )]
 async fn track(caller: Result<Option<IngestCaller>, IngestError>, State(state): State<AppState>, request: Request) -> Result<Response, Refused> {
+    receive_events(caller, state, request).await
+}
+
+/// `GET /track?data=...`: a beacon or a pixel; the same as a `POST`.
+#[utoipa::path(get, path = "/track", tag = "Events",
+    params(WireQuery),
+    responses(
+        (status = 200, description = "every event was stored: `1`, or what `verbose`, `img` or `callback` ask for",
+            content((i32 = "text/plain"), (Object = "application/json"), (String = "image/gif"), (String = "text/javascript"))),
+        TrackingRefusals
+    ),
+    security((), ("ProjectToken" = []), ("ServiceAccount" = []))
+)]
+async fn track_get(caller: Result<Option<IngestCaller>, IngestError>, State(state): State<AppState>, request: Request) -> Result<Response, Refused> {
+    receive_events(caller, state, request).await
+}
+
+async fn receive_events(caller: Result<Option<IngestCaller>, IngestError>, state: AppState, request: Request) -> Result<Response, Refused> {
     let limits = state.config.limits.clone();
     let received = receive(Route::Track, request, limits.max_request_bytes).await;
     let refuse = Refused::with(&received.style);

@@ -30,6 +30,34 @@ use datadict_core::{FailedRecord, InputFormat};
 use std::borrow::Cow;
 use std::net::SocketAddr;
 
+/// The query parameters of the ingestion routes (reference), for their OpenAPI operations. The
+/// handlers read them with the core's wire rules (`receive`), from a form body as well, where
+/// the form body wins.
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+// Never built: it only describes the parameters.
+#[allow(dead_code)]
+pub struct WireQuery {
+    /// The records, as JSON or base64 JSON, URL-encoded: how a `GET` (a beacon, a pixel) sends
+    /// them.
+    data: Option<String>,
+    /// `1`: answer `{"status":1,"error":null}` or `{"status":0,"error":"..."}`.
+    verbose: Option<u8>,
+    /// `1`: answer a 1x1 transparent GIF (it wins over `callback` and `verbose`).
+    img: Option<u8>,
+    /// Answer `text/javascript` calling this function with the answer, always with 200 (a plain
+    /// name such as `app.onTracked`; anything else is refused as JSON and never echoed).
+    callback: Option<String>,
+    /// `1`: on `/track` and `/import`, the connection's address becomes `properties.ip` of events
+    /// without one; accepted without effect on `/engage` and `/groups` (no geolocation here).
+    ip: Option<u8>,
+    /// `1`: a 400 listing every invalid record (the valid ones are still stored) in the import's
+    /// body; on `/engage` and `/groups` it asks for that body.
+    strict: Option<u8>,
+    /// The project, with service-account credentials (`/import` requires it then).
+    project_id: Option<i64>,
+}
+
 /// How a request is answered (see the module documentation).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Style {
