@@ -109,7 +109,8 @@ pub struct Received {
 pub async fn receive(route: Route, request: Request, max_bytes: usize) -> Received {
     let (parts, body) = request.into_parts();
     let peer = parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|c| c.0.ip());
-    let get = parts.method == HttpMethod::GET;
+    // axum answers `HEAD` with the `GET` route; neither has a body.
+    let get = matches!(parts.method, HttpMethod::GET | HttpMethod::HEAD);
     let body = if get { Ok(Bytes::new()) } else { read_raw(&parts.headers, body, max_bytes).await.decode().await };
     let (bytes, unreadable) = match body {
         Ok(bytes) => (bytes, None),
