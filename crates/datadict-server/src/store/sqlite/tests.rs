@@ -354,3 +354,52 @@ fn dedup_on_the_older_table_shape() {
     let conn = Store::init_writer(conn, Synchronous::Full).unwrap();
     assert_volume_matches_events(&conn);
 }
+
+/// An event without `$insert_id` cannot be de-duplicated: every copy is stored, each with a
+/// digest of its own, while copies with one still replace each other; a re-key keeps both apart.
+#[test]
+fn events_without_an_insert_id_are_each_stored() {
+    let store = with_project_1(|conn| {
+        let rows = [(1_000, "", "a"), (1_000, "", "a"), (1_000, "x-1", "b"), (1_000, "x-1", "c")];
+        insert_events(conn, 1, &batch(&rows), 0).unwrap();
+        insert_events(conn, 1, &batch(&rows[..1]), 0).unwrap();
+        let want = vec![(1_000, "a".to_owned()), (1_000, "a".to_owned()), (1_000, "a".to_owned()), (1_000, "c".to_owned())];
+        assert_eq!(stored(conn), want);
+        assert_volume_matches_events(conn);
+        // Re-keyed as an older database would be: the events without an id stay three.
+        conn.pragma_update(None, "user_version", 1).unwrap();
+    });
+    let conn = store.call_sync(|conn| Ok(std::mem::replace(conn, Connection::open_in_memory()?))).unwrap();
+    let conn = Store::init_writer(conn, Synchronous::Full).unwrap();
+    assert_eq!(stored(&conn).len(), 4);
+}
+
+/// Group profiles: replaced and deleted whole, listed a page at a time in key and id order, of
+/// one `group_key` or all; a database from before them gains their table when opened.
+#[test]
+fn group_profiles_are_stored_and_listed_by_page() {
+    let props = |n: i64| serde_json::json!({"n": n}).as_object().cloned().unwrap();
+    with_project_1(|conn| {
+        for (key, id, n) in [("Company", "b", 1), ("Company", "a", 2), ("Team", "a", 3), ("Company", "c", 4)] {
+            put_group(conn, 1, key, id, &props(n)).unwrap();
+        }
+        put_group(conn, 1, "Company", "c", &props(5)).unwrap();
+        assert_eq!(get_group(conn, 1, "Company", "c").unwrap(), Some(props(5)));
+        assert_eq!(get_group(conn, 1, "Team", "c").unwrap(), None);
+        let names = |groups: Vec<StoredGroup>| groups.into_iter().map(|g| format!("{}/{}", g.key, g.id)).collect::<Vec<_>>();
+        assert_eq!(names(list_groups(conn, 1, None, None, 10).unwrap()), ["Company/a", "Company/b", "Company/c", "Team/a"]);
+        assert_eq!(names(list_groups(conn, 1, None, Some(("Company", "b")), 2).unwrap()), ["Company/c", "Team/a"]);
+        assert_eq!(names(list_groups(conn, 1, Some("Company"), Some(("Company", "a")), 10).unwrap()), ["Company/b", "Company/c"]);
+        assert!(delete_group(conn, 1, "Company", "a").unwrap());
+        assert!(!delete_group(conn, 1, "Company", "a").unwrap());
+        assert_eq!(list_groups(conn, 1, Some("Company"), None, 10).unwrap().len(), 2);
+        // As a database from before group profiles: the table is created again when opened.
+        conn.execute_batch("DROP TABLE group_profiles").unwrap();
+    });
+    let mut conn = Connection::open_in_memory().unwrap();
+    tables::create(&mut conn).unwrap();
+    conn.execute_batch("DROP TABLE group_profiles").unwrap();
+    let conn = Store::init_writer(conn, Synchronous::Full).unwrap();
+    let tables: i64 = conn.query_row("SELECT count(*) FROM sqlite_master WHERE name = 'group_profiles'", [], |r| r.get(0)).unwrap();
+    assert_eq!(tables, 1);
+}
