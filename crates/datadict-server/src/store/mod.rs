@@ -7,10 +7,10 @@
 //! The top-level files hold, per resource, the types callers see and that dispatch:
 //! `accounts.rs` (projects, service accounts, roles, tokens), `schemas.rs` (the dictionary),
 //! `events.rs` (the import's rows and de-duplication digest), `event_writer.rs` (the
-//! event-writer thread and its group commits), `profiles.rs`, `reads.rs` (the read API's queries
-//! and 30-day counts), `jobs.rs` (warehouse imports, their runs and migration jobs, named
-//! `store::jobs::foo`) and `lookup.rs` (lookup tables and their rows, named
-//! `store::lookup::foo`). `conn.rs` holds [`Conn`] and its transaction [`Tx`].
+//! event-writer thread and its group commits), `profiles.rs`, `groups.rs` (group profiles),
+//! `reads.rs` (the read API's queries and 30-day counts), `jobs.rs` (warehouse imports, their
+//! runs and migration jobs, named `store::jobs::foo`) and `lookup.rs` (lookup tables and their
+//! rows, named `store::lookup::foo`). `conn.rs` holds [`Conn`] and its transaction [`Tx`].
 //!
 //! Queries are free functions over a connection, so that they compose inside one transaction.
 
