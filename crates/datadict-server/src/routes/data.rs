@@ -115,16 +115,6 @@ async fn list_events(
     Ok(Json(EventsPage { results, next_cursor, status: "ok".into() }))
 }
 
-/// The page size of `limit`, [`DEFAULT_PAGE`] when absent.
-fn parse_limit(raw: Option<&str>) -> Result<usize, ApiError> {
-    match raw {
-        None => Ok(DEFAULT_PAGE),
-        Some(raw) => raw.parse::<usize>().ok().filter(|n| (1..=MAX_PAGE).contains(n)).ok_or_else(|| {
-            ApiError::BadRequest(format!("`limit={raw}` is not allowed; use a whole number from 1 to {MAX_PAGE}"))
-        }),
-    }
-}
-
 fn parse_where(raw: &str) -> Result<PropertyFilter, ApiError> {
     // `name=value`, or `"name"=value` for a name that holds `=` (names never hold `"`).
     let split = match raw.trim_start().strip_prefix('"') {
@@ -265,7 +255,7 @@ async fn list_groups(
 ) -> Result<Json<GroupsPage>, ApiError> {
     let project_id = project.id();
     let q = read_query(query)?;
-    let limit = parse_limit(q.limit.as_deref())?;
+    let limit = page_limit(q.limit.as_deref())?;
     let after = q.after.as_deref().map(parse_after).transpose()?;
     let key = q.group_key;
     let mut groups = state
