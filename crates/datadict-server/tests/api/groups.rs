@@ -2,7 +2,7 @@
 //! wire format with its answers, the token rules shared with `/engage`, and group profiles read
 //! back one at a time and a page at a time.
 
-use crate::common::{base64, form, urlencode, Account, Reply, Server};
+use crate::common::{base64, form, on_both_stores, urlencode, Account, Backend, Reply, Server};
 use datadict_server::store::Role;
 use serde_json::{json, Value};
 
@@ -13,8 +13,8 @@ struct Fixture {
     owner: Account,
 }
 
-fn fixture() -> Fixture {
-    let server = Server::start();
+fn fixture(backend: Backend) -> Fixture {
+    let server = Server::start_on(backend);
     let project = server.project("p");
     let owner = server.account("owner", project.id, Some(Role::Owner));
     Fixture { p: project.id, token: project.token, owner, server }
@@ -38,9 +38,8 @@ impl Fixture {
 
 /// Every operation of the reference, applied in order; a JSON body is answered with the import's
 /// body, a form or a `GET` with `1`, as on `/engage`.
-#[test]
-fn every_group_operation_in_every_format() {
-    let f = fixture();
+fn every_group_operation_in_every_format(backend: Backend) {
+    let f = fixture(backend);
     let updates = json!([
         f.update("acme", "$set", json!({"plan": "free", "seats": 1, "tags": ["a"], "region": "eu"})),
         f.update("acme", "$set_once", json!({"plan": "ignored", "founded": 1999})),
@@ -77,9 +76,8 @@ fn every_group_operation_in_every_format() {
 
 /// Invalid updates are reported and the valid ones applied; `$append` is no group operation;
 /// the token rules are `/engage`'s.
-#[test]
-fn refusals_and_tokens() {
-    let f = fixture();
+fn refusals_and_tokens(backend: Backend) {
+    let f = fixture(backend);
     let updates = json!([
         f.update("acme", "$set", json!({"plan": "pro"})),
         f.update("acme", "$append", json!({"tags": "x"})),
@@ -118,9 +116,8 @@ fn refusals_and_tokens() {
 }
 
 /// The read API: one group by key and id, and every group a page at a time, of one key or all.
-#[test]
-fn groups_are_read_one_at_a_time_and_by_page() {
-    let f = fixture();
+fn groups_are_read_one_at_a_time_and_by_page(backend: Backend) {
+    let f = fixture(backend);
     let mut updates = Vec::new();
     for key in ["Company", "Team", "Odd/Key ?&"] {
         for i in 0..5 {
@@ -167,3 +164,9 @@ fn groups_are_read_one_at_a_time_and_by_page() {
     assert_eq!(f.server.get(&format!("/api/app/projects/{}/groups", f.p), &stranger).status, 403);
     assert_eq!(f.server.send("GET", &format!("/api/app/projects/{}/groups/Company/g1", f.p), None, &[], None).status, 401);
 }
+
+on_both_stores!(
+    every_group_operation_in_every_format,
+    refusals_and_tokens,
+    groups_are_read_one_at_a_time_and_by_page,
+);

@@ -1,6 +1,6 @@
 //! Hosting: the web app with its CSP, CORS, security headers, JSON 404/405, and the limits route.
 
-use crate::common::Server;
+use crate::common::{on_both_stores, Backend, Server};
 use datadict_server::Config;
 use serde_json::json;
 
@@ -98,10 +98,9 @@ fn the_limits_route_reports_what_is_enforced() {
 
 /// The tracking routes answer CORS for any origin, preflights included, whatever the allow-list
 /// (or none); the service-account routes, `/import` among them, keep the allow-list.
-#[test]
-fn tracking_routes_answer_cors_for_any_origin_and_the_rest_keep_the_allow_list() {
-    let listed = Server::start_with(Config { cors_origins: vec!["http://app.example".into()], ..Default::default() });
-    let unconfigured = Server::start();
+fn tracking_routes_answer_cors_for_any_origin_and_the_rest_keep_the_allow_list(backend: Backend) {
+    let listed = Server::start_with_on(backend, Config { cors_origins: vec!["http://app.example".into()], ..Default::default() });
+    let unconfigured = Server::start_on(backend);
     let origin = "http://shop.test:8080";
     for server in [&listed, &unconfigured] {
         let project = server.project("p");
@@ -141,3 +140,5 @@ fn tracking_routes_answer_cors_for_any_origin_and_the_rest_keep_the_allow_list()
         assert_eq!(r.header("access-control-allow-origin"), Some("http://app.example"), "{path}");
     }
 }
+
+on_both_stores!(tracking_routes_answer_cors_for_any_origin_and_the_rest_keep_the_allow_list);

@@ -2,7 +2,7 @@
 //! (time, `$insert_id`, `distinct_id`, `ip=1`), partial batches, token errors, and tracked events
 //! read back through the events read API and counted in the 30-day volumes.
 
-use crate::common::{base64, form, gzip, now_ms, urlencode, Account, Reply, Server};
+use crate::common::{base64, form, gzip, now_ms, on_both_stores, urlencode, Account, Backend, Reply, Server};
 use datadict_server::store::Role;
 use serde_json::{json, Value};
 
@@ -16,8 +16,8 @@ struct Fixture {
     owner: Account,
 }
 
-fn fixture() -> Fixture {
-    let server = Server::start();
+fn fixture(backend: Backend) -> Fixture {
+    let server = Server::start_on(backend);
     let project = server.project("p");
     let owner = server.account("owner", project.id, Some(Role::Owner));
     Fixture { p: project.id, token: project.token, owner, server }
@@ -45,9 +45,8 @@ impl Fixture {
 
 /// Every format a tracking library sends, each answered `1` as `text/plain`, and every event
 /// stored (without its token) and readable through the events read API.
-#[test]
-fn every_format_is_stored_and_answered_1() {
-    let f = fixture();
+fn every_format_is_stored_and_answered_1(backend: Backend) {
+    let f = fixture(backend);
     let t = now_ms() - 60_000;
     let ev = |n: usize| f.event(&format!("Format {n}"), json!({"time": t, "distinct_id": "u1", "$insert_id": format!("fmt-{n}")}));
     let json_of = |n: usize| ev(n).to_string();
@@ -83,9 +82,8 @@ fn every_format_is_stored_and_answered_1() {
 
 /// The answers: `verbose=1` (query or form body) JSON, `img=1` the transparent GIF, `callback`
 /// a script (with `nosniff`), for success and for failure.
-#[test]
-fn every_answer_form() {
-    let f = fixture();
+fn every_answer_form(backend: Backend) {
+    let f = fixture(backend);
     let data = base64(f.event("Answered", json!({})).to_string().as_bytes());
     let bad = base64(json!({"event": "Answered", "properties": {"token": f.token, "time": "yesterday"}}).to_string().as_bytes());
     let send = |query: &str, data: &str, extra: &[(&str, &str)]| {
@@ -135,9 +133,8 @@ fn every_answer_form() {
 
 /// `/track`'s own rules: time, `$insert_id` and `distinct_id` optional; a future time set to
 /// the server's; de-duplication only with `$insert_id`; `ip=1`.
-#[test]
-fn time_insert_id_distinct_id_and_ip() {
-    let f = fixture();
+fn time_insert_id_distinct_id_and_ip(backend: Backend) {
+    let f = fixture(backend);
     let track = |query: &str, events: Value| {
         let r = f.post(&format!("/track?verbose=1{query}"), &[JSON], events.to_string().into_bytes());
         assert_eq!((r.status, r.json()), (200, json!({"status": 1, "error": null})), "{events}");
@@ -177,9 +174,8 @@ fn time_insert_id_distinct_id_and_ip() {
 
 /// A batch with invalid events stores the valid ones and says so, without claiming success;
 /// every import rule applies (forbidden ids, `$insert_id` alphabet, nesting).
-#[test]
-fn a_partial_batch_stores_the_valid_events_and_answers_0() {
-    let f = fixture();
+fn a_partial_batch_stores_the_valid_events_and_answers_0(backend: Backend) {
+    let f = fixture(backend);
     let events = json!([
         f.event("Partial", json!({"$insert_id": "p-1"})),
         f.event("Partial", json!({"distinct_id": "null"})),
@@ -207,9 +203,8 @@ fn a_partial_batch_stores_the_valid_events_and_answers_0() {
 /// project's token (or none) are refused one by one; 401 when no event names a project. With
 /// the project token as Basic user name (as server-side senders authenticate) events may leave
 /// it out.
-#[test]
-fn tokens_decide_the_project_and_refuse_strangers() {
-    let f = fixture();
+fn tokens_decide_the_project_and_refuse_strangers(backend: Backend) {
+    let f = fixture(backend);
     let other = f.server.project("other");
     let stranger = |name: &str| json!({"event": name, "properties": {"token": other.token}});
     let unknown = json!({"event": "Unknown", "properties": {"token": "not-a-token"}});
@@ -247,9 +242,8 @@ fn tokens_decide_the_project_and_refuse_strangers() {
 
 /// Tracked events take the import's path: the dictionary's drops, truncation, the events read
 /// API, and the 30-day volumes of the dictionary.
-#[test]
-fn tracked_events_are_dropped_filtered_and_counted_like_imported_ones() {
-    let f = fixture();
+fn tracked_events_are_dropped_filtered_and_counted_like_imported_ones(backend: Backend) {
+    let f = fixture(backend);
     let schemas = json!({"entries": [
         {"entityType": "event", "name": "Debug", "schemaJson": {"metadata": {"com.vendor": {"dropped": true}}}},
         {"entityType": "event", "name": "Checkout", "schemaJson": {"properties": {"card": {"type": "string", "metadata": {"com.vendor": {"dropped": true}}}}}}
@@ -278,3 +272,12 @@ fn tracked_events_are_dropped_filtered_and_counted_like_imported_ones() {
     let r = f.server.get(&format!("/api/app/projects/{}/events?distinct_id=u9&where=plan=pro", f.p), &f.owner).json();
     assert_eq!(r["results"].as_array().unwrap().len(), 1);
 }
+
+on_both_stores!(
+    every_format_is_stored_and_answered_1,
+    every_answer_form,
+    time_insert_id_distinct_id_and_ip,
+    a_partial_batch_stores_the_valid_events_and_answers_0,
+    tokens_decide_the_project_and_refuse_strangers,
+    tracked_events_are_dropped_filtered_and_counted_like_imported_ones,
+);

@@ -2,7 +2,7 @@
 //! holding JSON or base64 JSON, `GET ?data=`, the answer parameters, and the rule that no route
 //! acknowledges what it did not store.
 
-use crate::common::{base64, form, gzip, now_ms, urlencode, Server};
+use crate::common::{base64, form, gzip, now_ms, on_both_stores, urlencode, Backend, Server};
 use datadict_server::store::Role;
 use serde_json::{json, Value};
 
@@ -15,9 +15,8 @@ const FORM: (&str, &str) = ("Content-Type", "application/x-www-form-urlencoded")
 /// Issue 19's data-loss bug: `POST /import` with a form body `data=[...]&verbose=1`, as
 /// server-side libraries send it, was answered `200 {"num_records_imported":0}` and its events
 /// dropped. Every event of such a body is now stored, and the answer says so.
-#[test]
-fn a_form_encoded_import_is_stored_not_acknowledged_and_dropped() {
-    let server = Server::start();
+fn a_form_encoded_import_is_stored_not_acknowledged_and_dropped(backend: Backend) {
+    let server = Server::start_on(backend);
     let project = server.project("p");
     let owner = server.account("owner", project.id, Some(Role::Owner));
     let t = now_ms() - 60_000;
@@ -34,9 +33,8 @@ fn a_form_encoded_import_is_stored_not_acknowledged_and_dropped() {
 /// `/import` in every framing: a form without `verbose` keeps the import's body with its counts
 /// (and `strict` may be a form field), base64 `data`, a gzipped form, `GET ?data=`; a form with
 /// `verbose`, `img` or `callback` gets that answer.
-#[test]
-fn import_answers_forms_with_its_own_body() {
-    let server = Server::start();
+fn import_answers_forms_with_its_own_body(backend: Backend) {
+    let server = Server::start_on(backend);
     let project = server.project("p");
     let owner = server.account("owner", project.id, Some(Role::Owner));
     let auth = Some((owner.username.as_str(), owner.secret.as_str()));
@@ -80,9 +78,8 @@ fn import_answers_forms_with_its_own_body() {
 
 /// `/engage` as tracking libraries send it: a form or `GET` with base64 `data` and `$token`, no
 /// `Authorization` header, answered `1`; the import's body to JSON, as always.
-#[test]
-fn engage_takes_forms_and_gets() {
-    let server = Server::start();
+fn engage_takes_forms_and_gets(backend: Backend) {
+    let server = Server::start_on(backend);
     let project = server.project("p");
     let owner = server.account("owner", project.id, Some(Role::Owner));
     let update = |op: &str, operand: Value| json!({"$token": project.token, "$distinct_id": "u1", op: operand}).to_string();
@@ -108,9 +105,8 @@ fn engage_takes_forms_and_gets() {
 
 /// A body that cannot be read as records is a 400 (415 for an unread type) that says what was
 /// found and what to send, on every route and in the style asked for; nothing is stored.
-#[test]
-fn unreadable_bodies_say_what_was_found_and_what_to_send() {
-    let server = Server::start();
+fn unreadable_bodies_say_what_was_found_and_what_to_send(backend: Backend) {
+    let server = Server::start_on(backend);
     let project = server.project("p");
     let owner = server.account("owner", project.id, Some(Role::Owner));
     let import = format!("/import?project_id={}", project.id);
@@ -145,3 +141,10 @@ fn unreadable_bodies_say_what_was_found_and_what_to_send() {
     let stored = server.get(&format!("/api/app/projects/{}/events", project.id), &owner).json();
     assert_eq!(stored["results"], json!([]));
 }
+
+on_both_stores!(
+    a_form_encoded_import_is_stored_not_acknowledged_and_dropped,
+    import_answers_forms_with_its_own_body,
+    engage_takes_forms_and_gets,
+    unreadable_bodies_say_what_was_found_and_what_to_send,
+);
