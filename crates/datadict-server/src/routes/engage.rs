@@ -72,7 +72,7 @@ async fn engage(
             token_project(&state, first).await?
         }
     };
-    charge(&state, project_id, updates.iter().map(|u| u.bytes).sum())?;
+    charge(&state, project_id, updates.iter().map(|u| u.bytes).sum()).await?;
     let token_hashes: Vec<Option<String>> = updates.iter().map(|u| u.update.token.as_deref().map(hash_secret)).collect();
     let limits = state.config.limits.clone();
     let (applied, rejected) = state

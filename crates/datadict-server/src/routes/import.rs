@@ -54,7 +54,7 @@ async fn import(
     let Query(query) = query.map_err(|e| ApiError::BadRequest(format!("the query string cannot be read ({e}); use `?strict=1&project_id=<id>`")))?;
     let strict = parse_strict(query.get("strict").map(String::as_str))?;
     let body = raw.decode().await?;
-    charge(&state, project_id, body.len())?;
+    charge(&state, project_id, body.len()).await?;
     let entries = state.store.read(move |conn| store::dropping_schemas(conn, project_id)).await?;
     let drops = Drops::new(&entries, &state.config.namespace);
     let format = input_format(&headers);
