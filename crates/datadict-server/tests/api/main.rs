@@ -19,4 +19,5 @@ mod postgres_store;
 mod processes;
 mod schema_limits;
 mod schemas;
+mod store_events;
 mod warehouse;
