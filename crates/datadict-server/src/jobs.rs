@@ -1,8 +1,23 @@
-//! What warehouse imports and migrations share: their settings and the start-up step that creates
-//! their tables and closes runs a previous process left unfinished.
+//! What warehouse imports and migrations share: their settings, the leases by which a process
+//! holds the jobs it runs, and the start-up step that fails the jobs a stopped process left
+//! unfinished.
+//!
+//! Several server processes may share one database. Each job is held by the process that runs it
+//! (`Store::instance_id`) until a time in the database, its lease, which that process renews
+//! while the job runs ([`hold`]). A process starting fails only the unfinished jobs whose lease
+//! expired, that is whose process stopped, not those another live process runs.
 
-use crate::store::jobs as store_jobs;
+use crate::store::jobs::{self as store_jobs, Job, Lease};
 use crate::AppState;
+use std::time::Duration;
+
+/// How long a lease holds without renewal. A process that stopped is known as stopped this long
+/// after its last renewal; the clocks of the processes sharing a database must agree to well
+/// under this.
+pub const LEASE: Duration = Duration::from_secs(60);
+/// How often a running job's lease is renewed: a few renewals may fail (a busy database) before
+/// the lease expires.
+const RENEW_EVERY: Duration = Duration::from_secs(15);
 
 /// FACTS.md: API-triggered syncs are limited to 5 per hour per import.
 pub const DEFAULT_MANUAL_SYNCS_PER_HOUR: u32 = 5;
@@ -70,14 +85,68 @@ impl JobsConfig {
 }
 
 /// The start-up step of warehouse imports and the migration service: marks runs that were queued
-/// or running when a previous process stopped as failed, so that none stays "running" forever.
-/// Their tables are created with the rest of the schema when the store opens; this step is
-/// [`crate::app`]'s, not the store's, because other processes (the admin commands) open the same
-/// database while a server runs, and must not fail its running jobs. A failure is logged rather
+/// or running when a previous process stopped as failed (their lease expired), so that none stays
+/// "running" forever. Their tables are created with the rest of the schema when the store opens;
+/// this step is [`crate::app`]'s, not the store's, because the admin commands open the same
+/// database while a server runs and have no business with its jobs. A failure is logged rather
 /// than fatal, so that the rest of the API is still served.
 pub fn init(state: &AppState) {
     if let Err(e) = state.store.call_sync(|conn| store_jobs::fail_interrupted(conn, crate::ingest::now_ms())) {
         tracing::error!("cannot mark the interrupted warehouse runs and migrations as failed: {e:#}");
+    }
+}
+
+/// A lease of this process (`state`'s store) from now on.
+pub fn lease(state: &AppState) -> Lease<'_> {
+    Lease { owner: state.store.instance_id(), until_ms: crate::ingest::now_ms() + LEASE.as_millis() as i64 }
+}
+
+/// Renews this process's lease on `job` every [`RENEW_EVERY`] until the returned guard is dropped
+/// (the job's task ends, however it ends).
+pub fn hold(state: &AppState, job: OwnedJob) -> Holding {
+    let state = state.clone();
+    let task = tokio::spawn(async move {
+        let mut tick = tokio::time::interval(RENEW_EVERY);
+        // The first tick is at once, and the job was just leased.
+        tick.tick().await;
+        loop {
+            tick.tick().await;
+            let (s, j) = (state.clone(), job.clone());
+            let renewed = state.store.call(move |conn| store_jobs::renew_lease(conn, j.as_job(), &lease(&s))).await;
+            match renewed {
+                Ok(true) => {}
+                // Finished, or failed by a process that found the lease expired: nothing to hold.
+                Ok(false) => return,
+                Err(e) => tracing::warn!("cannot renew the lease of {job:?}: {e:#}"),
+            }
+        }
+    });
+    Holding(task)
+}
+
+/// A job by an owned id, for [`hold`]'s task.
+#[derive(Debug, Clone)]
+pub enum OwnedJob {
+    Run(String),
+    Migration(String),
+}
+
+impl OwnedJob {
+    fn as_job(&self) -> Job<'_> {
+        match self {
+            Self::Run(id) => Job::Run(id),
+            Self::Migration(id) => Job::Migration(id),
+        }
+    }
+}
+
+/// Stops renewing a lease when dropped (see [`hold`]).
+#[derive(Debug)]
+pub struct Holding(tokio::task::JoinHandle<()>);
+
+impl Drop for Holding {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 

@@ -1,4 +1,5 @@
-//! The datadict server: the spec's HTTP API on embedded SQLite, and the host of the web app.
+//! The datadict server: the spec's HTTP API on embedded SQLite or PostgreSQL, and the host of the
+//! web app.
 //!
 //! [`app`] builds the whole router from an [`AppState`]; `main.rs` only reads configuration and
 //! serves it, and the tests drive the same router over real HTTP.
@@ -15,12 +16,11 @@
 //!   to create, read and delete them: lookup tables (`routes::lookup`);
 //! - `/api/app/projects/{id}/warehouse-sources/imports[/...]`: warehouse imports and their runs
 //!   (`routes::warehouse`); `POST /migrate/{source_tool}`, `GET /migrate/jobs/{job_id}`: the
-//!   migration service (`routes::migrate`); their tables are prepared by `jobs::init`;
+//!   migration service (`routes::migrate`); `jobs::init` fails the jobs a stopped process left;
 //! - `GET /api/app/limits`, `GET /openapi.json` (`routes::meta`); the web app at `/`.
 //!
-//! Storage is behind `store` (SQLite in WAL mode, `synchronous=FULL` unless configured otherwise,
-//! one writer connection, a pool of readers, checkpoints on a background thread, and an event
-//! writer thread that commits concurrent import requests together).
+//! Storage is behind `store` (SQLite in WAL mode, or a PostgreSQL server that several processes
+//! may share; on both, an event writer thread commits concurrent import requests together).
 
 pub mod admin;
 pub mod auth;

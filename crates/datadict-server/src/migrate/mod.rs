@@ -34,12 +34,12 @@ const MAX_MEMBER_BYTES: usize = 1 << 30;
 pub fn spawn(state: AppState, job: MigrationJob, range: DateRange, secrets: Secrets) {
     tokio::spawn(async move {
         let mut job = job;
+        let _holding = crate::jobs::hold(&state, crate::jobs::OwnedJob::Migration(job.job_id.clone()));
         if let Err(e) = run(&state, &mut job, range, secrets).await {
             tracing::error!("migration job {} failed: {e:#}", job.job_id);
             fail(&mut job, "the migration stopped on an internal error; see the server log, then start it again".into());
         }
-        let j = job.clone();
-        if let Err(e) = state.store.call(move |conn| store_jobs::save_migration(conn, &j)).await {
+        if let Err(e) = save(&state, &job).await {
             tracing::error!("cannot save migration job {}: {e:#}", job.job_id);
         }
     });
@@ -57,9 +57,10 @@ fn note(job: &mut MigrationJob, error: String) {
     }
 }
 
+/// Stores the job's state; each save renews this process's lease on it too.
 async fn save(state: &AppState, job: &MigrationJob) -> anyhow::Result<()> {
-    let j = job.clone();
-    state.store.call(move |conn| store_jobs::save_migration(conn, &j)).await
+    let (s, j) = (state.clone(), job.clone());
+    state.store.call(move |conn| store_jobs::save_migration(conn, &j, &crate::jobs::lease(&s))).await
 }
 
 /// One member read and transformed on a blocking thread.

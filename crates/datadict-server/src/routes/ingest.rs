@@ -60,12 +60,13 @@ impl IntoResponse for IngestError {
 }
 
 /// Charges `bytes` to the project's ingestion budget (FACTS.md: about 2 GB a minute).
-pub fn charge(state: &AppState, project_id: i64, bytes: usize) -> Result<(), ApiError> {
+pub async fn charge(state: &AppState, project_id: i64, bytes: usize) -> Result<(), ApiError> {
     let Some(per_minute) = state.config.ingest_rate_limit else { return Ok(()) };
     state
         .config
         .rate_limiter
-        .check(Kind::IngestBytes, project_id, Limit { per_minute }, bytes as u64)
+        .charge(&state.store, Kind::IngestBytes, project_id, Limit { per_minute }, bytes as u64)
+        .await?
         .map_err(|wait| ApiError::rate_limited(RATE_LIMITED, wait))
 }
 

@@ -144,7 +144,7 @@ async fn replace(
         )),
         other => other,
     })?;
-    charge(&state, project_id, body.len())?;
+    charge(&state, project_id, body.len()).await?;
     let checked = tokio::task::spawn_blocking(move || check_csv(&body, max)).await.map_err(|e| ApiError::Internal(e.into()))?;
     let table = match checked {
         Ok(table) => table,

@@ -75,8 +75,8 @@ async fn start(State(state): State<AppState>, ApiPath(tool): ApiPath<String>, bo
         created_at: now_ms(),
         finished_at: None,
     };
-    let j = job.clone();
-    state.store.call(move |conn| store_jobs::save_migration(conn, &j)).await?;
+    let (s, j) = (state.clone(), job.clone());
+    state.store.call(move |conn| store_jobs::save_migration(conn, &j, &crate::jobs::lease(&s))).await?;
     let url = status_url(&job.job_id);
     let answer = json!({"status": "ok", "results": {"job_id": job.job_id, "status_url": url, "job": job}});
     migrate::spawn(state, job, range, Secrets { key: request.source_api_key, secret: request.source_api_secret });

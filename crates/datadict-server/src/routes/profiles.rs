@@ -49,7 +49,7 @@ pub async fn update_profiles(
     let Some(project_id) = records_project(caller, &tokens, &known) else {
         return Err(refuse(ApiError::Unauthorized(no_project(&received.style, kind, tokens.len()))));
     };
-    charge(&state, project_id, updates.iter().map(|u| u.bytes).sum()).map_err(&refuse)?;
+    charge(&state, project_id, updates.iter().map(|u| u.bytes).sum()).await.map_err(&refuse)?;
     // Every `$token` must be the project's.
     let (ours, theirs): (Vec<Update>, Vec<Update>) =
         updates.into_iter().partition(|u| u.update.token.as_ref().is_none_or(|t| known.get(t).copied().flatten() == Some(project_id)));

@@ -75,7 +75,7 @@ impl<A: AccessLevel> FromRequestParts<AppState> for Admitted<A> {
         let project = Project::<A>::from_request_parts(parts, state).await?;
         let project_id = project.id();
         if let Some(per_minute) = state.config.schema_rate_limit {
-            state.config.rate_limiter.check(Kind::Schemas, project_id, Limit { per_minute }, 1).map_err(|wait| {
+            state.config.rate_limiter.charge(&state.store, Kind::Schemas, project_id, Limit { per_minute }, 1).await?.map_err(|wait| {
                 ApiError::rate_limited(
                     format!("project {project_id} exceeded {per_minute} schema requests per minute; retry after the `Retry-After` seconds"),
                     wait,
@@ -91,17 +91,18 @@ fn update_cost(schema: &Schema) -> u64 {
     1 + schema.properties.as_ref().map_or(0, |p| p.len() as u64)
 }
 
-/// Charges `cost` events+properties to the project's update budget, when one is configured.
-fn charge_updates(config: &crate::Config, project_id: i64, cost: u64) -> Result<(), ApiError> {
-    let Some(per_minute) = config.schema_update_rate_limit else { return Ok(()) };
-    config.rate_limiter.check(Kind::SchemaUpdates, project_id, Limit { per_minute }, cost).map_err(|wait: Duration| {
+/// Charges `cost` events+properties to the project's update budget, when one is configured, on
+/// the connection of the request's write (in its transaction, when one is open).
+fn charge_updates(config: &crate::Config, conn: &store::Conn<'_>, project_id: i64, cost: u64) -> anyhow::Result<Result<(), ApiError>> {
+    let Some(per_minute) = config.schema_update_rate_limit else { return Ok(Ok(())) };
+    Ok(config.rate_limiter.charge_on(conn, Kind::SchemaUpdates, project_id, Limit { per_minute }, cost)?.map_err(|wait: Duration| {
         ApiError::rate_limited(
             format!(
                 "project {project_id} may write {per_minute} events+properties per minute and this request writes {cost}; nothing was written; retry after the `Retry-After` seconds, or send fewer entries or properties per request"
             ),
             wait,
         )
-    })
+    }))
 }
 
 /// Refuses a request that would remove more schemas than one request may. The answer is 400, not
@@ -222,7 +223,7 @@ async fn upload_one(
     state
         .store
         .call(move |conn| {
-            if let Err(refused) = charge_updates(&config, project_id, update_cost(&schema)) {
+            if let Err(refused) = charge_updates(&config, conn, project_id, update_cost(&schema))? {
                 return Ok(Err(refused));
             }
             let tx = conn.transaction()?;
@@ -264,8 +265,10 @@ async fn upload_batch(
             // Dropping `tx` without a commit rolls back the truncation of a refused request.
             let tx = conn.transaction()?;
             let deleted = if truncate { store::delete_schemas(&tx, project_id, None, None)? } else { 0 };
-            let checked = check_deletions(&config, deleted, "delete one entity type at a time (`DELETE .../schemas/event`) or by `entity_name` first, then upload without `truncate`")
-                .and_then(|()| charge_updates(&config, project_id, entries.iter().map(|e| update_cost(&e.schema_json)).sum()));
+            let mut checked = check_deletions(&config, deleted, "delete one entity type at a time (`DELETE .../schemas/event`) or by `entity_name` first, then upload without `truncate`");
+            if checked.is_ok() {
+                checked = charge_updates(&config, &tx, project_id, entries.iter().map(|e| update_cost(&e.schema_json)).sum())?;
+            }
             if let Err(refused) = checked {
                 return Ok(Err(refused));
             }

@@ -206,7 +206,11 @@ async fn manual_sync(
     let run_id = new_id();
     let per_hour = state.config.jobs.manual_syncs_per_hour;
     let id = run_id.clone();
-    let queued = state.store.call(move |conn| store_jobs::queue_manual_run(conn, import_id, &id, per_hour, now_ms())).await?;
+    let s = state.clone();
+    let queued = state
+        .store
+        .call(move |conn| store_jobs::queue_manual_run(conn, import_id, &id, per_hour, now_ms(), &crate::jobs::lease(&s)))
+        .await?;
     match queued {
         Queued::Queued => {}
         Queued::Limited(wait_ms) => {

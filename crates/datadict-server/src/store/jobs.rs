@@ -4,9 +4,24 @@
 use super::conn::{dispatch, Conn};
 use serde::{Deserialize, Serialize};
 
-/// Fails the runs and jobs that a stopped process left unfinished.
+/// Fails the runs and jobs left unfinished by a process that stopped: those no process holds a
+/// lease on (see [`Lease`]), or whose lease expired before `now_ms`. A job another live process
+/// runs keeps its lease renewed, and is left alone.
 pub fn fail_interrupted(conn: &mut Conn<'_>, now_ms: i64) -> anyhow::Result<()> {
     dispatch!(conn, jobs::fail_interrupted(now_ms))
+}
+
+/// Claims a queued run for the lease's owner and marks it running; `false` when it is no longer
+/// queued (another process, or another task, claimed it first). One statement
+/// (`UPDATE ... WHERE status = 'queued'`), so two claimers cannot both win.
+pub fn claim_run(conn: &Conn<'_>, run_id: &str, now_ms: i64, lease: &Lease<'_>) -> anyhow::Result<bool> {
+    dispatch!(conn, jobs::claim_run(run_id, now_ms, lease))
+}
+
+/// Extends the lease of an unfinished job its owner runs; `false` when the job is finished or no
+/// longer the owner's (a process that found the lease expired failed it).
+pub fn renew_lease(conn: &Conn<'_>, job: Job<'_>, lease: &Lease<'_>) -> anyhow::Result<bool> {
+    dispatch!(conn, jobs::renew_lease(job, lease))
 }
 
 pub fn insert_import(conn: &Conn<'_>, row: &ImportRow) -> anyhow::Result<i64> {
@@ -28,11 +43,13 @@ pub fn delete_import(conn: &Conn<'_>, project_id: i64, import_id: i64) -> anyhow
 
 /// Queues a manual run, unless one is queued or running, or `per_hour` manual runs of the import
 /// were queued in the hour before `now_ms` (then the wait until the oldest leaves the window).
-pub fn queue_manual_run(conn: &mut Conn<'_>, import_id: i64, run_id: &str, per_hour: u32, now_ms: i64) -> anyhow::Result<Queued> {
-    dispatch!(conn, jobs::queue_manual_run(import_id, run_id, per_hour, now_ms))
+/// The queued run is held by `lease`, so that no other process fails it before it is claimed.
+pub fn queue_manual_run(conn: &mut Conn<'_>, import_id: i64, run_id: &str, per_hour: u32, now_ms: i64, lease: &Lease<'_>) -> anyhow::Result<Queued> {
+    dispatch!(conn, jobs::queue_manual_run(import_id, run_id, per_hour, now_ms, lease))
 }
 
-/// Writes the progress or the outcome of a run.
+/// Writes the progress or the outcome of a run, unless it is finished already (failed by a
+/// process that found its lease expired): a finished run is never changed again.
 pub fn update_run(conn: &Conn<'_>, run: &Run) -> anyhow::Result<()> {
     dispatch!(conn, jobs::update_run(run))
 }
@@ -46,12 +63,31 @@ pub fn get_run(conn: &Conn<'_>, import_id: i64, run_id: &str) -> anyhow::Result<
     dispatch!(conn, jobs::get_run(import_id, run_id))
 }
 
-pub fn save_migration(conn: &Conn<'_>, job: &MigrationJob) -> anyhow::Result<()> {
-    dispatch!(conn, jobs::save_migration(job))
+/// Creates or updates a migration job held by `lease`, unless it is finished already (as for
+/// [`update_run`]).
+pub fn save_migration(conn: &Conn<'_>, job: &MigrationJob, lease: &Lease<'_>) -> anyhow::Result<()> {
+    dispatch!(conn, jobs::save_migration(job, lease))
 }
 
 pub fn get_migration(conn: &Conn<'_>, job_id: &str) -> anyhow::Result<Option<MigrationJob>> {
     dispatch!(conn, jobs::get_migration(job_id))
+}
+
+/// A process's claim on a job: the process's id (`Store::instance_id`) and the time, in
+/// milliseconds since the epoch, until which the claim holds unless renewed.
+#[derive(Debug, Clone, Copy)]
+pub struct Lease<'a> {
+    pub owner: &'a str,
+    pub until_ms: i64,
+}
+
+/// A job a process may hold a lease on.
+#[derive(Debug, Clone, Copy)]
+pub enum Job<'a> {
+    /// A warehouse run, by its id.
+    Run(&'a str),
+    /// A migration job, by its id.
+    Migration(&'a str),
 }
 
 /// A stored warehouse import; `source` and `mapping` are kept as JSON.

@@ -8,13 +8,15 @@
 //! `accounts.rs` (projects, service accounts, roles, tokens), `schemas.rs` (the dictionary),
 //! `events.rs` (the import's rows and de-duplication digest), `event_writer.rs` (the
 //! event-writer thread and its group commits), `profiles.rs`, `groups.rs` (group profiles),
-//! `reads.rs` (the read API's queries and 30-day counts), `jobs.rs` (warehouse imports, their
-//! runs and migration jobs, named `store::jobs::foo`) and `lookup.rs` (lookup tables and their
-//! rows, named `store::lookup::foo`). `conn.rs` holds [`Conn`] and its transaction [`Tx`].
+//! `reads.rs` (the read API's queries and 30-day counts), `buckets.rs` (rate-limit buckets kept by
+//! the database), `jobs.rs` (warehouse imports, their runs and migration jobs, named
+//! `store::jobs::foo`) and `lookup.rs` (lookup tables and their rows, named
+//! `store::lookup::foo`). `conn.rs` holds [`Conn`] and its transaction [`Tx`].
 //!
 //! Queries are free functions over a connection, so that they compose inside one transaction.
 
 mod accounts;
+mod buckets;
 mod conn;
 mod event_writer;
 mod events;
@@ -28,6 +30,7 @@ mod schemas;
 mod sqlite;
 
 pub use accounts::*;
+pub use buckets::{take_tokens, Charge};
 pub use conn::{Conn, Tx};
 pub use event_writer::{EventSink, PendingInsert};
 pub use events::{dedup_key, EventBatch, EventRow};
@@ -50,6 +53,9 @@ pub struct Store {
     backend: Backend,
     /// The event writer's queue (see [`Store::event_sink`]).
     events: EventWriter,
+    /// A random id of this opened store, which names its process in the leases of the jobs it
+    /// runs (see [`Store::instance_id`]).
+    instance: std::sync::Arc<str>,
 }
 
 #[derive(Clone)]
@@ -80,6 +86,7 @@ impl Store {
         Ok(Self {
             backend: Backend::Sqlite(db),
             events,
+            instance: new_instance_id(),
         })
     }
 
@@ -91,7 +98,14 @@ impl Store {
         Ok(Self {
             backend: Backend::Postgres(db),
             events,
+            instance: new_instance_id(),
         })
+    }
+
+    /// The id this store (opened once per process) gives itself as the owner of the jobs it runs,
+    /// so that another process on the same database tells its jobs from those of a stopped one.
+    pub fn instance_id(&self) -> &str {
+        &self.instance
     }
 
     /// Which database this store runs on, for people: `SQLite` or `PostgreSQL`.
@@ -145,4 +159,8 @@ impl Store {
             Backend::Postgres(_) => anyhow::bail!("the bare insert of the bench runs on SQLite only; open the store with --data-dir"),
         }
     }
+}
+
+fn new_instance_id() -> std::sync::Arc<str> {
+    format!("{:032x}", rand::random::<u128>()).into()
 }

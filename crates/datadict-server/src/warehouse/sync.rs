@@ -21,11 +21,12 @@ pub struct SyncJob {
     pub run_id: String,
 }
 
-/// Starts a queued run in the background.
+/// Starts a queued run in the background. Its lease is renewed while the task runs.
 pub fn spawn(state: AppState, job: SyncJob) {
     tokio::spawn(async move {
         let run_id = job.run_id.clone();
         let import_id = job.import_id;
+        let _holding = crate::jobs::hold(&state, crate::jobs::OwnedJob::Run(run_id.clone()));
         if let Err(e) = run(&state, job).await {
             tracing::error!("warehouse run {run_id} of import {import_id} failed: {e:#}");
             let _ = state
@@ -56,9 +57,16 @@ async fn save(state: &AppState, run: &Run) -> anyhow::Result<()> {
     state.store.call(move |conn| store_jobs::update_run(conn, &r)).await
 }
 
-/// Runs one sync to its end.
+/// Claims a queued run and runs it to its end; a run no longer queued (claimed by another task
+/// or process, or failed) is left alone.
 pub async fn run(state: &AppState, job: SyncJob) -> anyhow::Result<()> {
     let started = now_ms();
+    let (s, id) = (state.clone(), job.run_id.clone());
+    let claimed = state.store.call(move |conn| store_jobs::claim_run(conn, &id, started, &crate::jobs::lease(&s))).await?;
+    if !claimed {
+        tracing::info!("warehouse run {} of import {} was not queued any more; not run again", job.run_id, job.import_id);
+        return Ok(());
+    }
     let mut run = Run {
         run_id: job.run_id.clone(),
         import_id: job.import_id,
@@ -73,7 +81,6 @@ pub async fn run(state: &AppState, job: SyncJob) -> anyhow::Result<()> {
         started_at: Some(started),
         finished_at: None,
     };
-    save(state, &run).await?;
     // The folder rule is checked again at each run: the file may have become a link since.
     if let Some(path) = job.source.path() {
         if !super::inside(path, state.config.jobs.warehouse_file_root.as_deref()) {

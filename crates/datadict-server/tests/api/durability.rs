@@ -1,66 +1,21 @@
-//! Durability of the real binary: every import answered 200 survives a SIGKILL of the server, and
-//! a graceful shutdown (SIGTERM) finishes the request in flight before the process exits.
+//! Durability of the real binary, on both stores: every import answered 200 survives a SIGKILL
+//! of the server, and a graceful shutdown (SIGTERM) finishes the request in flight before the
+//! process exits.
 
-use crate::common::{basic, now_ms, Client};
+use crate::common::process::{credentials, Data, Proc};
+use crate::common::{basic, now_ms, on_both_stores, Backend, Client};
 use datadict_server::demo::DemoCredentials;
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Child, ChildStdout, Command, Stdio};
+use std::io::{Read, Write};
+use std::process::{Command, Stdio};
 use std::sync::{mpsc, Arc, Mutex};
 
-/// A server process on a free port over `dir`, with its stdout lines.
-struct Proc {
-    child: Child,
-    lines: std::io::Lines<BufReader<ChildStdout>>,
-    base: String,
+fn spawn(data: &Data) -> Proc {
+    data.spawn("datadict_server=info", &[], Stdio::inherit())
 }
 
-fn spawn(dir: &std::path::Path) -> Proc {
-    spawn_with_log(dir, "datadict_server=info")
-}
-
-fn spawn_with_log(dir: &std::path::Path, log: &str) -> Proc {
-    spawn_as(dir, log, &[], Stdio::inherit())
-}
-
-/// The server started with `command` (words before its options, such as `serve`) and `stderr`.
-fn spawn_as(dir: &std::path::Path, log: &str, command: &[&str], stderr: Stdio) -> Proc {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_datadict-server"))
-        .env("RUST_LOG", log)
-        .env("NO_COLOR", "1")
-        .arg("--data-dir")
-        .arg(dir)
-        .args(command)
-        .args(["--listen", "127.0.0.1:0", "--web-dir"])
-        .arg(dir.join("no-web-app"))
-        .stdout(Stdio::piped())
-        .stderr(stderr)
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let base = loop {
-        let line = lines.next().expect("the server exited before listening").unwrap();
-        if let Some(rest) = line.strip_prefix("datadict is listening on ") {
-            break rest.trim_end_matches('/').to_owned();
-        }
-    };
-    Proc { child, lines, base }
-}
-
-impl Proc {
-    fn wait_for_line(&mut self, needle: &str) {
-        for line in self.lines.by_ref() {
-            if line.unwrap().contains(needle) {
-                return;
-            }
-        }
-        panic!("the server never printed `{needle}`");
-    }
-}
-
-fn credentials(dir: &std::path::Path) -> DemoCredentials {
-    let text = std::fs::read_to_string(dir.join(datadict_server::demo::CREDENTIALS_FILE)).unwrap();
-    serde_json::from_str(&text).unwrap()
+fn spawn_with_log(data: &Data, log: &str) -> Proc {
+    data.spawn(log, &[], Stdio::inherit())
 }
 
 fn batch(round: usize, size: usize) -> Vec<u8> {
@@ -71,9 +26,9 @@ fn batch(round: usize, size: usize) -> Vec<u8> {
     crate::common::gzip(&serde_json::to_vec(&events).unwrap())
 }
 
-/// How many events named `event` a fresh start of the server over `dir` finds stored.
-fn stored_after_restart(dir: &std::path::Path, creds: &DemoCredentials, event: &str) -> usize {
-    let mut restarted = spawn(dir);
+/// How many events named `event` a fresh start of the server over `data` finds stored.
+fn stored_after_restart(data: &Data, creds: &DemoCredentials, event: &str) -> usize {
+    let mut restarted = spawn(data);
     let r = Client::new(&restarted.base)
         .send("GET", &format!("/api/app/projects/{}/events?event={event}", creds.project_id), Some((&creds.username, &creds.secret)), &[], None)
         .unwrap();
@@ -101,11 +56,10 @@ fn stored_ids(client: &Client, creds: &DemoCredentials) -> std::collections::Has
     }
 }
 
-#[test]
-fn every_acknowledged_event_survives_sigkill() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut server = spawn(dir.path());
-    let creds = credentials(dir.path());
+fn every_acknowledged_event_survives_sigkill(backend: Backend) {
+    let data = Data::new(backend);
+    let mut server = spawn(&data);
+    let creds = credentials(data.dir.path());
     let client = Client::new(&server.base);
     let acked: Arc<Mutex<Vec<String>>> = Arc::default();
     let (tx, rx) = mpsc::channel();
@@ -147,7 +101,7 @@ fn every_acknowledged_event_survives_sigkill() {
 
     let acked = acked.lock().unwrap().clone();
     assert!(acked.len() >= 20 * SIZE);
-    let mut restarted = spawn(dir.path());
+    let mut restarted = spawn(&data);
     let stored = stored_ids(&Client::new(&restarted.base), &creds);
     let missing: Vec<_> = acked.iter().filter(|id| !stored.contains(*id)).take(5).collect();
     assert!(missing.is_empty(), "{} acknowledged events are gone, e.g. {missing:?}", acked.iter().filter(|id| !stored.contains(*id)).count());
@@ -155,11 +109,10 @@ fn every_acknowledged_event_survives_sigkill() {
     restarted.child.wait().unwrap();
 }
 
-#[test]
-fn graceful_shutdown_finishes_the_request_in_flight() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut server = spawn_with_log(dir.path(), "datadict_server=debug");
-    let creds = credentials(dir.path());
+fn graceful_shutdown_finishes_the_request_in_flight(backend: Backend) {
+    let data = Data::new(backend);
+    let mut server = spawn_with_log(&data, "datadict_server=debug");
+    let creds = credentials(data.dir.path());
     let body = serde_json::to_vec(&[json!({"event": "Late", "properties": {"time": now_ms(), "distinct_id": "u", "$insert_id": "late-1"}})]).unwrap();
     let addr = server.base.trim_start_matches("http://").to_owned();
     let mut stream = std::net::TcpStream::connect(&addr).unwrap();
@@ -187,17 +140,17 @@ fn graceful_shutdown_finishes_the_request_in_flight() {
     server.wait_for_line("datadict stopped");
     assert!(server.child.wait().unwrap().success());
     // The event is stored.
-    assert_eq!(stored_after_restart(dir.path(), &creds, "Late"), 1);
+    assert_eq!(stored_after_restart(&data, &creds, "Late"), 1);
 }
 
-#[test]
-fn a_closed_standard_output_stops_neither_imports_nor_a_clean_shutdown() {
+fn a_closed_standard_output_stops_neither_imports_nor_a_clean_shutdown(backend: Backend) {
     // `serve` spelled out, with its options after it, as `--help` shows it.
-    let dir = tempfile::tempdir().unwrap();
-    let Proc { mut child, lines, base } = spawn_as(dir.path(), "datadict_server=debug", &["serve"], Stdio::piped());
+    let data = Data::new(backend);
+    let mut server = data.spawn("datadict_server=debug", &["serve"], Stdio::piped());
     // Whoever read the output is gone (as with `datadict-server | head -1`).
-    drop(lines);
-    let creds = credentials(dir.path());
+    server.close_stdout();
+    let (child, base) = (&mut server.child, server.base.clone());
+    let creds = credentials(data.dir.path());
     let body = serde_json::to_vec(&[json!({"event": "Piped", "properties": {"time": now_ms(), "distinct_id": "u", "$insert_id": "piped-1"}})]).unwrap();
     let client = Client::new(&base);
     let r = client.send("POST", "/import?strict=1", Some((&creds.project_token, "")), &[("Content-Type", "application/json")], Some(body)).unwrap();
@@ -208,5 +161,11 @@ fn a_closed_standard_output_stops_neither_imports_nor_a_clean_shutdown() {
     child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
     assert!(child.wait().unwrap().success(), "the server did not stop cleanly:\n{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
-    assert_eq!(stored_after_restart(dir.path(), &creds, "Piped"), 1);
+    assert_eq!(stored_after_restart(&data, &creds, "Piped"), 1);
 }
+
+on_both_stores!(
+    every_acknowledged_event_survives_sigkill,
+    graceful_shutdown_finishes_the_request_in_flight,
+    a_closed_standard_output_stops_neither_imports_nor_a_clean_shutdown
+);

@@ -4,8 +4,7 @@ use crate::common::{on_both_stores, Backend, Server};
 use datadict_server::Config;
 use serde_json::json;
 
-#[test]
-fn the_app_is_served_with_a_csp_that_lets_its_wasm_run() {
+fn the_app_is_served_with_a_csp_that_lets_its_wasm_run(backend: Backend) {
     let web = tempfile::tempdir().unwrap();
     let inline = "import init from '/app.js'; await init('/app_bg.wasm');";
     std::fs::write(
@@ -14,7 +13,7 @@ fn the_app_is_served_with_a_csp_that_lets_its_wasm_run() {
     )
     .unwrap();
     std::fs::write(web.path().join("app.js"), "export default function init() {}").unwrap();
-    let server = Server::start_with(Config { web_dir: Some(web.path().to_owned()), ..Default::default() });
+    let server = Server::start_with_on(backend, Config { web_dir: Some(web.path().to_owned()), ..Default::default() });
 
     let index = server.send("GET", "/", None, &[], None);
     assert_eq!(index.status, 200);
@@ -38,9 +37,8 @@ fn the_app_is_served_with_a_csp_that_lets_its_wasm_run() {
     assert_eq!(r.json()["status"], "error");
 }
 
-#[test]
-fn without_an_app_unknown_paths_and_methods_answer_json() {
-    let server = Server::start();
+fn without_an_app_unknown_paths_and_methods_answer_json(backend: Backend) {
+    let server = Server::start_on(backend);
     let r = server.send("GET", "/nothing-here", None, &[], None);
     assert_eq!(r.status, 404);
     assert!(r.json()["error"].as_str().unwrap().contains("/openapi.json"));
@@ -51,9 +49,8 @@ fn without_an_app_unknown_paths_and_methods_answer_json() {
     assert!(r.header("content-security-policy").unwrap().contains("'wasm-unsafe-eval'"));
 }
 
-#[test]
-fn cors_allows_only_the_configured_origins() {
-    let server = Server::start_with(Config { cors_origins: vec!["http://app.example".into()], ..Default::default() });
+fn cors_allows_only_the_configured_origins(backend: Backend) {
+    let server = Server::start_with_on(backend, Config { cors_origins: vec!["http://app.example".into()], ..Default::default() });
     let preflight = |origin: &str| {
         server.send(
             "OPTIONS",
@@ -72,16 +69,15 @@ fn cors_allows_only_the_configured_origins() {
     assert_eq!(r.status, 401);
     assert_eq!(r.header("access-control-allow-origin"), Some("http://app.example"));
     // Without configuration there is no CORS at all.
-    let closed = Server::start();
+    let closed = Server::start_on(backend);
     let r = closed.send("GET", "/api/app/limits", None, &[("Origin", "http://app.example")], None);
     assert_eq!(r.header("access-control-allow-origin"), None);
 }
 
-#[test]
-fn the_limits_route_reports_what_is_enforced() {
+fn the_limits_route_reports_what_is_enforced(backend: Backend) {
     let mut config = Config { schema_rate_limit: Some(5), ..Default::default() };
     config.limits.max_request_bytes = 2_097_152;
-    let server = Server::start_with(config);
+    let server = Server::start_with_on(backend, config);
     let r = server.send("GET", "/api/app/limits", None, &[], None);
     assert_eq!(r.status, 200);
     let body = r.json();
@@ -141,4 +137,10 @@ fn tracking_routes_answer_cors_for_any_origin_and_the_rest_keep_the_allow_list(b
     }
 }
 
-on_both_stores!(tracking_routes_answer_cors_for_any_origin_and_the_rest_keep_the_allow_list);
+on_both_stores!(
+    the_app_is_served_with_a_csp_that_lets_its_wasm_run,
+    without_an_app_unknown_paths_and_methods_answer_json,
+    cors_allows_only_the_configured_origins,
+    the_limits_route_reports_what_is_enforced,
+    tracking_routes_answer_cors_for_any_origin_and_the_rest_keep_the_allow_list,
+);

@@ -3,7 +3,7 @@
 //! and every documented operation is really served (it answers neither the JSON 404 of unknown
 //! paths nor a 405, but the status its handler gives a request without credentials).
 
-use crate::common::Server;
+use crate::common::{on_both_stores, Backend, Server};
 use std::collections::BTreeSet;
 
 const EXPECTED: &[(&str, &str)] = &[
@@ -67,9 +67,8 @@ fn served_answer(method: &str, path: &str) -> (u16, Option<&'static str>) {
     }
 }
 
-#[test]
-fn the_document_lists_exactly_the_served_routes() {
-    let server = Server::start();
+fn the_document_lists_exactly_the_served_routes(backend: Backend) {
+    let server = Server::start_on(backend);
     let r = server.send("GET", "/openapi.json", None, &[], None);
     assert_eq!(r.status, 200);
     let doc = r.json();
@@ -123,9 +122,8 @@ fn the_document_lists_exactly_the_served_routes() {
 /// The refusals that operations share are written once (`routes::responses`), and the document
 /// still lists them under each operation: 401 and 403 wherever credentials are needed, 429 on the
 /// rate-limited schemas routes, and the ingestion routes' 413, 415 and 429.
-#[test]
-fn every_operation_behind_credentials_lists_its_refusals() {
-    let server = Server::start();
+fn every_operation_behind_credentials_lists_its_refusals(backend: Backend) {
+    let server = Server::start_on(backend);
     let doc = server.send("GET", "/openapi.json", None, &[], None).json();
     let mut checked = 0;
     for (path, item) in doc["paths"].as_object().unwrap() {
@@ -156,9 +154,8 @@ fn every_operation_behind_credentials_lists_its_refusals() {
 
 /// The other side: a path no route serves answers the JSON 404 that the loop above tells apart
 /// from a handler's own 404, so that the check cannot pass by accident.
-#[test]
-fn an_unserved_path_is_told_apart_from_a_handlers_404() {
-    let server = Server::start();
+fn an_unserved_path_is_told_apart_from_a_handlers_404(backend: Backend) {
+    let server = Server::start_on(backend);
     for path in ["/migrate/jobs/x/y", "/api/app/projects/1/warehouse-sources/nope"] {
         let r = server.send("GET", path, None, &[], None);
         assert_eq!(r.status, 404, "{path}: {}", r.text);
@@ -166,3 +163,9 @@ fn an_unserved_path_is_told_apart_from_a_handlers_404() {
         assert!(!r.text.contains("there is no migration job"), "{path}: {}", r.text);
     }
 }
+
+on_both_stores!(
+    the_document_lists_exactly_the_served_routes,
+    every_operation_behind_credentials_lists_its_refusals,
+    an_unserved_path_is_told_apart_from_a_handlers_404,
+);

@@ -48,8 +48,8 @@ fn the_schema_is_applied_once_and_a_newer_one_is_refused() {
     assert_eq!(schema_version(&url), version + 1);
 }
 
-/// A database at schema version 1 (before lookup tables) gains them at start and keeps its data;
-/// a replace that fails (a key twice) names the key and changes nothing, as on SQLite.
+/// A database at schema version 1 (before lookup tables) gains them, and the later migrations, at
+/// start and keeps its data; a replace that fails (a key twice) names the key and changes nothing, as on SQLite.
 #[test]
 fn a_version_1_database_gains_lookup_tables() {
     use datadict_server::store::lookup::{self, Created, NewRow};
@@ -58,13 +58,19 @@ fn a_version_1_database_gains_lookup_tables() {
     let project = datadict_server::admin::create_project(&store, "p").unwrap();
     drop(store);
     let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
-    // Version 1 had neither lookup tables nor group profiles (migration 3).
+    // Back to version 1: without what migrations 2 (lookup tables), 3 (group profiles) and 4
+    // (rate-limit buckets, job leases) add.
     client
-        .batch_execute("DROP TABLE lookup_rows; DROP TABLE lookup_tables; DROP TABLE group_profiles; UPDATE schema_version SET version = 1")
+        .batch_execute(
+            "DROP TABLE lookup_rows; DROP TABLE lookup_tables; DROP TABLE group_profiles; DROP TABLE rate_buckets;
+             ALTER TABLE warehouse_runs DROP COLUMN owner, DROP COLUMN lease_until;
+             ALTER TABLE migration_jobs DROP COLUMN owner, DROP COLUMN lease_until, DROP COLUMN done;
+             UPDATE schema_version SET version = 1",
+        )
         .unwrap();
 
     let store = Store::open_postgres(&url).unwrap();
-    assert_eq!(schema_version(&url), 3);
+    assert_eq!(schema_version(&url), 4);
     let id = "0b6f3c2e-8d1a-4f5e-9c7b-2a4d6e8f0a1b";
     let row = |key: &str| NewRow { key: key.into(), record: json!([key]).to_string() };
     let columns = vec!["id".to_owned()];
@@ -96,10 +102,19 @@ fn a_version_2_database_gains_group_profiles() {
     let project = datadict_server::admin::create_project(&store, "p").unwrap();
     drop(store);
     let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
-    client.batch_execute("DROP TABLE group_profiles; UPDATE schema_version SET version = 2").unwrap();
+    // Back to version 2: without what migrations 3 (group profiles) and 4 (rate-limit buckets, job
+    // leases) add.
+    client
+        .batch_execute(
+            "DROP TABLE group_profiles; DROP TABLE rate_buckets;
+             ALTER TABLE warehouse_runs DROP COLUMN owner, DROP COLUMN lease_until;
+             ALTER TABLE migration_jobs DROP COLUMN owner, DROP COLUMN lease_until, DROP COLUMN done;
+             UPDATE schema_version SET version = 2",
+        )
+        .unwrap();
 
     let store = Store::open_postgres(&url).unwrap();
-    assert_eq!(schema_version(&url), 3);
+    assert_eq!(schema_version(&url), 4);
     let props = |n: i64| json!({"n": n}).as_object().cloned().unwrap();
     store
         .call_sync(|conn| {

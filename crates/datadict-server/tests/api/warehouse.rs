@@ -213,7 +213,8 @@ fn a_sync_waits_for_the_previous_run_to_end(backend: Backend) {
     let body = json!({"name": "n", "kind": "people", "source": {"type": "ndjson", "path": file.to_str().unwrap()}, "mapping": {"user_column_name": "u"}});
     let id = server.post_json(&imports(p), &owner, &body).json()["results"]["id"].as_i64().unwrap();
     // A run that has not ended, as if another sync were still reading.
-    let queued = server.store.call_sync(|conn| datadict_server::store::jobs::queue_manual_run(conn, id, "still-running", 5, crate::common::now_ms())).unwrap();
+    let lease = datadict_server::store::jobs::Lease { owner: "another process", until_ms: crate::common::now_ms() + 60_000 };
+    let queued = server.store.call_sync(|conn| datadict_server::store::jobs::queue_manual_run(conn, id, "still-running", 5, crate::common::now_ms(), &lease)).unwrap();
     assert_eq!(queued, datadict_server::store::jobs::Queued::Queued);
     let r = put(&server, &format!("{}/{id}/manual-sync", imports(p)), Some(&owner), "{}");
     assert_eq!(r.status, 409, "{}", r.text);

@@ -1,30 +1,58 @@
 //! Warehouse imports, their runs, and migration jobs on PostgreSQL. Times are milliseconds since
 //! the epoch.
 
-use crate::store::jobs::{ImportRow, MigrationJob, MigrationPhase, Queued, Run};
+use crate::store::jobs::{ImportRow, Job, Lease, MigrationJob, MigrationPhase, Queued, Run};
 use postgres::{Client, Row};
 
-/// Fails the runs and jobs that a stopped process left unfinished.
+/// Fails the unfinished runs and jobs whose lease expired, or that no process holds.
 pub fn fail_interrupted(c: &mut Client, now_ms: i64) -> anyhow::Result<()> {
-    c.execute(
+    let mut tx = c.transaction()?;
+    tx.execute(
         "UPDATE warehouse_runs SET status = 'failed', finished_at = $1,
          error = 'the server stopped during the run; sync again'
-         WHERE status IN ('queued', 'running')",
+         WHERE status IN ('queued', 'running') AND (lease_until IS NULL OR lease_until < $1)",
         &[&now_ms],
     )?;
-    for row in c.query("SELECT state FROM migration_jobs", &[])? {
-        let Ok(mut job) = serde_json::from_str::<MigrationJob>(row.get(0)) else {
-            continue;
-        };
-        if !job.phase.is_final() {
-            job.phase = MigrationPhase::Failed;
-            job.errors
-                .push("the server stopped during the migration; start it again (a rerun makes no duplicates)".into());
-            job.finished_at = Some(now_ms);
-            save_migration(c, &job)?;
+    // Locked, so that a process renewing one of them meanwhile waits and then finds it done.
+    let rows = tx.query(
+        "SELECT id, state FROM migration_jobs WHERE NOT done AND (lease_until IS NULL OR lease_until < $1) FOR UPDATE",
+        &[&now_ms],
+    )?;
+    for row in rows {
+        let (id, state): (String, String) = (row.get(0), row.get(1));
+        let mut state = state;
+        if let Ok(mut job) = serde_json::from_str::<MigrationJob>(&state) {
+            if !job.phase.is_final() {
+                job.phase = MigrationPhase::Failed;
+                job.errors
+                    .push("the server stopped during the migration; start it again (a rerun makes no duplicates)".into());
+                job.finished_at = Some(now_ms);
+                state = serde_json::to_string(&job)?;
+            }
         }
+        tx.execute("UPDATE migration_jobs SET state = $2, done = true WHERE id = $1", &[&id, &state])?;
     }
+    tx.commit()?;
     Ok(())
+}
+
+pub fn claim_run(c: &mut Client, run_id: &str, now_ms: i64, lease: &Lease<'_>) -> anyhow::Result<bool> {
+    Ok(c.execute(
+        "UPDATE warehouse_runs SET status = 'running', started_at = $2, owner = $3, lease_until = $4
+         WHERE id = $1 AND status = 'queued'",
+        &[&run_id, &now_ms, &lease.owner, &lease.until_ms],
+    )? == 1)
+}
+
+pub fn renew_lease(c: &mut Client, job: Job<'_>, lease: &Lease<'_>) -> anyhow::Result<bool> {
+    let (sql, id) = match job {
+        Job::Run(id) => (
+            "UPDATE warehouse_runs SET lease_until = $3 WHERE id = $1 AND owner = $2 AND status IN ('queued', 'running')",
+            id,
+        ),
+        Job::Migration(id) => ("UPDATE migration_jobs SET lease_until = $3 WHERE id = $1 AND owner = $2 AND NOT done", id),
+    };
+    Ok(c.execute(sql, &[&id, &lease.owner, &lease.until_ms])? == 1)
 }
 
 fn import_row(r: &Row) -> ImportRow {
@@ -95,7 +123,7 @@ const RUN_COLUMNS: &str =
 
 /// Queues a manual run as SQLite's does. The import's row is locked first, so that two processes
 /// asking at once queue one run, not two.
-pub fn queue_manual_run(c: &mut Client, import_id: i64, run_id: &str, per_hour: u32, now_ms: i64) -> anyhow::Result<Queued> {
+pub fn queue_manual_run(c: &mut Client, import_id: i64, run_id: &str, per_hour: u32, now_ms: i64, lease: &Lease<'_>) -> anyhow::Result<Queued> {
     const HOUR_MS: i64 = 3_600_000;
     let mut tx = c.transaction()?;
     tx.execute("SELECT id FROM warehouse_imports WHERE id = $1 FOR UPDATE", &[&import_id])?;
@@ -116,8 +144,9 @@ pub fn queue_manual_run(c: &mut Client, import_id: i64, run_id: &str, per_hour: 
         return Ok(Queued::Limited(wait));
     }
     tx.execute(
-        "INSERT INTO warehouse_runs (id, import_id, trigger, status, created_at) VALUES ($1, $2, 'manual', 'queued', $3)",
-        &[&run_id, &import_id, &now_ms],
+        "INSERT INTO warehouse_runs (id, import_id, trigger, status, created_at, owner, lease_until)
+         VALUES ($1, $2, 'manual', 'queued', $3, $4, $5)",
+        &[&run_id, &import_id, &now_ms, &lease.owner, &lease.until_ms],
     )?;
     tx.commit()?;
     Ok(Queued::Queued)
@@ -126,7 +155,7 @@ pub fn queue_manual_run(c: &mut Client, import_id: i64, run_id: &str, per_hour: 
 pub fn update_run(c: &mut Client, run: &Run) -> anyhow::Result<()> {
     c.execute(
         "UPDATE warehouse_runs SET status = $2, rows_read = $3, events_loaded = $4, rows_rejected = $5, rejections = $6,
-         error = $7, started_at = $8, finished_at = $9 WHERE id = $1",
+         error = $7, started_at = $8, finished_at = $9 WHERE id = $1 AND status IN ('queued', 'running')",
         &[
             &run.run_id,
             &run.status,
@@ -158,11 +187,20 @@ pub fn get_run(c: &mut Client, import_id: i64, run_id: &str) -> anyhow::Result<O
     Ok(row.as_ref().map(run_row))
 }
 
-pub fn save_migration(c: &mut Client, job: &MigrationJob) -> anyhow::Result<()> {
+pub fn save_migration(c: &mut Client, job: &MigrationJob, lease: &Lease<'_>) -> anyhow::Result<()> {
     c.execute(
-        "INSERT INTO migration_jobs (id, project_id, state, created_at) VALUES ($1, $2, $3, $4)
-         ON CONFLICT (id) DO UPDATE SET state = excluded.state",
-        &[&job.job_id, &job.project_id, &serde_json::to_string(job)?, &job.created_at],
+        "INSERT INTO migration_jobs (id, project_id, state, created_at, owner, lease_until, done) VALUES ($1, $2, $3, $4, $5, $6, $7)
+         ON CONFLICT (id) DO UPDATE SET state = excluded.state, owner = excluded.owner, lease_until = excluded.lease_until,
+         done = excluded.done WHERE NOT migration_jobs.done",
+        &[
+            &job.job_id,
+            &job.project_id,
+            &serde_json::to_string(job)?,
+            &job.created_at,
+            &lease.owner,
+            &lease.until_ms,
+            &job.phase.is_final(),
+        ],
     )?;
     Ok(())
 }

@@ -6,7 +6,8 @@
 //! API shows (names, event names) compare bytewise (`COLLATE "C"`) as SQLite's do, records and
 //! schemas stay `text` so that they are served back byte for byte, and `events.id` and
 //! `warehouse_runs.seq` stand for SQLite's rowid (storage order, the read API's cursor).
-//! Migration 2 adds lookup tables, migration 3 group profiles.
+//! Migration 2 adds lookup tables, migration 3 group profiles, migration 4 the rate-limit buckets
+//! and the claims of jobs by processes.
 
 use anyhow::Context;
 use postgres::Client;
@@ -132,6 +133,24 @@ CREATE TABLE group_profiles (
     updated_at bigint NOT NULL DEFAULT (extract(epoch from now())::bigint),
     PRIMARY KEY (project_id, group_key, group_id)
 );
+"#, r#"
+-- Rate-limit buckets (`pg::buckets`), shared by every server process on the database. Unlogged:
+-- a bucket lost in a crash (or on a standby taking over) only starts full again, and a charge
+-- then waits for no WAL flush. No foreign key to `projects` for the same reason (checking one
+-- locks the project's row, which is logged); projects are never deleted.
+CREATE UNLOGGED TABLE rate_buckets (
+    project_id bigint NOT NULL,
+    kind text NOT NULL,
+    tokens float8 NOT NULL,
+    at_us bigint NOT NULL,
+    granted boolean NOT NULL,
+    PRIMARY KEY (project_id, kind)
+);
+-- Which process runs a job, and until when (milliseconds) its claim holds unless renewed: a
+-- starting process fails only the unfinished jobs whose claim has expired (`jobs::init`).
+ALTER TABLE warehouse_runs ADD COLUMN owner text, ADD COLUMN lease_until bigint;
+ALTER TABLE migration_jobs ADD COLUMN owner text, ADD COLUMN lease_until bigint,
+    ADD COLUMN done boolean NOT NULL DEFAULT false;
 "#];
 
 /// The schema version this server writes (and the newest it reads).

@@ -1,7 +1,7 @@
 //! Warehouse imports, their runs, and migration jobs on SQLite. Times are milliseconds since the
 //! epoch.
 
-use crate::store::jobs::{ImportRow, MigrationJob, MigrationPhase, Queued, Run};
+use crate::store::jobs::{ImportRow, Job, Lease, MigrationJob, MigrationPhase, Queued, Run};
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
 /// The tables of warehouse imports and migrations, created with the rest of the schema when the
@@ -29,39 +29,83 @@ CREATE TABLE IF NOT EXISTS warehouse_runs (
     error TEXT,
     created_at INTEGER NOT NULL,
     started_at INTEGER,
-    finished_at INTEGER
+    finished_at INTEGER,
+    owner TEXT,
+    lease_until INTEGER
 );
 CREATE INDEX IF NOT EXISTS warehouse_runs_by_import ON warehouse_runs (import_id, created_at);
 CREATE TABLE IF NOT EXISTS migration_jobs (
     id TEXT PRIMARY KEY,
     project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
     state TEXT NOT NULL,
-    created_at INTEGER NOT NULL
+    created_at INTEGER NOT NULL,
+    owner TEXT,
+    lease_until INTEGER,
+    done INTEGER NOT NULL DEFAULT 0
 );
 ";
 
-/// Fails the runs and jobs that a stopped process left unfinished (the tables exist: the store
-/// creates them when it opens).
-pub fn fail_interrupted(conn: &Connection, now_ms: i64) -> anyhow::Result<()> {
-    conn.execute(
-        "UPDATE warehouse_runs SET status = 'failed', finished_at = ?1,
-         error = 'the server stopped during the run; sync again'
-         WHERE status IN ('queued', 'running')",
-        [now_ms],
-    )?;
-    let mut stmt = conn.prepare("SELECT id, state FROM migration_jobs")?;
-    let jobs: Vec<(String, String)> = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<Result<_, _>>()?;
-    drop(stmt);
-    for (_id, json) in jobs {
-        let Ok(mut job) = serde_json::from_str::<MigrationJob>(&json) else { continue };
-        if !job.phase.is_final() {
-            job.phase = MigrationPhase::Failed;
-            job.errors.push("the server stopped during the migration; start it again (a rerun makes no duplicates)".into());
-            job.finished_at = Some(now_ms);
-            save_migration(conn, &job)?;
-        }
+/// Adds the lease columns (which process runs a job, until when) to the tables of a database
+/// created before them; an older server reading the database ignores them.
+pub(crate) fn add_lease_columns(conn: &Connection) -> anyhow::Result<()> {
+    let has = |table: &str, column: &str| -> rusqlite::Result<bool> {
+        conn.query_row("SELECT count(*) FROM pragma_table_info(?1) WHERE name = ?2", [table, column], |r| r.get::<_, i64>(0)).map(|n| n > 0)
+    };
+    if !has("warehouse_runs", "owner")? {
+        conn.execute_batch("ALTER TABLE warehouse_runs ADD COLUMN owner TEXT; ALTER TABLE warehouse_runs ADD COLUMN lease_until INTEGER;")?;
+    }
+    if !has("migration_jobs", "owner")? {
+        conn.execute_batch(
+            "ALTER TABLE migration_jobs ADD COLUMN owner TEXT; ALTER TABLE migration_jobs ADD COLUMN lease_until INTEGER;
+             ALTER TABLE migration_jobs ADD COLUMN done INTEGER NOT NULL DEFAULT 0;",
+        )?;
     }
     Ok(())
+}
+
+/// Fails the unfinished runs and jobs whose lease expired, or that no process holds (the tables
+/// exist: the store creates them when it opens).
+pub fn fail_interrupted(conn: &Connection, now_ms: i64) -> anyhow::Result<()> {
+    // `IMMEDIATE`: the write lock first, so that another process (`admin` opens the same file)
+    // cannot renew a lease between this read and this write.
+    let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate)?;
+    tx.execute(
+        "UPDATE warehouse_runs SET status = 'failed', finished_at = ?1,
+         error = 'the server stopped during the run; sync again'
+         WHERE status IN ('queued', 'running') AND (lease_until IS NULL OR lease_until < ?1)",
+        [now_ms],
+    )?;
+    let mut stmt = tx.prepare("SELECT id, state FROM migration_jobs WHERE NOT done AND (lease_until IS NULL OR lease_until < ?1)")?;
+    let jobs: Vec<(String, String)> = stmt.query_map([now_ms], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<Result<_, _>>()?;
+    drop(stmt);
+    for (id, mut state) in jobs {
+        if let Ok(mut job) = serde_json::from_str::<MigrationJob>(&state) {
+            if !job.phase.is_final() {
+                job.phase = MigrationPhase::Failed;
+                job.errors.push("the server stopped during the migration; start it again (a rerun makes no duplicates)".into());
+                job.finished_at = Some(now_ms);
+                state = serde_json::to_string(&job)?;
+            }
+        }
+        tx.execute("UPDATE migration_jobs SET state = ?2, done = 1 WHERE id = ?1", params![id, state])?;
+    }
+    tx.commit()?;
+    Ok(())
+}
+
+pub fn claim_run(conn: &Connection, run_id: &str, now_ms: i64, lease: &Lease<'_>) -> anyhow::Result<bool> {
+    Ok(conn.execute(
+        "UPDATE warehouse_runs SET status = 'running', started_at = ?2, owner = ?3, lease_until = ?4 WHERE id = ?1 AND status = 'queued'",
+        params![run_id, now_ms, lease.owner, lease.until_ms],
+    )? == 1)
+}
+
+pub fn renew_lease(conn: &Connection, job: Job<'_>, lease: &Lease<'_>) -> anyhow::Result<bool> {
+    let (sql, id) = match job {
+        Job::Run(id) => ("UPDATE warehouse_runs SET lease_until = ?3 WHERE id = ?1 AND owner = ?2 AND status IN ('queued', 'running')", id),
+        Job::Migration(id) => ("UPDATE migration_jobs SET lease_until = ?3 WHERE id = ?1 AND owner = ?2 AND NOT done", id),
+    };
+    Ok(conn.execute(sql, params![id, lease.owner, lease.until_ms])? == 1)
 }
 
 fn import_row(r: &Row<'_>) -> rusqlite::Result<ImportRow> {
@@ -131,10 +175,12 @@ const RUN_COLUMNS: &str =
 
 /// Queues a manual run, unless one is queued or running, or `per_hour` manual runs of the import
 /// were queued in the hour before `now_ms` (then the wait until the oldest leaves the window).
-pub fn queue_manual_run(conn: &Connection, import_id: i64, run_id: &str, per_hour: u32, now_ms: i64) -> anyhow::Result<Queued> {
+pub fn queue_manual_run(conn: &Connection, import_id: i64, run_id: &str, per_hour: u32, now_ms: i64, lease: &Lease<'_>) -> anyhow::Result<Queued> {
     const HOUR_MS: i64 = 3_600_000;
-    // The caller holds the connection alone (`Store::call`), so no other transaction is open on it.
-    let tx = conn.unchecked_transaction()?;
+    // The caller holds the connection alone (`Store::call`), so no other transaction is open on
+    // it. `IMMEDIATE` takes the write lock before the check, so that another process on the same
+    // file cannot queue a run between this check and this insert.
+    let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate)?;
     let busy: Option<String> = tx
         .query_row("SELECT id FROM warehouse_runs WHERE import_id = ?1 AND status IN ('queued', 'running') LIMIT 1", [import_id], |r| r.get(0))
         .optional()?;
@@ -151,18 +197,18 @@ pub fn queue_manual_run(conn: &Connection, import_id: i64, run_id: &str, per_hou
         return Ok(Queued::Limited(wait));
     }
     tx.execute(
-        "INSERT INTO warehouse_runs (id, import_id, trigger, status, created_at) VALUES (?1, ?2, 'manual', 'queued', ?3)",
-        params![run_id, import_id, now_ms],
+        "INSERT INTO warehouse_runs (id, import_id, trigger, status, created_at, owner, lease_until) VALUES (?1, ?2, 'manual', 'queued', ?3, ?4, ?5)",
+        params![run_id, import_id, now_ms, lease.owner, lease.until_ms],
     )?;
     tx.commit()?;
     Ok(Queued::Queued)
 }
 
-/// Writes the progress or the outcome of a run.
+/// Writes the progress or the outcome of a run, unless it is finished already.
 pub fn update_run(conn: &Connection, run: &Run) -> anyhow::Result<()> {
     conn.execute(
         "UPDATE warehouse_runs SET status = ?2, rows_read = ?3, events_loaded = ?4, rows_rejected = ?5, rejections = ?6,
-         error = ?7, started_at = ?8, finished_at = ?9 WHERE id = ?1",
+         error = ?7, started_at = ?8, finished_at = ?9 WHERE id = ?1 AND status IN ('queued', 'running')",
         params![
             run.run_id,
             run.status,
@@ -193,11 +239,12 @@ pub fn get_run(conn: &Connection, import_id: i64, run_id: &str) -> anyhow::Resul
         .optional()?)
 }
 
-pub fn save_migration(conn: &Connection, job: &MigrationJob) -> anyhow::Result<()> {
+pub fn save_migration(conn: &Connection, job: &MigrationJob, lease: &Lease<'_>) -> anyhow::Result<()> {
     conn.execute(
-        "INSERT INTO migration_jobs (id, project_id, state, created_at) VALUES (?1, ?2, ?3, ?4)
-         ON CONFLICT (id) DO UPDATE SET state = excluded.state",
-        params![job.job_id, job.project_id, serde_json::to_string(job)?, job.created_at],
+        "INSERT INTO migration_jobs (id, project_id, state, created_at, owner, lease_until, done) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+         ON CONFLICT (id) DO UPDATE SET state = excluded.state, owner = excluded.owner, lease_until = excluded.lease_until,
+         done = excluded.done WHERE NOT migration_jobs.done",
+        params![job.job_id, job.project_id, serde_json::to_string(job)?, job.created_at, lease.owner, lease.until_ms, job.phase.is_final()],
     )?;
     Ok(())
 }

@@ -94,6 +94,7 @@ pub(super) fn create(conn: &mut Connection) -> anyhow::Result<()> {
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
     tx.execute_batch(MIGRATION).context("cannot create the database tables")?;
     tx.execute_batch(super::jobs::TABLES).context("cannot create the tables of warehouse imports and migrations")?;
+    super::jobs::add_lease_columns(&tx).context("cannot add the lease columns to the tables of warehouse imports and migrations")?;
     tx.execute_batch(super::lookup::TABLES).context("cannot create the tables of lookup tables")?;
     tx.execute_batch(super::groups::TABLES).context("cannot create the table of group profiles")?;
     if had_events && !had_volume {

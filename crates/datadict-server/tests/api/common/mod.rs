@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod postgres;
+pub mod process;
 
 use base64::Engine;
 use datadict_server::store::Role;
