@@ -55,12 +55,26 @@ pub struct LookupTable {
 }
 
 /// A lookup table with one page of its rows, each row its CSV record (the key first, in the order
-/// of `columns`).
+/// of `columns`). The table's fields are written out rather than a flattened [`LookupTable`]:
+/// serde's `flatten` buffers every field through a generic value, which costs the web app's wasm
+/// more than these lines.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LookupTableRows {
-    #[serde(flatten)]
-    pub table: LookupTable,
+    pub id: String,
+    pub name: String,
+    pub columns: Vec<String>,
+    pub row_count: i64,
+    pub created_at: i64,
+    pub updated_at: i64,
     pub rows: Vec<Vec<String>>,
+}
+
+impl LookupTableRows {
+    /// The table without its rows, and the rows.
+    pub fn split(self) -> (LookupTable, Vec<Vec<String>>) {
+        let Self { id, name, columns, row_count, created_at, updated_at, rows } = self;
+        (LookupTable { id, name, columns, row_count, created_at, updated_at }, rows)
+    }
 }
 
 /// A page of a lookup table's rows in the order of their keys; `next_cursor` (`null` on the last
@@ -90,8 +104,9 @@ mod tests {
         let mut rows = table.clone();
         rows["rows"] = json!([["1", "gold"]]);
         let page: LookupTablePage = serde_json::from_value(json!({"results": rows, "next_cursor": "1", "status": "ok"})).unwrap();
-        assert_eq!(page.results.table.name, "Plans");
-        assert_eq!(page.results.rows, [["1", "gold"]]);
+        let (table, rows) = page.results.split();
+        assert_eq!(table.name, "Plans");
+        assert_eq!(rows, [["1", "gold"]]);
         assert_eq!(page.next_cursor.as_deref(), Some("1"));
         let profile: Results<UserProfile> = serde_json::from_value(json!({"results": {"$distinct_id": "u1", "$properties": {}}, "status": "ok"})).unwrap();
         assert_eq!(profile.results.distinct_id, "u1");
