@@ -32,7 +32,7 @@ impl TestServer {
             let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
             runtime.block_on(async move {
                 let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-                axum::serve(listener, app(state))
+                axum::serve(listener, app(state).into_make_service_with_connect_info::<std::net::SocketAddr>())
                     .with_graceful_shutdown(async {
                         let _ = rx.await;
                     })

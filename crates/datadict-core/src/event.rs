@@ -1,7 +1,7 @@
-//! Checks of one event record (spec §2.8) against the import rules of FACTS.md, in one borrowing
-//! pass over the record's bytes: no JSON DOM is built, strings are borrowed from the input when
-//! they hold no escapes, and nothing is allocated for a valid event besides the list of its
-//! top-level properties.
+//! Checks of one event record (spec §2.8) against the import rules of FACTS.md (or a route's
+//! variant of them, [`EventRules`]), in one borrowing pass over the record's bytes: no JSON DOM is
+//! built, strings are borrowed from the input when they hold no escapes, and nothing is allocated
+//! for a valid event besides the list of its top-level properties.
 //!
 //! The result is every issue found plus what the rules extracted (`event`, `time` in
 //! milliseconds, `distinct_id`, `$insert_id`, each top-level property's JSON type), so a server
@@ -11,7 +11,9 @@
 //! The check lives in four files: this module (the results and the entry points), `walk.rs` (the
 //! serde walk over the record, which finds every issue that can be seen while walking), `scan.rs`
 //! (the fast path, which finds the same fields without serde where the walk would find nothing)
-//! and `rules.rs` (the rules that need the whole record, applied after either).
+//! and `rules.rs` (the rules that need the whole record, applied after either, with the
+//! [`EventRules`] of each route). `complete.rs` is what a receiver then changes in a valid event
+//! under `/track`'s rules (the time it gave it, `ip`, the token removed).
 
 use crate::issue::{Issue, IssueCode};
 use crate::limits::Limits;
@@ -21,7 +23,8 @@ use serde::de::DeserializeSeed;
 use std::borrow::Cow;
 use walk::{Ctx, Found, RecordSeed, Seen};
 
-pub use rules::check_insert_id;
+pub use complete::{complete_event, Completion};
+pub use rules::{check_insert_id, EventRules, Presence, TimeRule, TimeSet, TokenField};
 
 /// A top-level property of an event as the checker saw it: its name and its JSON type.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,6 +46,12 @@ pub struct EventCheck<'a> {
     pub distinct_id: Option<Cow<'a, str>>,
     /// `properties.$insert_id`, when it is a string.
     pub insert_id: Option<Cow<'a, str>>,
+    /// `properties.token`, when it is a string and the rules read it as the project token
+    /// ([`TokenField::Credential`]).
+    pub token: Option<Cow<'a, str>>,
+    /// Set when the rules gave the event the receiver's clock as its time ([`TimeRule::ReceiverClock`]):
+    /// `time_ms` is then that clock, and the stored record must carry it.
+    pub time_set: Option<TimeSet>,
     /// Every top-level property in input order (including `time`, `distinct_id`, `$insert_id`).
     pub properties: Vec<PropertySeen<'a>>,
     /// The size of the record in bytes.
@@ -58,7 +67,10 @@ pub struct EventCheck<'a> {
 pub struct EventKey<'k> {
     pub event: &'k str,
     pub time_ms: i64,
+    /// Empty when the event has none ([`Presence::Optional`]), as for an event without a user.
     pub distinct_id: &'k str,
+    /// Empty when the event has none ([`Presence::Optional`]). A valid `$insert_id` is never
+    /// empty, so an empty one means that the event cannot be de-duplicated.
     pub insert_id: &'k str,
 }
 
@@ -69,7 +81,9 @@ impl EventCheck<'_> {
     }
 
     /// The key of a record that passes every rule, `None` for one that does not: the rules make
-    /// the four fields required, so a caller that stores valid records needs no second check.
+    /// `event` and the time required (the time may be the receiver's), so a caller that stores
+    /// valid records needs no second check. `distinct_id` and `$insert_id` are empty when the
+    /// rules let the record leave them out.
     pub fn valid_key(&self) -> Option<EventKey<'_>> {
         if !self.is_valid() {
             return None;
@@ -77,8 +91,8 @@ impl EventCheck<'_> {
         Some(EventKey {
             event: self.event.as_deref()?,
             time_ms: self.time_ms?,
-            distinct_id: self.distinct_id.as_deref()?,
-            insert_id: self.insert_id.as_deref()?,
+            distinct_id: self.distinct_id.as_deref().unwrap_or_default(),
+            insert_id: self.insert_id.as_deref().unwrap_or_default(),
         })
     }
 
@@ -108,6 +122,8 @@ impl EventCheck<'_> {
             time_ms: self.time_ms,
             distinct_id: own(self.distinct_id),
             insert_id: own(self.insert_id),
+            token: own(self.token),
+            time_set: self.time_set,
             properties: self
                 .properties
                 .into_iter()
@@ -158,51 +174,69 @@ pub fn truncate_strings(value: &mut serde_json::Value, max: usize) {
 /// (a string, may be empty, not a forbidden placeholder) and `$insert_id` (1–36 bytes of
 /// `[A-Za-z0-9-]`, not a forbidden placeholder); the record is under 1 MB, has fewer than 255
 /// properties, nests at most 3 levels, nested objects have fewer than 255 keys and arrays fewer than
-/// 255 items. Strings over 255 bytes are reported as warnings: the service truncates them.
+/// 255 items. Strings over 255 bytes are reported as warnings: the service truncates them. These
+/// are [`EventRules::IMPORT`]; [`check_event_with_rules`] takes another route's.
 pub fn check_event<'a>(record: &'a [u8], limits: &Limits, now_ms: i64) -> EventCheck<'a> {
-    check_event_with(record, limits, now_ms, true)
+    check_event_with(record, &EventRules::IMPORT, limits, now_ms, true)
+}
+
+/// [`check_event`] under the rules of another route ([`EventRules::TRACK`], say): which fields
+/// are required and how time is treated come from `rules`, every other rule from `limits`.
+pub fn check_event_with_rules<'a>(record: &'a [u8], rules: &EventRules, limits: &Limits, now_ms: i64) -> EventCheck<'a> {
+    check_event_with(record, rules, limits, now_ms, true)
 }
 
 /// [`check_event`] without its fast path: every record goes through the serde walk, the
 /// reference the fast path is tested against. Not for production use.
 #[doc(hidden)]
 pub fn check_event_reference<'a>(record: &'a [u8], limits: &Limits, now_ms: i64) -> EventCheck<'a> {
-    check_event_with(record, limits, now_ms, false)
+    check_event_with(record, &EventRules::IMPORT, limits, now_ms, false)
+}
+
+/// [`check_event_reference`] under other rules, for the same comparison. Not for production use.
+#[doc(hidden)]
+pub fn check_event_reference_with_rules<'a>(record: &'a [u8], rules: &EventRules, limits: &Limits, now_ms: i64) -> EventCheck<'a> {
+    check_event_with(record, rules, limits, now_ms, false)
 }
 
 /// [`check_event`] for a record already known to be UTF-8 (a caller that validated it, to keep
 /// it as text, need not pay for a second validation).
 pub fn check_event_text<'a>(record: &'a str, limits: &Limits, now_ms: i64) -> EventCheck<'a> {
-    check_text_with(record, limits, now_ms, true)
+    check_text_with(record, &EventRules::IMPORT, limits, now_ms, true)
+}
+
+/// [`check_event_text`] under `rules`.
+pub(crate) fn check_event_text_with_rules<'a>(record: &'a str, rules: &EventRules, limits: &Limits, now_ms: i64) -> EventCheck<'a> {
+    check_text_with(record, rules, limits, now_ms, true)
 }
 
 /// The fast path alone, on the record that starts at `at` in `body` (the text of a whole request
 /// body, say): the record's check and where the record ends, or `None` where the scanner gives up.
 /// The record is then found by other means and checked with [`check_event_walk`]. The check is
 /// the one [`check_event_text`] gives for the record alone.
-pub(crate) fn check_event_at<'a>(body: &'a str, at: usize, limits: &Limits, now_ms: i64) -> Option<(EventCheck<'a>, usize)> {
+pub(crate) fn check_event_at<'a>(body: &'a str, at: usize, rules: &EventRules, limits: &Limits, now_ms: i64) -> Option<(EventCheck<'a>, usize)> {
     let mut properties = Vec::with_capacity(32);
     let (found, end) = scan::scan_at(body, at, limits, &mut properties)?;
     let mut check = EventCheck { bytes: end - at, properties, ..EventCheck::default() };
-    finish(&mut check, found, limits, now_ms);
+    finish(&mut check, found, limits, rules, now_ms);
     Some((sized(check, limits), end))
 }
 
 /// [`check_event_text`] without trying the fast path, for a record it already gave up on.
-pub(crate) fn check_event_walk<'a>(record: &'a str, limits: &Limits, now_ms: i64) -> EventCheck<'a> {
-    check_text_with(record, limits, now_ms, false)
+pub(crate) fn check_event_walk<'a>(record: &'a str, rules: &EventRules, limits: &Limits, now_ms: i64) -> EventCheck<'a> {
+    check_text_with(record, rules, limits, now_ms, false)
 }
 
-fn check_event_with<'a>(record: &'a [u8], limits: &Limits, now_ms: i64, fast: bool) -> EventCheck<'a> {
+fn check_event_with<'a>(record: &'a [u8], rules: &EventRules, limits: &Limits, now_ms: i64, fast: bool) -> EventCheck<'a> {
     // Validating UTF-8 once for the whole record (an ASCII fast path) and then parsing as `str`
     // spares serde_json a validation per string, which was the largest single cost of the pass.
     match std::str::from_utf8(record) {
-        Ok(text) => check_text_with(text, limits, now_ms, fast),
+        Ok(text) => check_text_with(text, rules, limits, now_ms, fast),
         Err(e) => sized(not_json(record.len(), &e.to_string()), limits),
     }
 }
 
-fn check_text_with<'a>(text: &'a str, limits: &Limits, now_ms: i64, fast: bool) -> EventCheck<'a> {
+fn check_text_with<'a>(text: &'a str, rules: &EventRules, limits: &Limits, now_ms: i64, fast: bool) -> EventCheck<'a> {
     let mut ctx = Ctx {
         limits,
         check: EventCheck { bytes: text.len(), properties: Vec::with_capacity(32), ..EventCheck::default() },
@@ -214,7 +248,7 @@ fn check_text_with<'a>(text: &'a str, limits: &Limits, now_ms: i64, fast: bool) 
     if fast {
         if let Some(found) = scan::scan(text, limits, &mut ctx.check.properties) {
             let mut check = ctx.check;
-            finish(&mut check, found, limits, now_ms);
+            finish(&mut check, found, limits, rules, now_ms);
             return sized(check, limits);
         }
         ctx.check.properties.clear();
@@ -225,7 +259,7 @@ fn check_text_with<'a>(text: &'a str, limits: &Limits, now_ms: i64, fast: bool) 
     match parsed {
         // Findings inside a record that is not JSON would mislead: report the syntax alone.
         Err(err) => check = not_json(check.bytes, &err.to_string()),
-        Ok(found) => finish(&mut check, found, limits, now_ms),
+        Ok(found) => finish(&mut check, found, limits, rules, now_ms),
     }
     sized(check, limits)
 }
@@ -264,6 +298,7 @@ pub fn validate_event_json(text: &str, limits: &Limits, now_ms: i64) -> Vec<Issu
     check_event(text.as_bytes(), limits, now_ms).issues
 }
 
+mod complete;
 mod rules;
 mod scan;
 #[cfg(test)]

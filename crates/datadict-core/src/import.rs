@@ -4,7 +4,7 @@
 //! bodies are split first.
 
 use crate::api::{failed_records, FailedRecord, ImportResponse};
-use crate::event::{check_event, check_event_at, check_event_text, check_event_walk, EventCheck};
+use crate::event::{check_event_at, check_event_text_with_rules, check_event_walk, check_event_with_rules, EventCheck, EventRules};
 use crate::limits::Limits;
 use crate::split::{is_blank, split_body, BodyRecord, Element, InputFormat, RecordPos, SplitError, BOM};
 
@@ -73,15 +73,16 @@ impl ImportBodyCheck<'_> {
 }
 
 /// Checks an uncompressed import body: its size, its framing, its record count, then every
-/// record with [`check_event`]. `now_ms` is the receiver's clock.
+/// record with [`check_event`](crate::check_event) (the import's rules). `now_ms` is the
+/// receiver's clock.
 pub fn check_import_body<'a>(body: &'a [u8], format: InputFormat, limits: &Limits, now_ms: i64) -> Result<ImportBodyCheck<'a>, ImportBodyError> {
-    let mut records = check_import_records(body, format, limits, now_ms)?;
+    let mut records = check_import_records(body, format, &EventRules::IMPORT, limits, now_ms)?;
     let checked = records.by_ref().collect::<Result<Vec<CheckedRecord<'a>>, _>>()?;
     Ok(ImportBodyCheck { records: checked, failed_records: records.failed_records, valid: records.valid })
 }
 
-/// [`check_import_body`] one record at a time, so that a caller can act on the first records
-/// (store them, say) while the rest are checked. After the last record,
+/// [`check_import_body`] one record at a time, under `rules` (the import's, or `/track`'s), so
+/// that a caller can act on the first records (store them, say) while the rest are checked. After the last record,
 /// [`ImportRecords::failed_records`] and [`ImportRecords::valid`] hold what [`ImportBodyCheck`]
 /// would.
 ///
@@ -93,7 +94,13 @@ pub fn check_import_body<'a>(body: &'a [u8], format: InputFormat, limits: &Limit
 /// that stored records must then discard them, as the body is refused as a whole. Other bodies
 /// (NDJSON, or an array that is not UTF-8) are split first, and their framing errors and record
 /// count are checked when this returns.
-pub fn check_import_records<'a>(body: &'a [u8], format: InputFormat, limits: &Limits, now_ms: i64) -> Result<ImportRecords<'a>, ImportBodyError> {
+pub fn check_import_records<'a>(
+    body: &'a [u8],
+    format: InputFormat,
+    rules: &EventRules,
+    limits: &Limits,
+    now_ms: i64,
+) -> Result<ImportRecords<'a>, ImportBodyError> {
     if body.len() > limits.max_request_bytes {
         return Err(ImportBodyError::TooLarge { bytes: body.len(), max: limits.max_request_bytes });
     }
@@ -101,7 +108,7 @@ pub fn check_import_records<'a>(body: &'a [u8], format: InputFormat, limits: &Li
         Some(walk) => Source::Array(walk),
         None => Source::Split(split_checked(body, format, limits, 0)?),
     };
-    Ok(ImportRecords { body, format, limits: limits.clone(), now_ms, source, failed_records: Vec::new(), valid: 0 })
+    Ok(ImportRecords { body, format, rules: *rules, limits: limits.clone(), now_ms, source, failed_records: Vec::new(), valid: 0 })
 }
 
 /// The records of `body` split up front, once its framing and record count are checked, less the
@@ -125,6 +132,7 @@ type SplitRecords = std::vec::IntoIter<BodyRecord>;
 pub struct ImportRecords<'a> {
     body: &'a [u8],
     format: InputFormat,
+    rules: EventRules,
     limits: Limits,
     now_ms: i64,
     source: Source<'a>,
@@ -158,12 +166,12 @@ impl<'a> Iterator for ImportRecords<'a> {
                 };
                 let bytes = &self.body[record.range.clone()];
                 let (check, text) = match std::str::from_utf8(bytes) {
-                    Ok(text) => (check_event_text(text, &self.limits, self.now_ms), Some(text)),
-                    Err(_) => (check_event(bytes, &self.limits, self.now_ms), None),
+                    Ok(text) => (check_event_text_with_rules(text, &self.rules, &self.limits, self.now_ms), Some(text)),
+                    Err(_) => (check_event_with_rules(bytes, &self.rules, &self.limits, self.now_ms), None),
                 };
                 CheckedRecord { record, check, text }
             }
-            Source::Array(walk) => match walk.step(&self.limits, self.now_ms) {
+            Source::Array(walk) => match walk.step(&self.rules, &self.limits, self.now_ms) {
                 Step::Record(checked) => checked,
                 Step::End => {
                     self.source = Source::Done;
@@ -262,7 +270,7 @@ impl<'a> ArrayWalk<'a> {
     }
 
     /// The next element, with its check; or the end of a well-formed array.
-    fn step(&mut self, limits: &Limits, now_ms: i64) -> Step<'a> {
+    fn step(&mut self, rules: &EventRules, limits: &Limits, now_ms: i64) -> Step<'a> {
         self.skip_blank();
         let first = match (self.index, self.byte()) {
             (0, Some(b']')) => return self.close(),
@@ -282,7 +290,7 @@ impl<'a> ArrayWalk<'a> {
         }
         let (start, line) = (self.at, self.line);
         let bytes = self.bytes;
-        let (check, end) = match check_event_at(self.text, start, limits, now_ms) {
+        let (check, end) = match check_event_at(self.text, start, rules, limits, now_ms) {
             Some((check, end)) => {
                 // The scanner gives up on a control character inside a string, so every newline
                 // of the record is between values, where the splitter counts them too.
@@ -295,7 +303,7 @@ impl<'a> ArrayWalk<'a> {
                 let Some(end) = Element::starting_with(first).scan(bytes, start, &mut self.line) else { return Step::Irregular };
                 // `start` follows ASCII and `end` is at or after an ASCII delimiter: both are
                 // character boundaries.
-                (check_event_walk(&self.text[start..end], limits, now_ms), end)
+                (check_event_walk(&self.text[start..end], rules, limits, now_ms), end)
             }
         };
         let record = BodyRecord { pos: RecordPos { index: self.index as u64, line }, range: start..end, oversized: None };
@@ -319,6 +327,7 @@ impl<'a> ArrayWalk<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::event::check_event;
 
     const NOW: i64 = 1_767_225_600_000;
 
@@ -344,7 +353,7 @@ mod tests {
     fn records_one_at_a_time_match_the_whole_body_check() {
         let body = format!("{}\n{}\nnot json\n{}", event("a", 1_767_225_600), event("b", 0), event("c", 1_767_225_600));
         let whole = check_import_body(body.as_bytes(), InputFormat::Ndjson, &Limits::default(), NOW).unwrap();
-        let mut records = check_import_records(body.as_bytes(), InputFormat::Ndjson, &Limits::default(), NOW).unwrap();
+        let mut records = check_import_records(body.as_bytes(), InputFormat::Ndjson, &EventRules::IMPORT, &Limits::default(), NOW).unwrap();
         assert_eq!(records.size_hint(), (4, Some(4)));
         let first = records.next().unwrap().unwrap();
         assert!(first.check.is_valid());
@@ -355,7 +364,7 @@ mod tests {
         assert_eq!(records.failed_records, whole.failed_records);
         assert_eq!(records.failed_records.iter().map(|f| f.index).collect::<Vec<_>>(), [1, 2]);
         let limits = Limits { max_events_per_request: 3, ..Limits::default() };
-        let err = check_import_records(body.as_bytes(), InputFormat::Ndjson, &limits, NOW).unwrap_err();
+        let err = check_import_records(body.as_bytes(), InputFormat::Ndjson, &EventRules::IMPORT, &limits, NOW).unwrap_err();
         assert_eq!(err, ImportBodyError::TooManyRecords { count: 4, max: 3 });
     }
 
@@ -365,7 +374,7 @@ mod tests {
         let mut body = format!("{}\n", event("a", 1_767_225_600)).into_bytes();
         body.extend_from_slice(b"{\"event\":\"\xff\"}\n");
         body.extend_from_slice(event("b", 0).as_bytes());
-        let records: Vec<_> = check_import_records(&body, InputFormat::Ndjson, &Limits::default(), NOW).unwrap().map(Result::unwrap).collect();
+        let records: Vec<_> = check_import_records(&body, InputFormat::Ndjson, &EventRules::IMPORT, &Limits::default(), NOW).unwrap().map(Result::unwrap).collect();
         let texts: Vec<Option<&str>> = records.iter().map(|r| r.text).collect();
         assert_eq!(texts, [Some(event("a", 1_767_225_600).as_str()), None, Some(event("b", 0).as_str())]);
         for r in &records {

@@ -21,13 +21,19 @@
 //! - Events (spec §2.8, FACTS.md import rules): [`check_event`] checks one record in one borrowing
 //!   pass and returns an [`EventCheck`] with every issue, the warnings (strings the service will
 //!   truncate) and what it extracted (`event`, `time_ms`, `distinct_id`, `insert_id`, each
-//!   property's JSON type); [`validate_event_json`] returns just the issues.
+//!   property's JSON type); [`validate_event_json`] returns just the issues. Which fields are
+//!   required and how time is treated are a route's [`EventRules`] (`IMPORT`, `TRACK`), passed to
+//!   [`check_event_with_rules`]; [`complete_event`] is what a `/track` receiver adds.
 //! - Whole import bodies: [`check_import_body`] (request limits, framing, every record, the
 //!   strict-mode [`ImportResponse`]); [`failed_records`] builds `failed_records` entries.
-//! - Profile updates (spec §2.9, FACTS.md `/engage`): [`validate_profile_update`],
-//!   [`validate_profile_update_json`], [`check_profile_update`] (the batcher's one-parse check),
-//!   model [`ProfileUpdate`]; the [`Batcher`] batches them for `/engage` with
+//! - Profile updates (spec §2.9, FACTS.md `/engage`; group profiles of `/groups`, reference):
+//!   [`validate_profile_update`], [`validate_profile_update_json`], [`check_profile_update`] (the
+//!   batcher's one-parse check), and for either [`ProfileKind`] [`validate_update`],
+//!   [`check_update`], [`parse_profile_update`]; model [`ProfileUpdate`] with its
+//!   [`ProfileTarget`]; the [`Batcher`] batches them for `/engage` with
 //!   [`RecordKind::ProfileUpdates`].
+//! - Wire formats of the ingestion routes (form bodies, base64 `data`, `GET ?data=`, the `1`/`0`,
+//!   verbose, pixel and callback answers): module [`wire`].
 //! - Response bodies: [`ImportResponse`] (200/400/401/413/429), [`ManualSyncResponse`],
 //!   [`BatchUploadRequest`], [`BatchUploadResponse`], [`DeleteResponse`], [`StatusResponse`]
 //!   (module [`api`], with the warehouse default properties of spec §2.10 in [`api::warehouse`]).
@@ -93,14 +99,20 @@ pub use schema::{
     PropertyType, Schema, SchemaEntry, DEFAULT_NAMESPACE,
 };
 pub use validate::{validate_schema_entry, validate_schema_entry_json, SchemaRules};
-pub use event::{check_event, check_event_reference, check_event_text, truncate_strings, truncated, validate_event_json, EventCheck, PropertySeen};
+pub use event::{
+    check_event, check_event_reference, check_event_text, check_event_with_rules, complete_event, truncate_strings, truncated, validate_event_json, Completion,
+    EventCheck, EventRules, PropertySeen,
+};
 pub use limits::{Limits, FORBIDDEN_IDS};
 pub use merge::merge_schema;
 pub use api::{
     failed_records, BatchUploadRequest, BatchUploadResponse, DeleteResponse, FailedRecord, ImportResponse,
     ManualSyncResponse, StatusResponse,
 };
-pub use profile::{check_profile_update, parse_profile_update, validate_profile_update, validate_profile_update_json, ProfileCheck, ProfileOperation, ProfileUpdate, TokenRule};
+pub use profile::{
+    check_profile_update, check_update, parse_profile_update, validate_profile_update, validate_profile_update_json, validate_update, ProfileCheck, ProfileKind,
+    ProfileOperation, ProfileTarget, ProfileUpdate, TokenRule,
+};
 pub use split::{split_body, InputFormat, RawRecord, RecordPos, RecordSplitter, SplitError};
 pub use gzip::{gunzip, gzip, is_gzip, GzipError};
 pub use import::{check_import_body, check_import_records, CheckedRecord, ImportBodyCheck, ImportBodyError, ImportRecords};

@@ -1,5 +1,8 @@
-//! User-profile updates (spec §2.9 `$set`; the other operations and the limits come from FACTS.md
-//! "Profiles `POST /engage`"): the model and its validation, which reports every issue.
+//! Profile updates (spec §2.9 `$set`; the other operations and the limits come from FACTS.md
+//! "Profiles `POST /engage`"): the model and its validation, which reports every issue. User
+//! profiles (`/engage`, keyed by `$distinct_id`) and group profiles (`/groups`, keyed by
+//! `$group_key` and `$group_id`, reference) are one model: a [`ProfileKind`] says which, and the
+//! same parser, checks and [`apply`] serve both.
 
 use crate::issue::{child_path, index_path, Issue, IssueCode};
 use crate::limits::Limits;
@@ -8,12 +11,70 @@ use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 
-/// FACTS.md: the operations of a profile update; exactly one per update.
+/// FACTS.md: the operations of a user profile update; exactly one per update.
 pub const PROFILE_OPERATIONS: [&str; 8] = ["$set", "$set_once", "$add", "$union", "$append", "$remove", "$unset", "$delete"];
+
+/// Reference (`/groups`, "Batch Update Group Profiles"): the operations of a group profile update.
+/// `$append` is not among them.
+pub const GROUP_OPERATIONS: [&str; 7] = ["$set", "$set_once", "$add", "$union", "$remove", "$unset", "$delete"];
 
 /// Optional modifiers the vendor's `/engage` accepts beside the operation (FACTS.md lists the
 /// update shape; these keys are part of the same public interface and are not operations).
 pub const PROFILE_MODIFIERS: [&str; 4] = ["$ip", "$ignore_time", "$ignore_alias", "$time"];
+
+/// Which profiles an update names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ProfileKind {
+    /// A user profile (`/engage`), named by `$distinct_id`.
+    #[default]
+    User,
+    /// A group profile (`/groups`), named by `$group_key` (the group's kind, such as `Company`)
+    /// and `$group_id`.
+    Group,
+}
+
+impl ProfileKind {
+    /// The operations an update of this kind may carry.
+    pub fn operations(self) -> &'static [&'static str] {
+        match self {
+            Self::User => &PROFILE_OPERATIONS,
+            Self::Group => &GROUP_OPERATIONS,
+        }
+    }
+
+    /// The fields that name the profile.
+    pub fn id_fields(self) -> &'static [&'static str] {
+        match self {
+            Self::User => &["$distinct_id"],
+            Self::Group => &["$group_key", "$group_id"],
+        }
+    }
+
+    /// What one update is called in messages.
+    fn update(self) -> &'static str {
+        match self {
+            Self::User => "profile update",
+            Self::Group => "group profile update",
+        }
+    }
+}
+
+/// The profile an update names.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum ProfileTarget {
+    User { distinct_id: String },
+    Group { key: String, id: String },
+}
+
+impl ProfileTarget {
+    pub fn kind(&self) -> ProfileKind {
+        match self {
+            Self::User { .. } => ProfileKind::User,
+            Self::Group { .. } => ProfileKind::Group,
+        }
+    }
+}
 
 /// One operation of a profile update.
 #[derive(Debug, Clone, PartialEq)]
@@ -52,19 +113,20 @@ impl ProfileOperation {
     }
 }
 
-/// One profile update: `{"$token": ..., "$distinct_id": ..., <operation>}` (FACTS.md).
+/// One profile update: `{"$token": ..., "$distinct_id": ..., <operation>}` (FACTS.md), or for a
+/// group `{"$token": ..., "$group_key": ..., "$group_id": ..., <operation>}` (reference).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProfileUpdate {
     /// The project token; `None` when the request is authenticated with a service account.
     pub token: Option<String>,
-    pub distinct_id: String,
+    pub target: ProfileTarget,
     pub operation: ProfileOperation,
 }
 
 impl ProfileUpdate {
     /// Spec §2.9: the `$set` update of one user.
     pub fn set(distinct_id: impl Into<String>, properties: Map<String, Value>) -> Self {
-        Self { token: None, distinct_id: distinct_id.into(), operation: ProfileOperation::Set(properties) }
+        Self { token: None, target: ProfileTarget::User { distinct_id: distinct_id.into() }, operation: ProfileOperation::Set(properties) }
     }
 }
 
@@ -74,7 +136,13 @@ impl Serialize for ProfileUpdate {
         if let Some(token) = &self.token {
             map.serialize_entry("$token", token)?;
         }
-        map.serialize_entry("$distinct_id", &self.distinct_id)?;
+        match &self.target {
+            ProfileTarget::User { distinct_id } => map.serialize_entry("$distinct_id", distinct_id)?,
+            ProfileTarget::Group { key, id } => {
+                map.serialize_entry("$group_key", key)?;
+                map.serialize_entry("$group_id", id)?;
+            }
+        }
         let key = self.operation.key();
         match &self.operation {
             ProfileOperation::Set(m)
@@ -100,7 +168,7 @@ pub enum TokenRule {
     Optional,
 }
 
-/// Validates the text of one profile update, including its size (FACTS.md: 1 MB per update).
+/// Validates the text of one user profile update, including its size (FACTS.md: 1 MB per update).
 pub fn validate_profile_update_json(text: &str, limits: &Limits, token: TokenRule) -> Vec<Issue> {
     check_profile_update(text.as_bytes(), limits, token).issues
 }
@@ -120,9 +188,15 @@ impl ProfileCheck {
     }
 }
 
-/// Checks the bytes of one profile update, as the batcher meets them: its size, its JSON and
-/// every rule of [`validate_profile_update`], parsing the update once.
+/// Checks the bytes of one user profile update, as the batcher meets them: [`check_update`] of
+/// [`ProfileKind::User`].
 pub fn check_profile_update(bytes: &[u8], limits: &Limits, token: TokenRule) -> ProfileCheck {
+    check_update(bytes, ProfileKind::User, limits, token)
+}
+
+/// Checks the bytes of one update of `kind`: its size, its JSON and every rule of
+/// [`validate_update`], parsing the update once.
+pub fn check_update(bytes: &[u8], kind: ProfileKind, limits: &Limits, token: TokenRule) -> ProfileCheck {
     let mut issues = Vec::new();
     if bytes.len() > limits.max_profile_update_bytes {
         issues.push(Issue::new(
@@ -138,8 +212,8 @@ pub fn check_profile_update(bytes: &[u8], limits: &Limits, token: TokenRule) -> 
             return ProfileCheck { issues, operation: None };
         }
     };
-    issues.extend(validate_profile_update(&value, limits, token));
-    let mut ops = PROFILE_OPERATIONS.iter().filter(|op| value.get(**op).is_some());
+    issues.extend(validate_update(&value, kind, limits, token));
+    let mut ops = kind.operations().iter().filter(|op| value.get(**op).is_some());
     let operation = match (ops.next(), ops.next()) {
         (Some(op), None) => Some(*op),
         _ => None,
@@ -147,22 +221,33 @@ pub fn check_profile_update(bytes: &[u8], limits: &Limits, token: TokenRule) -> 
     ProfileCheck { issues, operation }
 }
 
-/// Validates one profile update (FACTS.md `/engage`) and returns every issue found.
+/// Validates one user profile update (FACTS.md `/engage`) and returns every issue found.
 pub fn validate_profile_update(value: &Value, limits: &Limits, token: TokenRule) -> Vec<Issue> {
+    validate_update(value, ProfileKind::User, limits, token)
+}
+
+/// Validates one update of `kind` and returns every issue found: its fields, the identifiers of
+/// its profile, and its one operation.
+pub fn validate_update(value: &Value, kind: ProfileKind, limits: &Limits, token: TokenRule) -> Vec<Issue> {
     let mut out = Vec::new();
+    let what = kind.update();
     let Value::Object(obj) = value else {
-        out.push(Issue::new("", IssueCode::WrongType, format!("the update is {}; it must be an object with `$distinct_id` and one operation", describe(value))));
+        let ids = list(kind.id_fields());
+        out.push(Issue::new("", IssueCode::WrongType, format!("the update is {}; it must be an object with {ids} and one operation", describe(value))));
         return out;
     };
+    let operations = kind.operations();
     for key in obj.keys() {
         let k = key.as_str();
-        if !(PROFILE_OPERATIONS.contains(&k) || PROFILE_MODIFIERS.contains(&k) || k == "$token" || k == "$distinct_id") {
-            out.push(Issue::new(
-                child_path("", key),
-                IssueCode::UnknownField,
-                format!("`{key}` is not a field of a profile update; put profile properties inside an operation such as `$set`"),
-            ));
+        if operations.contains(&k) || PROFILE_MODIFIERS.contains(&k) || k == "$token" || kind.id_fields().contains(&k) {
+            continue;
         }
+        let message = if PROFILE_OPERATIONS.contains(&k) {
+            format!("`{key}` is not an operation of a {what}; use one of {}", list(operations))
+        } else {
+            format!("`{key}` is not a field of a {what}; put profile properties inside an operation such as `$set`")
+        };
+        out.push(Issue::new(child_path("", key), IssueCode::UnknownField, message));
     }
     match obj.get("$token") {
         None if token == TokenRule::Required => out.push(Issue::new("$token", IssueCode::MissingField, "`$token` is required; give the project token")),
@@ -170,19 +255,45 @@ pub fn validate_profile_update(value: &Value, limits: &Limits, token: TokenRule)
         Some(Value::String(_)) => {}
         Some(other) => out.push(Issue::new("$token", IssueCode::WrongType, format!("`$token` is {}; it must be a string, the project token", describe(other)))),
     }
-    match obj.get("$distinct_id") {
-        None => out.push(Issue::new("$distinct_id", IssueCode::MissingField, "`$distinct_id` is required; give the identifier of the user")),
-        Some(Value::String(id)) if id.is_empty() || limits.is_forbidden_id(id) => out.push(Issue::new(
-            "$distinct_id",
-            IssueCode::ForbiddenId,
-            format!("`$distinct_id` is {id:?}; a profile needs the user's real identifier, not an empty or placeholder value"),
-        )),
-        Some(Value::String(_)) => {}
-        Some(other) => out.push(Issue::new("$distinct_id", IssueCode::WrongType, format!("`$distinct_id` is {}; it must be a string", describe(other)))),
+    match kind {
+        ProfileKind::User => match obj.get("$distinct_id") {
+            None => out.push(Issue::new("$distinct_id", IssueCode::MissingField, "`$distinct_id` is required; give the identifier of the user")),
+            Some(Value::String(id)) if id.is_empty() || limits.is_forbidden_id(id) => out.push(Issue::new(
+                "$distinct_id",
+                IssueCode::ForbiddenId,
+                format!("`$distinct_id` is {id:?}; a profile needs the user's real identifier, not an empty or placeholder value"),
+            )),
+            Some(Value::String(_)) => {}
+            Some(other) => out.push(Issue::new("$distinct_id", IssueCode::WrongType, format!("`$distinct_id` is {}; it must be a string", describe(other)))),
+        },
+        ProfileKind::Group => {
+            match obj.get("$group_key") {
+                None => out.push(Issue::new("$group_key", IssueCode::MissingField, "`$group_key` is required; give the group's kind, such as `Company`")),
+                Some(Value::String(key)) if key.trim().is_empty() => {
+                    out.push(Issue::new("$group_key", IssueCode::InvalidName, "`$group_key` is empty; give the group's kind, such as `Company`"))
+                }
+                Some(Value::String(_)) => {}
+                Some(other) => out.push(Issue::new("$group_key", IssueCode::WrongType, format!("`$group_key` is {}; it must be a string", describe(other)))),
+            }
+            match obj.get("$group_id").map(group_id) {
+                None => out.push(Issue::new("$group_id", IssueCode::MissingField, "`$group_id` is required; give the identifier of the group")),
+                Some(Some(id)) if id.is_empty() || limits.is_forbidden_id(&id) => out.push(Issue::new(
+                    "$group_id",
+                    IssueCode::ForbiddenId,
+                    format!("`$group_id` is {id:?}; a group profile needs the group's real identifier, not an empty or placeholder value"),
+                )),
+                Some(Some(_)) => {}
+                Some(None) => out.push(Issue::new(
+                    "$group_id",
+                    IssueCode::WrongType,
+                    format!("`$group_id` is {}; it must be a string (or an integer)", describe(&obj["$group_id"])),
+                )),
+            }
+        }
     }
-    let ops: Vec<&str> = PROFILE_OPERATIONS.iter().copied().filter(|op| obj.contains_key(*op)).collect();
+    let ops: Vec<&str> = operations.iter().copied().filter(|op| obj.contains_key(*op)).collect();
     match ops.len() {
-        0 => out.push(Issue::new("", IssueCode::MissingOperation, format!("the update has no operation; add one of {}", list(&PROFILE_OPERATIONS)))),
+        0 => out.push(Issue::new("", IssueCode::MissingOperation, format!("the update has no operation; add one of {}", list(operations)))),
         1 => {}
         _ => out.push(Issue::new("", IssueCode::MultipleOperations, format!("the update has {} operations ({}); send one update per operation", ops.len(), list(&ops)))),
     }
@@ -190,6 +301,16 @@ pub fn validate_profile_update(value: &Value, limits: &Limits, token: TokenRule)
         check_operation(op, &obj[op], limits, &mut out);
     }
     out
+}
+
+/// A group id as text: a string as it is, an integer as its digits (tracking libraries pass
+/// numeric ids through, and the two name the same group). `None` for any other value.
+fn group_id(value: &Value) -> Option<String> {
+    match value {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) if n.is_i64() || n.is_u64() => Some(n.to_string()),
+        _ => None,
+    }
 }
 
 fn check_operation(op: &str, value: &Value, limits: &Limits, out: &mut Vec<Issue>) {
@@ -234,27 +355,40 @@ fn check_operation(op: &str, value: &Value, limits: &Limits, out: &mut Vec<Issue
     }
 }
 
-/// Reads one profile update from its text and checks it (size, JSON and every rule of
-/// [`validate_profile_update`]), parsing it once: the typed update, or every issue.
-pub fn parse_profile_update(text: &str, limits: &Limits, token: TokenRule) -> Result<ProfileUpdate, Vec<Issue>> {
-    let check = check_profile_update(text.as_bytes(), limits, token);
+/// Reads one update of `kind` from its text and checks it (size, JSON and every rule of
+/// [`validate_update`]), parsing it once: the typed update, or every issue.
+pub fn parse_profile_update(text: &str, kind: ProfileKind, limits: &Limits, token: TokenRule) -> Result<ProfileUpdate, Vec<Issue>> {
+    let check = check_update(text.as_bytes(), kind, limits, token);
     if !check.is_valid() {
         return Err(check.issues);
     }
-    // The check above parsed the same text; parsing again keeps `check_profile_update` free of
-    // ownership concerns, and the text is at most one update (1 MB).
-    let shape = || vec![Issue::new("", IssueCode::WrongType, "the update does not have the shape of a profile update; send `$distinct_id` and one operation")];
+    // The check above parsed the same text; parsing again keeps `check_update` free of ownership
+    // concerns, and the text is at most one update (1 MB).
+    let shape = || {
+        let ids = list(kind.id_fields());
+        vec![Issue::new("", IssueCode::WrongType, format!("the update does not have the shape of a {}; send {ids} and one operation", kind.update()))]
+    };
     let Ok(Value::Object(mut obj)) = serde_json::from_str::<Value>(text) else { return Err(shape()) };
     let token = match obj.remove("$token") {
         Some(Value::String(t)) => Some(t),
         _ => None,
     };
-    let Some(Value::String(distinct_id)) = obj.remove("$distinct_id") else { return Err(shape()) };
+    let target = match kind {
+        ProfileKind::User => match obj.remove("$distinct_id") {
+            Some(Value::String(distinct_id)) => ProfileTarget::User { distinct_id },
+            _ => return Err(shape()),
+        },
+        ProfileKind::Group => match (obj.remove("$group_key"), obj.remove("$group_id").as_ref().and_then(group_id)) {
+            (Some(Value::String(key)), Some(id)) => ProfileTarget::Group { key, id },
+            _ => return Err(shape()),
+        },
+    };
     let operation = obj
         .into_iter()
+        .filter(|(key, _)| kind.operations().contains(&key.as_str()))
         .find_map(|(key, operand)| ProfileOperation::from_wire(&key, operand))
         .ok_or_else(shape)?;
-    Ok(ProfileUpdate { token, distinct_id, operation })
+    Ok(ProfileUpdate { token, target, operation })
 }
 
 impl ProfileOperation {
@@ -369,110 +503,4 @@ fn list(items: &[&str]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-    use IssueCode::*;
-
-    fn check(input: Value, expected: &[(&str, IssueCode)]) {
-        let issues = validate_profile_update(&input, &Limits::default(), TokenRule::Required);
-        let got: Vec<(&str, IssueCode)> = issues.iter().map(|i| (i.path.as_str(), i.code)).collect();
-        assert_eq!(got, expected, "{issues:#?}");
-        for issue in &issues {
-            assert!(!issue.message.ends_with('.'), "{issue}");
-        }
-    }
-
-    #[test]
-    fn profile_updates() {
-        check(json!({"$token": "t", "$distinct_id": "u1", "$set": {"plan": "pro"}}), &[]);
-        check(json!({"$token": "t", "$distinct_id": "u1", "$unset": ["a"], "$ip": "1.2.3.4"}), &[]);
-        check(json!({"$token": "t", "$distinct_id": "u1", "$delete": ""}), &[]);
-        check(json!({"$token": "t", "$distinct_id": "u1", "$add": {"n": 1, "m": "2"}}), &[("$add.m", WrongType)]);
-        check(json!({"$token": "t", "$distinct_id": "u1", "$union": {"l": 1}}), &[("$union.l", WrongType)]);
-        check(json!({"$token": "t", "$distinct_id": "u1", "$unset": "a"}), &[("$unset", WrongType)]);
-        check(json!({"$token": "t", "$distinct_id": "u1", "$unset": ["a", 2]}), &[("$unset[1]", WrongType)]);
-        check(json!({"$token": "t", "$distinct_id": "u1", "$set": [1]}), &[("$set", WrongType)]);
-        check(json!({"$distinct_id": "u1"}), &[("$token", MissingField), ("", MissingOperation)]);
-        check(
-            json!({"$token": 1, "$distinct_id": "null", "$set": {}, "$set_once": {}, "plan": "x"}),
-            &[("plan", UnknownField), ("$token", WrongType), ("$distinct_id", ForbiddenId), ("", MultipleOperations)],
-        );
-        check(json!({"$token": "t", "$distinct_id": 5, "$set": {}}), &[("$distinct_id", WrongType)]);
-        check(json!({"$token": "t", "$distinct_id": "", "$set": {}}), &[("$distinct_id", ForbiddenId)]);
-        check(json!(3), &[("", WrongType)]);
-    }
-
-    #[test]
-    fn token_can_be_optional_and_limits_apply() {
-        let update = json!({"$distinct_id": "u", "$set": {"a": 1, "b": 2, "c": 3}});
-        assert!(validate_profile_update(&update, &Limits::default(), TokenRule::Optional).is_empty());
-        let small = Limits { max_profile_properties: 2, max_profile_update_bytes: 10, ..Limits::default() };
-        let issues = validate_profile_update_json(&update.to_string(), &small, TokenRule::Optional);
-        let codes: Vec<IssueCode> = issues.iter().map(|i| i.code).collect();
-        assert_eq!(codes, [TooLarge, TooManyProperties]);
-        assert_eq!(validate_profile_update_json("{", &small, TokenRule::Optional)[0].code, InvalidJson);
-    }
-
-    fn run(start: Value, op: &str, operand: Value) -> Value {
-        let start = start.as_object().cloned();
-        let operation = ProfileOperation::from_wire(op, operand).expect("a valid operation");
-        match apply(start.as_ref(), &operation, &Limits::default()) {
-            Ok(Some(p)) => Value::Object(p),
-            Ok(None) => Value::Null,
-            Err(issues) => Value::String(issues[0].message.clone()),
-        }
-    }
-
-    #[test]
-    fn every_operation_applies() {
-        let p = json!({"plan": "free", "n": 1, "tags": ["a"]});
-        assert_eq!(run(p.clone(), "$set", json!({"plan": "pro"})), json!({"plan": "pro", "n": 1, "tags": ["a"]}));
-        assert_eq!(run(p.clone(), "$set_once", json!({"plan": "pro", "new": 1}))["plan"], "free");
-        assert_eq!(run(p.clone(), "$set_once", json!({"new": 1}))["new"], 1);
-        assert_eq!(run(p.clone(), "$add", json!({"n": 2, "m": 1.5}))["n"], 3);
-        assert_eq!(run(p.clone(), "$add", json!({"m": 1.5}))["m"], 1.5);
-        assert_eq!(run(p.clone(), "$union", json!({"tags": ["a", "b", "b"]}))["tags"], json!(["a", "b"]));
-        assert_eq!(run(p.clone(), "$append", json!({"tags": "a"}))["tags"], json!(["a", "a"]));
-        assert_eq!(run(p.clone(), "$append", json!({"fresh": 1}))["fresh"], json!([1]));
-        assert_eq!(run(p.clone(), "$remove", json!({"tags": "a"}))["tags"], json!([]));
-        assert_eq!(run(p.clone(), "$unset", json!(["plan", "nope"])), json!({"n": 1, "tags": ["a"]}));
-        assert_eq!(run(p.clone(), "$delete", json!("")), Value::Null);
-        assert_eq!(run(Value::Null, "$set", json!({"a": 1})), json!({"a": 1}));
-    }
-
-    #[test]
-    fn apply_keeps_the_property_cap() {
-        let small = Limits { max_profile_properties: 2, ..Limits::default() };
-        let start = json!({"a": 1, "b": 2});
-        let set = ProfileOperation::from_wire("$set", json!({"c": 3})).unwrap();
-        let issues = apply(start.as_object(), &set, &small).unwrap_err();
-        assert_eq!((issues[0].path.as_str(), issues[0].code), ("$set", TooManyProperties));
-        assert!(issues[0].message.contains("a profile holds at most 2"), "{}", issues[0]);
-        // Replacing a property does not grow the profile.
-        let replace = ProfileOperation::from_wire("$set", json!({"a": 3})).unwrap();
-        assert!(apply(start.as_object(), &replace, &small).is_ok());
-    }
-
-    #[test]
-    fn parsing_gives_the_typed_update_or_every_issue() {
-        let update = parse_profile_update(r#"{"$token": "t", "$distinct_id": "u", "$unset": ["a"]}"#, &Limits::default(), TokenRule::Required).unwrap();
-        assert_eq!(update.operation, ProfileOperation::Unset(vec!["a".into()]));
-        assert_eq!(update.token.as_deref(), Some("t"));
-        let issues = parse_profile_update(r#"{"$distinct_id": "u"}"#, &Limits::default(), TokenRule::Required).unwrap_err();
-        assert_eq!(issues.len(), 2);
-    }
-
-    #[test]
-    fn updates_serialize_to_the_wire_shape() {
-        let mut props = Map::new();
-        props.insert("plan".into(), json!("pro"));
-        let mut update = ProfileUpdate::set("u1", props);
-        assert_eq!(serde_json::to_value(&update).unwrap(), json!({"$distinct_id": "u1", "$set": {"plan": "pro"}}));
-        update.token = Some("t".into());
-        update.operation = ProfileOperation::Unset(vec!["a".into()]);
-        let value = serde_json::to_value(&update).unwrap();
-        assert_eq!(value, json!({"$token": "t", "$distinct_id": "u1", "$unset": ["a"]}));
-        assert!(validate_profile_update(&value, &Limits::default(), TokenRule::Required).is_empty());
-    }
-}
+mod tests;

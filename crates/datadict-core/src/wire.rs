@@ -62,6 +62,15 @@ impl Route {
         !matches!(self, Self::Track)
     }
 
+    /// What this route's records are, for messages.
+    pub fn records(self) -> &'static str {
+        match self {
+            Self::Import | Self::Track => "events",
+            Self::Engage => "profile updates",
+            Self::Groups => "group profile updates",
+        }
+    }
+
     /// What to send to this route, ending the messages of [`WireError`].
     pub(crate) fn send_hint(self) -> &'static str {
         match self {

@@ -1,12 +1,68 @@
-//! Hosting concerns: CORS for a web app served from another origin, and the security headers of
-//! every answer, including a Content-Security-Policy that still lets a Trunk-built Yew app run.
+//! Hosting concerns: CORS (any origin for the tracking routes, the configured origins for the
+//! rest), and the security headers of every answer, including a Content-Security-Policy that
+//! still lets a Trunk-built Yew app run.
 
 use crate::Config;
+use axum::extract::{Request, State};
 use axum::http::{header, HeaderName, HeaderValue, Method};
+use axum::middleware::Next;
+use axum::response::Response;
 use base64::Engine;
 use sha2::{Digest, Sha256};
 use std::path::Path;
-use tower_http::cors::{AllowOrigin, CorsLayer};
+use std::sync::Arc;
+use tower::{Layer, ServiceExt};
+use tower_http::cors::{AllowHeaders, AllowOrigin, CorsLayer};
+
+/// The routes a page on any origin may call (issue 19): the token-authenticated tracking routes,
+/// which an application under test calls from its own origin. They need no allow-list: their
+/// credential is the project token the page sends in its records, which any page that has it can
+/// send anyway (a form post or an image needs no CORS), and the answers carry nothing else.
+/// `/import` is not among them: it is authenticated by an `Authorization` header, which makes
+/// every browser request to it a preflighted one, like the service-account routes, so it keeps
+/// their allow-list.
+pub const TRACKING_ROUTES: [&str; 3] = ["/track", "/engage", "/groups"];
+
+/// CORS for any origin, the tracking routes': the methods they serve, whatever headers the page
+/// asks to send (`Content-Type: application/json` and `Content-Encoding` make a preflight), and
+/// `Retry-After` readable by the page.
+pub fn tracking_cors() -> CorsLayer {
+    CorsLayer::new()
+        .allow_origin(AllowOrigin::any())
+        .allow_methods([Method::GET, Method::POST, Method::OPTIONS])
+        .allow_headers(AllowHeaders::mirror_request())
+        .expose_headers([header::RETRY_AFTER])
+        .max_age(std::time::Duration::from_secs(600))
+}
+
+/// The two CORS policies, chosen by path ([`route_cors`]).
+#[derive(Clone)]
+pub struct RouteCors {
+    tracking: CorsLayer,
+    /// `None`: same-origin only.
+    configured: Option<CorsLayer>,
+}
+
+impl RouteCors {
+    pub fn new(config: &Config) -> Self {
+        Self { tracking: tracking_cors(), configured: cors(config) }
+    }
+}
+
+/// A middleware over every route: the tracking routes ([`TRACKING_ROUTES`]) answer CORS for any
+/// origin, preflights included; every other route answers it for the configured origins only. One
+/// layer that picks, rather than two stacked ones, because a CORS layer answers a preflight itself
+/// and the outer one would answer for both.
+pub async fn route_cors(State(cors): State<Arc<RouteCors>>, request: Request, next: Next) -> Response {
+    let layer = if TRACKING_ROUTES.contains(&request.uri().path()) { Some(&cors.tracking) } else { cors.configured.as_ref() };
+    match layer {
+        Some(layer) => match layer.clone().layer(next).oneshot(request).await {
+            Ok(response) => response,
+            Err(never) => match never {},
+        },
+        None => next.run(request).await,
+    }
+}
 
 /// CORS for the configured origins: none (same-origin only), a list, or `*` for any origin.
 /// Browsers send `Authorization` explicitly from the app, so no credentials mode is needed.

@@ -6,9 +6,11 @@
 //! Routes (their OpenAPI document, generated from the same registrations, is served at
 //! `/openapi.json`):
 //! - `/api/app/projects/{id}/schemas[/{entityType}[/{name}]]`: the schemas API (`routes::schemas`);
-//! - `POST /import`, `POST /engage`: events and profile updates (`routes::import`, `routes::engage`);
-//! - `GET /api/app/projects/{id}/events`, `.../profiles/{distinct_id}`, `.../event-counts`: the
-//!   read API for checking what arrived (`routes::data`);
+//! - `POST /import`, `/track`, `/engage`, `/groups`: events, user and group profile updates, in
+//!   every wire format of tracking libraries (`routes::import`, `routes::track`,
+//!   `routes::engage`, `routes::groups`, sharing `routes::wire` and `routes::profiles`);
+//! - `GET /api/app/projects/{id}/events`, `.../profiles/{distinct_id}`, `.../groups[/{key}/{id}]`,
+//!   `.../event-counts`: the read API for checking what arrived (`routes::data`);
 //! - `GET /lookup-tables`, `PUT /lookup-tables/{id}` (CSV), and `/api/app/projects/{id}/lookup-tables[/{table_id}]`
 //!   to create, read and delete them: lookup tables (`routes::lookup`);
 //! - `/api/app/projects/{id}/warehouse-sources/imports[/...]`: warehouse imports and their runs
@@ -127,8 +129,7 @@ pub fn app(state: AppState) -> Router {
     for (name, value) in hosting::security_headers(&csp) {
         router = router.layer(SetResponseHeaderLayer::if_not_present(name, value));
     }
-    if let Some(cors) = hosting::cors(&state.config) {
-        router = router.layer(cors);
-    }
+    let cors = Arc::new(hosting::RouteCors::new(&state.config));
+    router = router.layer(axum::middleware::from_fn_with_state(cors, hosting::route_cors));
     router.with_state(state)
 }

@@ -256,7 +256,8 @@ fn serve(store: Store, data_dir: &std::path::Path, database: &str, args: ServeAr
             say!("  project token:          {}", c.project_token);
         }
         say!("Press Ctrl-C to stop.");
-        axum::serve(listener, app(state)).with_graceful_shutdown(shutdown_signal()).await?;
+        // With each connection's address, which `ip=1` on the tracking routes reads.
+        axum::serve(listener, app(state).into_make_service_with_connect_info::<std::net::SocketAddr>()).with_graceful_shutdown(shutdown_signal()).await?;
         say!("datadict stopped");
         anyhow::Ok(())
     })

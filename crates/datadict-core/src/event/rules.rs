@@ -1,12 +1,99 @@
 //! The rules of [`check_event`](super::check_event) that need the whole record, applied to what
 //! the walk or the scanner found: the record is an object of `event` and `properties`, and
 //! `time`, `distinct_id` and `$insert_id` are present, typed and within the limits of FACTS.md.
+//!
+//! Which of those fields a route requires, and what it does with a time that is absent or in the
+//! future, is data: an [`EventRules`] value, [`EventRules::IMPORT`] for `/import` and
+//! [`EventRules::TRACK`] for `/track`. There is one checker; the routes differ only in the value
+//! they pass it.
 
 use super::walk::{excerpt, Found, Seen};
 use super::EventCheck;
 use crate::issue::{child_path, Issue, IssueCode};
 use crate::limits::Limits;
 use crate::time::{format_date, format_datetime, Date};
+
+/// Whether a field must be present.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Presence {
+    /// Absent is an issue (`missing_field`).
+    Required,
+    /// Absent is allowed; present, the field is checked as when it is required.
+    Optional,
+}
+
+/// What becomes of `properties.time` when it is absent or later than the receiver's clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum TimeRule {
+    /// Required; more than `Limits::max_future_ms` ahead of the receiver's clock is an issue
+    /// (FACTS.md, `/import`).
+    Required,
+    /// Optional: absent, the event happened at the receiver's clock; later than the clock, it is
+    /// set to the clock (reference, `/track`: "If the time value is set in the future, it will be
+    /// overwritten with the current present time at ingestion"). [`EventCheck::time_set`] says
+    /// which, so that the receiver stores the time it gave.
+    ReceiverClock,
+}
+
+/// What `properties.token` is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum TokenField {
+    /// An ordinary property (`/import`, which is authenticated by its `Authorization` header).
+    Property,
+    /// The project token that authenticates the event (reference, `/track`): a string, required
+    /// or not, and never stored with the event (the receiver removes it, see
+    /// [`super::complete_event`]). `Optional` when the request is authenticated otherwise.
+    Credential(Presence),
+}
+
+/// The rules a route applies to each event: which fields are required and how time is treated.
+/// Every other rule (sizes, nesting, forbidden ids, the `$insert_id` alphabet, truncation) is the
+/// same for every route and comes from [`Limits`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EventRules {
+    pub time: TimeRule,
+    pub distinct_id: Presence,
+    /// Optional on `/track`: an event without `$insert_id` cannot be de-duplicated, and every
+    /// copy of it is stored.
+    pub insert_id: Presence,
+    pub token: TokenField,
+}
+
+impl EventRules {
+    /// `POST /import` (FACTS.md "Event import"): `event`, `time`, `distinct_id` and `$insert_id`
+    /// are required; a time more than an hour ahead is refused.
+    pub const IMPORT: Self =
+        Self { time: TimeRule::Required, distinct_id: Presence::Required, insert_id: Presence::Required, token: TokenField::Property };
+
+    /// `POST`/`GET /track` (reference, issue 19): only `event` is required, with the project
+    /// token in `properties.token`; `time` defaults to the receiver's clock and is never later
+    /// than it; `distinct_id` and `$insert_id` may be left out.
+    pub const TRACK: Self = Self {
+        time: TimeRule::ReceiverClock,
+        distinct_id: Presence::Optional,
+        insert_id: Presence::Optional,
+        token: TokenField::Credential(Presence::Required),
+    };
+}
+
+impl Default for EventRules {
+    fn default() -> Self {
+        Self::IMPORT
+    }
+}
+
+/// Why an event's time is the receiver's clock rather than the time it carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TimeSet {
+    /// The event has no `properties.time`.
+    Absent,
+    /// Its time was later than the receiver's clock.
+    Future,
+}
 
 /// A number below this is read as seconds, at or above it as milliseconds. 10^11 seconds is in the
 /// year 5138 and 10^11 milliseconds is in 1973, so any time the rules accept is read one way only
@@ -34,7 +121,7 @@ fn time_to_ms(seen: &Seen<'_>) -> Option<i64> {
 }
 
 /// Applies the rules that need the whole record.
-pub(super) fn finish<'de>(check: &mut EventCheck<'de>, found: Found<'de>, limits: &Limits, now_ms: i64) {
+pub(super) fn finish<'de>(check: &mut EventCheck<'de>, found: Found<'de>, limits: &Limits, rules: &EventRules, now_ms: i64) {
     let issues = &mut check.issues;
     if let Some(other) = found.is_object {
         issues.push(Issue::new(
@@ -86,6 +173,10 @@ pub(super) fn finish<'de>(check: &mut EventCheck<'de>, found: Found<'de>, limits
 
     const TIME: &str = "properties.time";
     match found.time {
+        None if rules.time == TimeRule::ReceiverClock => {
+            check.time_ms = Some(now_ms);
+            check.time_set = Some(TimeSet::Absent);
+        }
         None => issues.push(missing(TIME, "the time of the action in seconds or milliseconds since the epoch")),
         Some(seen) => match time_to_ms(&seen) {
             None => issues.push(wrong_type(TIME, &seen, "a number of seconds or milliseconds since the epoch")),
@@ -103,6 +194,8 @@ pub(super) fn finish<'de>(check: &mut EventCheck<'de>, found: Found<'de>, limits
                             Date::from_ms(limits.min_time_ms)
                         ),
                     ));
+                } else if ms > now_ms && rules.time == TimeRule::ReceiverClock {
+                    check.time_set = Some(TimeSet::Future);
                 } else if ms > now_ms.saturating_add(limits.max_future_ms) {
                     issues.push(Issue::new(
                         TIME,
@@ -116,13 +209,26 @@ pub(super) fn finish<'de>(check: &mut EventCheck<'de>, found: Found<'de>, limits
                         ),
                     ));
                 }
-                check.time_ms = Some(ms);
+                check.time_ms = Some(if check.time_set.is_some() { now_ms } else { ms });
             }
         },
     }
+    finish_ids(check, found.distinct_id, found.insert_id, found.token, limits, rules);
+}
 
+/// The rules of `distinct_id`, `$insert_id` and `token`.
+fn finish_ids<'de>(
+    check: &mut EventCheck<'de>,
+    distinct_id: Option<Seen<'de>>,
+    insert_id: Option<Seen<'de>>,
+    token: Option<Seen<'de>>,
+    limits: &Limits,
+    rules: &EventRules,
+) {
+    let issues = &mut check.issues;
     const DISTINCT_ID: &str = "properties.distinct_id";
-    match found.distinct_id {
+    match distinct_id {
+        None if rules.distinct_id == Presence::Optional => {}
         None => issues.push(missing(DISTINCT_ID, "the user's identifier (an empty string when the event has no user)")),
         Some(Seen::Str(Some(id))) => {
             if limits.is_forbidden_id(&id) {
@@ -134,13 +240,23 @@ pub(super) fn finish<'de>(check: &mut EventCheck<'de>, found: Found<'de>, limits
     }
 
     const INSERT_ID: &str = "properties.$insert_id";
-    match found.insert_id {
+    match insert_id {
+        None if rules.insert_id == Presence::Optional => {}
         None => issues.push(missing(INSERT_ID, "a de-duplication id of 1 to 36 characters from `A-Z`, `a-z`, `0-9` and `-`")),
         Some(Seen::Str(Some(id))) => {
             check_insert_id(&id, limits, issues);
             check.insert_id = Some(id);
         }
         Some(other) => issues.push(wrong_type(INSERT_ID, &other, "a string of 1 to 36 characters from `A-Z`, `a-z`, `0-9` and `-`")),
+    }
+
+    const TOKEN: &str = "properties.token";
+    let TokenField::Credential(presence) = rules.token else { return };
+    match token {
+        None if presence == Presence::Optional => {}
+        None => issues.push(missing(TOKEN, "the project token (or send the request with the project token as its Basic user name)")),
+        Some(Seen::Str(Some(token))) => check.token = Some(token),
+        Some(other) => issues.push(wrong_type(TOKEN, &other, "a string, the project token")),
     }
 }
 

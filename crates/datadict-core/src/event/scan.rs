@@ -178,7 +178,7 @@ impl<'a> Scanner<'a, '_> {
     }
 
     /// The top-level `properties` object: each property's name and type, and the values of the
-    /// three the rules read.
+    /// four the rules read.
     fn properties(&mut self, found: &mut Found<'a>, properties: &mut Vec<PropertySeen<'a>>) -> Option<()> {
         self.expect(b'{')?;
         if self.peek_is(b'}') {
@@ -193,6 +193,7 @@ impl<'a> Scanner<'a, '_> {
                 "time" => Some(&mut found.time),
                 "distinct_id" => Some(&mut found.distinct_id),
                 "$insert_id" => Some(&mut found.insert_id),
+                "token" => Some(&mut found.token),
                 _ => None,
             };
             let seen = self.value(0, slot.is_some())?;

@@ -249,3 +249,48 @@ fn valid_records_and_only_they_have_a_key() {
     let invalid = format!(r#"{{"event":"e","properties":{{"time":{now},"distinct_id":"u"}}}}"#);
     assert_eq!(check_event(invalid.as_bytes(), &Limits::default(), now).valid_key(), None);
 }
+
+/// `/track`'s rules are the same checker with another [`EventRules`]: only `event` and the token
+/// are required; an absent time or one later than the receiver's clock becomes that clock; every
+/// other rule (forbidden ids, the `$insert_id` alphabet, sizes) is the import's.
+#[test]
+fn track_rules_require_less_and_set_the_time() {
+    let track = |record: &str, expected: Expected| {
+        let result = check_event_with_rules(record.as_bytes(), &EventRules::TRACK, &Limits::default(), NOW);
+        let got: Vec<(&str, IssueCode)> = result.issues.iter().map(|i| (i.path.as_str(), i.code)).collect();
+        assert_eq!(got, expected, "issues of {record}: {:#?}", result.issues);
+        let key = result.valid_key().map(|k| (k.distinct_id.to_owned(), k.insert_id.to_owned()));
+        (result.time_ms, result.time_set, result.token.map(Cow::into_owned), key)
+    };
+    let bare = r#"{"event":"e","properties":{"token":"tok"}}"#;
+    assert_eq!(track(bare, &[]), (Some(NOW), Some(TimeSet::Absent), Some("tok".to_owned()), Some((String::new(), String::new()))));
+    // The import's rules still refuse the same record for every missing field.
+    let import = check_event(bare.as_bytes(), &Limits::default(), NOW);
+    assert_eq!(import.issues.len(), 3, "{:?}", import.issues);
+    assert_eq!((import.time_set, import.token), (None, None));
+    // A later time is the receiver's, even within the import's hour of tolerance; an earlier one
+    // is kept.
+    let at = |t: &str| format!(r#"{{"event":"e","properties":{{"token":"tok","time":{t},"distinct_id":"u","$insert_id":"i-1"}}}}"#);
+    assert_eq!(track(&at("1767225601"), &[]).0, Some(NOW));
+    assert_eq!(track(&at("1767225601"), &[]).1, Some(TimeSet::Future));
+    assert_eq!(track(&at("1767225599.5"), &[]).0, Some(NOW - 500));
+    assert_eq!(track(&at("1767225599.5"), &[]).1, None);
+    assert_eq!(track(&at("1767225599.5"), &[]).3, Some(("u".to_owned(), "i-1".to_owned())));
+    // What the import refuses in a field that is present, `/track` refuses too.
+    track(&at("0"), &[("properties.time", TimeTooEarly)]);
+    track(&at("\"now\""), &[("properties.time", WrongType)]);
+    track(r#"{"event":"e","properties":{"token":"tok","distinct_id":"null"}}"#, &[("properties.distinct_id", ForbiddenId)]);
+    track(r#"{"event":"e","properties":{"token":"tok","$insert_id":"a:b"}}"#, &[("properties.$insert_id", InvalidInsertId)]);
+    track(r#"{"properties":{"token":"tok"}}"#, &[("event", MissingField)]);
+    // The token is required, and a string.
+    track(r#"{"event":"e","properties":{}}"#, &[("properties.token", MissingField)]);
+    track(r#"{"event":"e","properties":{"token":5}}"#, &[("properties.token", WrongType)]);
+    let header = EventRules { token: TokenField::Credential(Presence::Optional), ..EventRules::TRACK };
+    assert!(check_event_with_rules(br#"{"event":"e","properties":{}}"#, &header, &Limits::default(), NOW).is_valid());
+    // The fast path and the walk agree under these rules too.
+    for record in [bare.to_owned(), at("1767225601"), at("0"), r#"{"event":"e","properties":{"token":"t\u0041"}}"#.to_owned()] {
+        let fast = check_event_with_rules(record.as_bytes(), &EventRules::TRACK, &Limits::default(), NOW);
+        let walk = check_event_reference_with_rules(record.as_bytes(), &EventRules::TRACK, &Limits::default(), NOW);
+        assert_eq!(fast, walk, "{record}");
+    }
+}

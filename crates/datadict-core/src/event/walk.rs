@@ -103,6 +103,7 @@ pub(super) struct Found<'de> {
     pub(super) time: Option<Seen<'de>>,
     pub(super) distinct_id: Option<Seen<'de>>,
     pub(super) insert_id: Option<Seen<'de>>,
+    pub(super) token: Option<Seen<'de>>,
     pub(super) unknown_top: Vec<Cow<'de, str>>,
 }
 
@@ -194,7 +195,7 @@ impl<'de> Visitor<'de> for RecordSeed<'_, '_, 'de> {
 }
 
 /// Walks the `properties` object: counts properties, records each one's type and keeps the values
-/// of `time`, `distinct_id` and `$insert_id`.
+/// of `time`, `distinct_id`, `$insert_id` and `token`.
 struct PropertiesSeed<'c, 'f, 'l, 'de> {
     ctx: &'c mut Ctx<'l, 'de>,
     found: &'f mut Found<'de>,
@@ -220,6 +221,7 @@ impl<'de> Visitor<'de> for PropertiesSeed<'_, '_, '_, 'de> {
                 "time" => Some(&mut self.found.time),
                 "distinct_id" => Some(&mut self.found.distinct_id),
                 "$insert_id" => Some(&mut self.found.insert_id),
+                "token" => Some(&mut self.found.token),
                 _ => None,
             };
             self.ctx.path.push(Seg::Key(name.clone()));

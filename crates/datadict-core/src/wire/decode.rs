@@ -141,6 +141,11 @@ fn classify(request: &WireRequest<'_>) -> Result<Body, WireError> {
                 Ok(Body::Json { ndjson })
             } else if looks_like_form(&request.body[start..]) {
                 Err(WireError::FormLabelledJson { media_type: label, found: found() })
+            } else if request.route.accepts_ndjson() {
+                // Where a body may hold several JSON values, one a line, each is a record of its
+                // own, and the record checks say what is wrong with each (`42`: "the record is
+                // the number 42; an event must be an object..."), as the import always did.
+                Ok(Body::Json { ndjson: true })
             } else {
                 Err(WireError::NotJson { media_type: label, found: found(), route: request.route })
             }
@@ -216,14 +221,19 @@ fn json_body<'a>(request: &WireRequest<'a>, ndjson: bool) -> Result<Payload<'a>,
 
 /// Frames JSON text whose first value opens at `start` with `{` or `[`. An array is left to the
 /// import path, which reads it and reports its framing errors. An object is scanned to its end:
-/// text after it is NDJSON where `ndjson` allows it, else refused.
+/// text after it (or an object that does not end) is NDJSON where `ndjson` allows it, else
+/// refused.
 fn frame(bytes: Cow<'_, [u8]>, start: usize, ndjson: bool, carrier: Carrier, base64: bool) -> Result<Payload<'_>, WireError> {
     let payload = |bytes, format, framing| Ok(Payload { bytes, format, framing, carrier, base64 });
     if bytes[start] == b'[' {
         return payload(bytes, InputFormat::JsonArray, Framing::Array);
     }
     let mut lines = 0;
-    let Some(end) = Element::starting_with(b'{').scan(&bytes, start, &mut lines) else { return Err(WireError::UnclosedObject) };
+    let Some(end) = Element::starting_with(b'{').scan(&bytes, start, &mut lines) else {
+        // Where NDJSON is read, the record check reports the object cut short, with its line and
+        // column, as it reports the framing of an array.
+        return if ndjson { payload(bytes, InputFormat::Ndjson, Framing::Ndjson) } else { Err(WireError::UnclosedObject) };
+    };
     if let Some(next) = bytes[end..].iter().position(|&b| !is_blank(b)).map(|p| end + p) {
         if ndjson {
             return payload(bytes, InputFormat::Ndjson, Framing::Ndjson);

@@ -25,7 +25,7 @@ impl fmt::Display for Place {
 /// with [`WireError::status_code`] and its message; none is ever skipped silently (issue 19).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum WireError {
-    #[error("the body is empty and the query string has no `data`; {}", .route.send_hint())]
+    #[error("the body holds no {}: it is empty, and the query string has no `data`; {}", .route.records(), .route.send_hint())]
     EmptyBody { route: Route },
     #[error("{}", missing_data(*.place, .found))]
     MissingData { place: Place, found: String },

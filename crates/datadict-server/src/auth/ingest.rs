@@ -1,5 +1,7 @@
-//! The extractor of the ingestion routes (`/import`, `/engage`): [`IngestCaller`], the project a
-//! request writes to, found from its `Authorization` header as FACTS.md describes.
+//! The extractor of the ingestion routes (`/import`, `/track`, `/engage`, `/groups`):
+//! [`IngestCaller`], the project a request writes to, found from its `Authorization` header as
+//! FACTS.md describes; and [`token_projects`], the projects of the tokens that records carry
+//! (`properties.token`, `$token`) when the request has no such header.
 
 use super::{authorize, basic_credentials, project_by_token, Access};
 use crate::error::ApiError;
@@ -55,6 +57,24 @@ impl OptionalFromRequestParts<AppState> for IngestCaller {
 /// FACTS.md's 401.
 pub async fn token_project(state: &AppState, token: &str) -> Result<i64, ApiError> {
     project_by_token(state, token).await?.ok_or_else(|| ApiError::Unauthorized(INVALID_CREDENTIALS.into()))
+}
+
+/// The project of each token that the records of a request carry, `None` for a token of no
+/// project: one lookup per distinct token (a request's records nearly always carry one).
+pub async fn token_projects(state: &AppState, tokens: Vec<String>) -> Result<HashMap<String, Option<i64>>, ApiError> {
+    let mut known = HashMap::with_capacity(tokens.len());
+    for token in tokens {
+        let project = project_by_token(state, &token).await?;
+        known.insert(token, project);
+    }
+    Ok(known)
+}
+
+/// The project of a request authenticated by the tokens of its records: the caller's (from its
+/// `Authorization` header) when there is one, else the project of the first token that names one,
+/// in record order. `None` when no token names a project.
+pub fn records_project(caller: Option<IngestCaller>, tokens: &[String], known: &HashMap<String, Option<i64>>) -> Option<i64> {
+    caller.map(|c| c.project_id).or_else(|| tokens.iter().find_map(|t| known.get(t).copied().flatten()))
 }
 
 /// The `project_id` query parameter as written (`None` when absent), or why the query string

@@ -4,14 +4,15 @@
 //!
 //! - [`ProjectRead`] and [`ProjectWrite`] (`extract.rs`): a service account with a role in the
 //!   project of the path's `{project_id}`.
-//! - [`IngestCaller`] (`ingest.rs`): the project an `/import` or `/engage` request writes to, by
-//!   service account and `project_id` or by the project token.
+//! - [`IngestCaller`] (`ingest.rs`): the project an ingestion request writes to, by service
+//!   account and `project_id` or by the project token; [`token_projects`] and
+//!   [`records_project`] for requests authenticated by the tokens their records carry.
 
 mod extract;
 mod ingest;
 
 pub use extract::{AccessLevel, Project, ProjectRead, ProjectWrite, ReadAccess, WriteAccess};
-pub use ingest::{token_project, IngestCaller};
+pub use ingest::{records_project, token_project, token_projects, IngestCaller};
 
 use crate::error::ApiError;
 use crate::store::{self, Role};

@@ -1,11 +1,18 @@
-//! The batch check of every way events arrive (`POST /import`, warehouse syncs, migrations): the
-//! core's import rules per record, the dictionary's drops ([`Drops`]), string truncation, and the
-//! parts sent to the event writer ([`check_batch`]).
+//! The batch check of every way events arrive (`POST /import`, `/track`, warehouse syncs,
+//! migrations): the core's rules per record (the route's [`EventRules`], in an [`Intake`]), the
+//! project tokens the events may name, the dictionary's drops ([`Drops`]), what the receiver
+//! adds to a tracked event, string truncation, and the parts sent to the event writer
+//! ([`check_batch`]); [`store_events`] runs it for a request and waits for the commit.
 
 use crate::error::ApiError;
-use crate::store::{EventBatch, EventSink};
+use crate::store::{self, EventBatch, EventSink};
+use crate::AppState;
+use axum::body::Bytes;
 use datadict_core::event::{EventCheck, PropertySeen};
-use datadict_core::{check_against_dictionary, check_import_records, remove_properties, truncate_strings, Dictionary, EntityType, FailedRecord, ImportBodyError, InputFormat, IssueCode, Limits, SchemaEntry};
+use datadict_core::{
+    check_against_dictionary, check_import_records, complete_event, remove_properties, truncate_strings, Completion, Dictionary, EntityType, EventRules,
+    FailedRecord, ImportBodyError, InputFormat, IssueCode, Limits, SchemaEntry,
+};
 use serde_json::Value;
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
@@ -13,11 +20,47 @@ use std::collections::{HashMap, HashSet};
 /// What checking a batch produced.
 #[derive(Debug, Default)]
 pub struct Checked {
+    /// Records in the body, valid or not.
+    pub records: usize,
     /// Valid records sent to the event sink.
     pub stored: usize,
     /// Valid records that the dictionary drops (counted as imported, as the service does).
     pub dropped: usize,
+    /// One entry per problem of every record not stored, by record index.
     pub failed: Vec<FailedRecord>,
+}
+
+/// How a route receives events.
+#[derive(Debug, Clone, Default)]
+pub struct Intake {
+    /// The core's rules for each event ([`EventRules::IMPORT`] by default).
+    pub rules: EventRules,
+    /// The connection's address, to add as `ip` to events without one (`ip=1`).
+    pub ip: Option<String>,
+    /// The project tokens the events carry (`/track`), when the rules read them.
+    pub tokens: Option<Tokens>,
+}
+
+/// The project tokens named by a request's events and the project each names (`None`: none),
+/// with the project the request writes to: an event that names another token is refused.
+#[derive(Debug, Clone, Default)]
+pub struct Tokens {
+    pub project_id: i64,
+    pub known: HashMap<String, Option<i64>>,
+}
+
+impl Tokens {
+    /// Why an event naming `token` is refused, if it is.
+    fn refusal(&self, token: &str) -> Option<String> {
+        let p = self.project_id;
+        match self.known.get(token).copied().flatten() {
+            Some(project) if project == p => None,
+            Some(_) => Some(format!(
+                "`properties.token` is the token of another project than project {p}, which this request writes to; send each project's events in their own request"
+            )),
+            None => Some("`properties.token` is not the token of any project; send the project token from the project's settings".to_owned()),
+        }
+    }
 }
 
 /// What a project's dictionary drops at ingestion (spec §2.4, §2.5), by event name: the whole
@@ -99,25 +142,78 @@ const ROWS_PER_PART: usize = 250;
 /// count is not known before the records are read.
 const FIRST_PART_BYTES: usize = 256 * 1024;
 
-/// Checks a whole body with the core's import rules. A body that cannot be split, holds no
-/// record or too many is refused as a whole; otherwise every record is judged on its own, and the
-/// valid ones are prepared for storage and sent to `sink` in parts: events the dictionary drops
-/// are left out, properties it drops are removed, and long strings are truncated. On an error
-/// the caller drops the sink, which rolls back what was sent.
+/// A body refused as a whole: 413 over the request limits, 400 for its framing.
+fn refuse(e: ImportBodyError) -> ApiError {
+    match e {
+        ImportBodyError::TooLarge { .. } | ImportBodyError::TooManyRecords { .. } => ApiError::PayloadTooLarge(e.to_string()),
+        ImportBodyError::Framing(_) => ApiError::BadRequest(e.to_string()),
+    }
+}
+
+fn no_events() -> ApiError {
+    ApiError::BadRequest("the body holds no events; send at least one event".into())
+}
+
+/// The project tokens the events of a body carry (`properties.token`, read by `rules`), each
+/// once, in the order of their first event: the first pass of a request authenticated by its
+/// events, which must know its project before it can check events against the project's
+/// dictionary. A body refused as a whole is refused here already.
+pub fn event_tokens(body: &[u8], format: InputFormat, rules: &EventRules, limits: &Limits, now_ms: i64) -> Result<Vec<String>, ApiError> {
+    let mut tokens: Vec<String> = Vec::new();
+    let mut seen = 0;
+    for record in check_import_records(body, format, rules, limits, now_ms).map_err(refuse)? {
+        seen += 1;
+        if let Some(token) = record.map_err(refuse)?.check.token {
+            if !tokens.iter().any(|t| *t == token) {
+                tokens.push(token.into_owned());
+            }
+        }
+    }
+    if seen == 0 {
+        return Err(no_events());
+    }
+    Ok(tokens)
+}
+
+/// Checks and stores the events of one request (the text of `body`, framed by `format`) for
+/// `project_id`, through [`check_batch`] and the event writer; returns once they are committed:
+/// what is counted as stored is on disk.
+pub async fn store_events(state: &AppState, project_id: i64, body: Bytes, format: InputFormat, intake: Intake) -> Result<Checked, ApiError> {
+    let entries = state.store.read(move |conn| store::dropping_schemas(conn, project_id)).await?;
+    let drops = Drops::new(&entries, &state.config.namespace);
+    let limits = state.config.limits.clone();
+    let now_ms = super::now_ms();
+    let mut sink = state.store.event_sink(project_id, now_ms / 1000);
+    let (checked, pending) = tokio::task::spawn_blocking(move || {
+        let checked = check_batch(&body, format, &intake, &limits, &drops, now_ms, &mut sink)?;
+        Ok::<_, ApiError>((checked, sink.close()))
+    })
+    .await
+    .map_err(|e| ApiError::Internal(e.into()))??;
+    // The answer waits for the commit: a 200 is only sent for events on disk.
+    pending.wait().await?;
+    Ok(checked)
+}
+
+/// Checks a whole body with the core's rules (`intake.rules`). A body that cannot be split, holds
+/// no record or too many is refused as a whole; otherwise every record is judged on its own, and
+/// the valid ones are prepared for storage and sent to `sink` in parts: events naming another
+/// project's token are refused, events the dictionary drops are left out, properties it drops are
+/// removed, what the rules ask the receiver to add is added (a time, `ip`; the token removed), and
+/// long strings are truncated. On an error the caller drops the sink, which rolls back what was
+/// sent.
 pub fn check_batch(
     body: &[u8],
     format: InputFormat,
+    intake: &Intake,
     limits: &Limits,
     drops: &Drops,
     now_ms: i64,
     sink: &mut EventSink,
 ) -> Result<Checked, ApiError> {
-    let refuse = |e: ImportBodyError| match e {
-        ImportBodyError::TooLarge { .. } | ImportBodyError::TooManyRecords { .. } => ApiError::PayloadTooLarge(e.to_string()),
-        ImportBodyError::Framing(_) => ApiError::BadRequest(e.to_string()),
-    };
-    let mut records = check_import_records(body, format, limits, now_ms).map_err(refuse)?;
-    let mut out = Checked { stored: 0, failed: Vec::new(), dropped: 0 };
+    let mut records = check_import_records(body, format, &intake.rules, limits, now_ms).map_err(refuse)?;
+    let mut out = Checked::default();
+    let mut refused = Vec::new();
     // The first part's text is at most the body; later parts are sized from the one before.
     let mut rows = EventBatch::with_capacity(ROWS_PER_PART, body.len().min(FIRST_PART_BYTES));
     let mut seen = 0usize;
@@ -136,14 +232,21 @@ pub fn check_batch(
         if !check.is_valid() {
             continue;
         }
+        if let (Some(tokens), Some(token)) = (&intake.tokens, check.token.as_deref()) {
+            if let Some(message) = tokens.refusal(token) {
+                let insert_id = check.insert_id.as_deref().unwrap_or_default().to_owned();
+                refused.push(FailedRecord { index: record.record.pos.index as usize, insert_id, field: "properties.token".into(), message });
+                continue;
+            }
+        }
         // A string over the truncation length is stored cut: the event is then known by its cut
         // name and distinct_id, for the dictionary's drops, the dedup key and the columns alike.
         let truncates = check.warnings.iter().any(|w| w.code == IssueCode::StringTruncated);
         if truncates {
             check.truncate_key_fields(limits.string_truncate_bytes);
         }
-        // `Some` for every valid record (the core's rules require the four fields); the invalid
-        // ones were skipped above and are reported in `failed_records`.
+        // `Some` for every valid record (the core's rules require `event` and a time); the
+        // invalid ones were skipped above and are reported in `failed_records`.
         let Some(key) = check.valid_key() else { continue };
         let mut bytes = Cow::Borrowed(&body[record.record.range]);
         let Some(dropped_properties) = drops.of(&check) else {
@@ -153,6 +256,11 @@ pub fn check_batch(
         if !dropped_properties.is_empty() {
             let names: Vec<String> = dropped_properties.into_iter().map(str::to_owned).collect();
             let rewritten = remove_properties(&bytes, &names).map_err(|e| ApiError::Internal(e.into()))?;
+            bytes = Cow::Owned(rewritten);
+        }
+        let completion = Completion::of(&check, &intake.rules, intake.ip.as_deref());
+        if !completion.is_empty() {
+            let rewritten = complete_event(&bytes, &completion).map_err(|e| ApiError::Internal(e.into()))?;
             bytes = Cow::Owned(rewritten);
         }
         if truncates {
@@ -178,14 +286,20 @@ pub fn check_batch(
         }
     }
     if seen == 0 {
-        return Err(ApiError::BadRequest("the body holds no events; send at least one event".into()));
+        return Err(no_events());
     }
     out.stored += rows.len();
     for part in held.into_iter().flatten() {
         sink.send(part)?;
     }
     sink.send(rows)?;
+    out.records = seen;
     out.failed = records.failed_records;
+    if !refused.is_empty() {
+        out.failed.extend(refused);
+        // Stable: a record's problems keep their order.
+        out.failed.sort_by_key(|f| f.index);
+    }
     Ok(out)
 }
 

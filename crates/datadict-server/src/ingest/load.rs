@@ -4,10 +4,10 @@
 //! There is no second way of inserting events.
 
 use crate::error::ApiError;
-use crate::ingest::{check_batch, now_ms, Drops};
+use crate::ingest::{check_batch, now_ms, Drops, Intake};
 use crate::store;
 use crate::AppState;
-use datadict_core::profile::{self, ProfileOperation};
+use datadict_core::profile::{self, ProfileOperation, ProfileTarget};
 use datadict_core::{FailedRecord, InputFormat, Issue, Limits};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -53,7 +53,7 @@ impl Loader {
         let now = now_ms();
         let mut sink = state.store.event_sink(self.project_id, now / 1000);
         let (checked, pending) = tokio::task::spawn_blocking(move || {
-            let checked = check_batch(&ndjson, InputFormat::Ndjson, &limits, &drops, now, &mut sink)?;
+            let checked = check_batch(&ndjson, InputFormat::Ndjson, &Intake::default(), &limits, &drops, now, &mut sink)?;
             Ok::<_, ApiError>((checked, sink.close()))
         })
         .await
@@ -70,26 +70,31 @@ pub struct Refused {
     pub issue: Issue,
 }
 
-/// Applies profile updates to the stored profiles of a project with the core's
+/// Applies profile updates to the stored profiles of a project (user profiles, or group
+/// profiles: each update names its [`ProfileTarget`]) with the core's
 /// [`datadict_core::profile::apply`], the one place where the operations and the 2,000-property
-/// cap live. `/engage`, warehouse syncs and migrations all store profiles through here. An update
-/// that breaks a rule is refused and the others are kept, as `/engage` does. Runs inside the
-/// caller's transaction; returns how many updates were applied and the refused ones.
+/// cap live. `/engage`, `/groups`, warehouse syncs and migrations all store profiles through
+/// here. An update that breaks a rule is refused and the others are kept, as `/engage` does. Runs
+/// inside the caller's transaction; returns how many updates were applied and the refused ones.
 pub fn apply_profile_updates<'a>(
     conn: &store::Conn<'_>,
     project_id: i64,
-    updates: impl IntoIterator<Item = (usize, &'a str, &'a ProfileOperation)>,
+    updates: impl IntoIterator<Item = (usize, &'a ProfileTarget, &'a ProfileOperation)>,
     limits: &Limits,
 ) -> anyhow::Result<(usize, Vec<Refused>)> {
     // Each profile is read once and written once, whatever the number of its updates.
-    let mut profiles: HashMap<&str, Option<Map<String, Value>>> = HashMap::new();
+    let mut profiles: HashMap<&ProfileTarget, Option<Map<String, Value>>> = HashMap::new();
     let mut applied = 0;
     let mut refused = Vec::new();
-    for (index, distinct_id, operation) in updates {
-        if !profiles.contains_key(distinct_id) {
-            profiles.insert(distinct_id, store::get_profile(conn, project_id, distinct_id)?);
+    for (index, target, operation) in updates {
+        if !profiles.contains_key(target) {
+            let stored = match target {
+                ProfileTarget::User { distinct_id } => store::get_profile(conn, project_id, distinct_id)?,
+                ProfileTarget::Group { key, id } => store::get_group(conn, project_id, key, id)?,
+            };
+            profiles.insert(target, stored);
         }
-        let slot = profiles.get_mut(distinct_id).expect("inserted above");
+        let slot = profiles.get_mut(target).expect("inserted above");
         match profile::apply(slot.as_ref(), operation, limits) {
             Ok(next) => {
                 *slot = next;
@@ -98,11 +103,15 @@ pub fn apply_profile_updates<'a>(
             Err(issues) => refused.extend(issues.into_iter().map(|issue| Refused { index, issue })),
         }
     }
-    for (distinct_id, profile) in &profiles {
-        match profile {
-            Some(props) => store::put_profile(conn, project_id, distinct_id, props)?,
-            None => {
+    for (target, profile) in &profiles {
+        match (target, profile) {
+            (ProfileTarget::User { distinct_id }, Some(props)) => store::put_profile(conn, project_id, distinct_id, props)?,
+            (ProfileTarget::User { distinct_id }, None) => {
                 store::delete_profile(conn, project_id, distinct_id)?;
+            }
+            (ProfileTarget::Group { key, id }, Some(props)) => store::put_group(conn, project_id, key, id, props)?,
+            (ProfileTarget::Group { key, id }, None) => {
+                store::delete_group(conn, project_id, key, id)?;
             }
         }
     }
@@ -121,8 +130,9 @@ pub async fn set_profiles(state: &AppState, project_id: i64, updates: Vec<(Strin
         .store
         .call(move |conn| {
             let tx = conn.transaction()?;
-            let operations: Vec<(String, ProfileOperation)> = updates.into_iter().map(|(id, set)| (id, ProfileOperation::Set(set))).collect();
-            let result = apply_profile_updates(&tx, project_id, operations.iter().enumerate().map(|(i, (id, op))| (i, id.as_str(), op)), &limits)?;
+            let operations: Vec<(ProfileTarget, ProfileOperation)> =
+                updates.into_iter().map(|(distinct_id, set)| (ProfileTarget::User { distinct_id }, ProfileOperation::Set(set))).collect();
+            let result = apply_profile_updates(&tx, project_id, operations.iter().enumerate().map(|(i, (target, op))| (i, target, op)), &limits)?;
             tx.commit()?;
             Ok(result)
         })

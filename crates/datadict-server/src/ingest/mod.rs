@@ -1,11 +1,12 @@
 //! What every way of ingesting shares, routes and background workers alike: the batch check with
 //! the dictionary's drops ([`batch`]) and the loading of a job's events and profiles ([`load`]).
-//! `routes::import`, `routes::engage`, `warehouse` and `migrate` import it; it imports no route.
+//! The ingestion routes (`routes::import`, `routes::track`, `routes::profiles`), `warehouse` and
+//! `migrate` import it; it imports no route.
 
 pub mod batch;
 pub mod load;
 
-pub use batch::{check_batch, Checked, Drops};
+pub use batch::{check_batch, event_tokens, store_events, Checked, Drops, Intake, Tokens};
 pub use load::{apply_profile_updates, set_profiles, Loaded, Loader, Refused};
 
 /// The current time in milliseconds since the epoch (0 if the clock is before it).

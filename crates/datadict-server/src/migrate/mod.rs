@@ -188,8 +188,8 @@ pub async fn run(state: &AppState, job: &mut MigrationJob, range: DateRange, sec
     let updates: Vec<_> = profiles
         .updates()
         .into_iter()
-        .filter_map(|u| match u.operation {
-            datadict_core::ProfileOperation::Set(p) => Some((u.distinct_id, p)),
+        .filter_map(|u| match (u.target, u.operation) {
+            (datadict_core::ProfileTarget::User { distinct_id }, datadict_core::ProfileOperation::Set(p)) => Some((distinct_id, p)),
             _ => None,
         })
         .collect();

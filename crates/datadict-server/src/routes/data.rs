@@ -4,6 +4,8 @@
 //! - `GET events?event=&distinct_id=&where=<prop>=<value>&from=&to=&limit=&cursor=`: stored
 //!   events, newest first, paginated with an opaque cursor;
 //! - `GET profiles/{distinct_id}`: a user profile;
+//! - `GET groups?group_key=&limit=&after=`: group profiles, a page at a time, and
+//!   `GET groups/{group_key}/{group_id}`: one group profile;
 //! - `GET event-counts?days=30`: per event name, how many events happened in the last `days`
 //!   days (at most 30: spec §8 leaves older events out of the dictionary view).
 
@@ -20,7 +22,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(list_events)).routes(routes!(get_profile)).routes(routes!(event_counts))
+    OpenApiRouter::new()
+        .routes(routes!(list_events))
+        .routes(routes!(get_profile))
+        .routes(routes!(list_groups))
+        .routes(routes!(get_group))
+        .routes(routes!(event_counts))
 }
 
 /// The largest page of events.
@@ -186,6 +193,130 @@ async fn get_profile(
         results: ProfileBody { distinct_id, properties: Value::Object(properties) },
         status: "ok".into(),
     }))
+}
+
+/// A group profile as the read API serves it.
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct GroupBody {
+    #[serde(rename = "$group_key")]
+    pub group_key: String,
+    #[serde(rename = "$group_id")]
+    pub group_id: String,
+    #[serde(rename = "$properties")]
+    #[schema(value_type = Object)]
+    pub properties: Value,
+}
+
+impl From<store::StoredGroup> for GroupBody {
+    fn from(g: store::StoredGroup) -> Self {
+        Self { group_key: g.key, group_id: g.id, properties: Value::Object(g.properties) }
+    }
+}
+
+/// `{"results":{"$group_key":...,"$group_id":...,"$properties":{...}},"status":"ok"}`
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct GroupResponse {
+    pub results: GroupBody,
+    pub status: String,
+}
+
+/// A page of group profiles, in `$group_key` then `$group_id` order.
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct GroupsPage {
+    pub results: Vec<GroupBody>,
+    /// Pass as `after` to get the next page; `null` on the last page.
+    pub next_after: Option<String>,
+    pub status: String,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct GroupsQuery {
+    pub group_key: Option<String>,
+    pub limit: Option<String>,
+    pub after: Option<String>,
+}
+
+#[utoipa::path(get, path = "/projects/{project_id}/groups", tag = "Read back",
+    params(("project_id" = i64, Path, description = "the project id"),
+        ("group_key" = Option<String>, Query, description = "only groups of this `$group_key` (such as `Company`)"),
+        ("limit" = Option<u32>, Query, description = "page size, 1 to 1000 (default 100)"),
+        ("after" = Option<String>, Query, description = "the `next_after` of the previous page")),
+    responses(
+        (status = 200, description = "a page of group profiles", body = GroupsPage),
+        (status = 400, description = "a parameter is malformed; `error` says which", body = Object),
+        ReadRefusals
+    ),
+    security(("ServiceAccount" = []))
+)]
+async fn list_groups(
+    project: ProjectRead,
+    State(state): State<AppState>,
+    query: Result<Query<GroupsQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Json<GroupsPage>, ApiError> {
+    let project_id = project.id();
+    let q = read_query(query)?;
+    let limit = page_limit(q.limit.as_deref())?;
+    let after = q.after.as_deref().map(parse_after).transpose()?;
+    let key = q.group_key;
+    let mut groups = state
+        .store
+        .read(move |conn| {
+            let after = after.as_ref().map(|(k, i)| (k.as_str(), i.as_str()));
+            store::list_groups(conn, project_id, key.as_deref(), after, limit + 1)
+        })
+        .await?;
+    let next_after = if groups.len() > limit {
+        groups.truncate(limit);
+        groups.last().map(|g| group_cursor(&g.key, &g.id))
+    } else {
+        None
+    };
+    Ok(Json(GroupsPage { results: groups.into_iter().map(GroupBody::from).collect(), next_after, status: "ok".into() }))
+}
+
+/// A page's cursor: the last group's key and id as a JSON array, in URL-safe base64 so that it
+/// needs no escaping in a query string (keys and ids may hold any character).
+fn group_cursor(key: &str, id: &str) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(serde_json::json!([key, id]).to_string())
+}
+
+fn parse_after(raw: &str) -> Result<(String, String), ApiError> {
+    use base64::Engine;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(raw)
+        .ok()
+        .and_then(|json| serde_json::from_slice::<(String, String)>(&json).ok())
+        .ok_or_else(|| ApiError::BadRequest(format!("`after={raw}` is not a cursor; pass the `next_after` of the previous page as is")))
+}
+
+#[utoipa::path(get, path = "/projects/{project_id}/groups/{group_key}/{group_id}", tag = "Read back",
+    params(("project_id" = i64, Path, description = "the project id"),
+        ("group_key" = String, Path, description = "the group's `$group_key`, such as `Company`"),
+        ("group_id" = String, Path, description = "the group's `$group_id`")),
+    responses(
+        (status = 200, description = "the group profile", body = GroupResponse),
+        (status = 404, description = "no such group profile", body = Object),
+        (status = 400, description = "a parameter is malformed; `error` says which", body = Object),
+        ReadRefusals
+    ),
+    security(("ServiceAccount" = []))
+)]
+async fn get_group(
+    project: ProjectRead,
+    State(state): State<AppState>,
+    ApiPath((_, group_key, group_id)): ApiPath<(String, String, String)>,
+) -> Result<Json<GroupResponse>, ApiError> {
+    let project_id = project.id();
+    let (key, id) = (group_key.clone(), group_id.clone());
+    let found = state.store.read(move |conn| store::get_group(conn, project_id, &key, &id)).await?;
+    let Some(properties) = found else {
+        return Err(ApiError::NotFound(format!(
+            "project {project_id} has no group profile `{group_key}`/`{group_id}`; send a `$set` for it to `/groups` first"
+        )));
+    };
+    let results = GroupBody { group_key, group_id, properties: Value::Object(properties) };
+    Ok(Json(GroupResponse { results, status: "ok".into() }))
 }
 
 #[derive(Debug, Deserialize)]

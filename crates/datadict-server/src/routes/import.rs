@@ -1,74 +1,72 @@
-//! `POST /import` (spec §4.4, FACTS.md): events as a JSON array or NDJSON, gzipped or not. Each
-//! record is checked by the core's rules; valid ones are stored in one transaction (deduplicated,
+//! `POST /import` (spec §4.4, FACTS.md): events as a JSON array or NDJSON, gzipped or not, or (as
+//! server-side libraries send them) a form with `data=` holding JSON or base64 JSON, or
+//! `GET ?data=`; every way is decoded by the core's wire rules (`routes::wire`). Each record is
+//! checked by the core's import rules; valid ones are stored in one transaction (deduplicated,
 //! with `dropped` events and properties removed), invalid ones are reported in strict mode.
+//!
+//! The answer is the import's JSON body (`{"code":200,"num_records_imported":N,"status":"OK"}`,
+//! or 400 with `failed_records`) for every framing, forms included, since the libraries that send
+//! forms read `num_records_imported` and `failed_records`; a request with `verbose=1`, `img=1` or
+//! `callback=` gets that tracking answer instead (see `routes::wire`). Either way a 200 counts
+//! exactly what was stored, and a body of which nothing was stored is a 400.
 
 use crate::auth::IngestCaller;
-use crate::error::ApiError;
-use crate::routes::ingest::{batch_response, charge, input_format, parse_strict, read_raw, IngestError};
+use crate::ingest::{store_events, Intake};
+use crate::routes::ingest::charge;
 use crate::routes::responses::IngestRefusals;
-use crate::ingest::{check_batch, now_ms, Checked, Drops};
-use crate::store;
+use crate::routes::wire::{answer_batch, receive, Refused, Tally, WireQuery};
 use crate::AppState;
-use axum::body::Body;
-use axum::extract::{Query, State};
-use axum::http::HeaderMap;
+use axum::extract::{Request, State};
 use axum::response::Response;
+use datadict_core::wire::Route;
 use utoipa_axum::{router::OpenApiRouter, routes};
-use serde::Deserialize;
-use std::collections::HashMap;
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(import))
-}
-
-/// The query of `/import`: `strict` (`1` or `0`) and `project_id`.
-#[derive(Debug, Deserialize)]
-pub struct ImportQuery {
-    pub strict: Option<String>,
-    pub project_id: Option<String>,
+    OpenApiRouter::new().routes(routes!(import, import_get))
 }
 
 #[utoipa::path(post, path = "/import", tag = "Events",
-    params(("strict" = Option<String>, Query, description = "`1`: answer 400 listing every invalid record (valid ones are still stored); `0` (default): skip them"),
-        ("project_id" = Option<i64>, Query, description = "required with service-account credentials")),
-    request_body(content = Object, description = "a JSON array of events, or NDJSON (`application/x-ndjson`); optionally `Content-Encoding: gzip`"),
+    params(WireQuery),
+    request_body(description = "a JSON array of events, or NDJSON (`application/x-ndjson`), or `application/x-www-form-urlencoded` with `data=<JSON or base64 JSON>` (the parameters may be form fields too, `project_id` excepted: the credentials are judged before the body is read); optionally `Content-Encoding: gzip`",
+        content(
+            (Vec<Object> = "application/json"),
+            (String = "application/x-ndjson"),
+            (String = "application/x-www-form-urlencoded"))),
     responses(
-        (status = 200, description = "`{\"code\":200,\"num_records_imported\":N,\"status\":\"OK\"}`", body = Object),
-        (status = 400, description = "strict mode: some records failed (`failed_records`), the valid ones were stored; or the body cannot be read", body = Object),
+        (status = 200, description = "`{\"code\":200,\"num_records_imported\":N,\"status\":\"OK\"}` (or, with `verbose`, `img` or `callback`, that answer)", body = Object),
+        (status = 400, description = "some records failed (`failed_records`, with `num_records_imported` counting those stored), or the body cannot be read as records: the error says what was found and what to send", body = Object),
         IngestRefusals
     ),
     security(("ServiceAccount" = []), ("ProjectToken" = []))
 )]
-async fn import(
-    IngestCaller { project_id }: IngestCaller,
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    query: Result<Query<HashMap<String, String>>, axum::extract::rejection::QueryRejection>,
-    body: Body,
-) -> Result<Response, IngestError> {
+async fn import(IngestCaller { project_id }: IngestCaller, State(state): State<AppState>, request: Request) -> Result<Response, Refused> {
+    receive_import(project_id, state, request).await
+}
+
+/// `GET /import?data=...`: the same as a `POST`.
+#[utoipa::path(get, path = "/import", tag = "Events",
+    params(WireQuery),
+    responses(
+        (status = 200, description = "`{\"code\":200,\"num_records_imported\":N,\"status\":\"OK\"}` (or, with `verbose`, `img` or `callback`, that answer)", body = Object),
+        (status = 400, description = "some records failed, or `data` cannot be read as records", body = Object),
+        IngestRefusals
+    ),
+    security(("ServiceAccount" = []), ("ProjectToken" = []))
+)]
+async fn import_get(IngestCaller { project_id }: IngestCaller, State(state): State<AppState>, request: Request) -> Result<Response, Refused> {
+    receive_import(project_id, state, request).await
+}
+
+async fn receive_import(project_id: i64, state: AppState, request: Request) -> Result<Response, Refused> {
     // A debug event, so that an operator (and the graceful-shutdown test) can see that a request
     // has reached its handler.
     tracing::debug!("import request received");
-    let limits = state.config.limits.clone();
-    let raw = read_raw(&headers, body, limits.max_request_bytes).await;
-    let Query(query) = query.map_err(|e| ApiError::BadRequest(format!("the query string cannot be read ({e}); use `?strict=1&project_id=<id>`")))?;
-    let strict = parse_strict(query.get("strict").map(String::as_str))?;
-    let body = raw.decode().await?;
-    charge(&state, project_id, body.len())?;
-    let entries = state.store.read(move |conn| store::dropping_schemas(conn, project_id)).await?;
-    let drops = Drops::new(&entries, &state.config.namespace);
-    let format = input_format(&headers);
-    let now_ms = now_ms();
-    let mut sink = state.store.event_sink(project_id, now_ms / 1000);
-    let (checked, pending) = tokio::task::spawn_blocking(move || {
-        let checked = check_batch(&body, format, &limits, &drops, now_ms, &mut sink)?;
-        Ok::<_, ApiError>((checked, sink.close()))
-    })
-    .await
-    .map_err(|e| ApiError::Internal(e.into()))??;
-    // The answer waits for the commit: a 200 is only sent for events on disk.
-    pending.wait().await?;
-    let Checked { stored, dropped, failed } = checked;
-    let imported = stored + dropped;
-    Ok(batch_response(imported, failed, strict))
+    let received = receive(Route::Import, request, state.config.limits.max_request_bytes).await;
+    let refuse = Refused::with(&received.style);
+    let records = received.records.map_err(&refuse)?;
+    charge(&state, project_id, records.bytes.len()).map_err(&refuse)?;
+    let intake = Intake { ip: received.ip, ..Intake::default() };
+    let checked = store_events(&state, project_id, records.bytes, records.format, intake).await.map_err(&refuse)?;
+    let tally = Tally { records: checked.records, stored: checked.stored + checked.dropped, failed: checked.failed, noun: "event", verb: "stored" };
+    Ok(answer_batch(&received.style, tally))
 }

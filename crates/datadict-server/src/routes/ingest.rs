@@ -1,6 +1,7 @@
-//! What `/import` and `/engage` share over HTTP: their error body (`{"code","error","status"}` as
-//! the ingestion API writes it, FACTS.md), the rate charge, reading a possibly gzipped body within
-//! the size limit, and the answer of a batch. Their caller is found by `auth::IngestCaller`.
+//! What the ingestion routes share over HTTP: the ingestion API's error body
+//! (`{"code","error","status"}`, FACTS.md), the rate charge, reading a possibly gzipped body within
+//! the size limit, and the import's answer of a batch. Their wire formats and the other answers
+//! are in `routes::wire`; their caller is found by `auth::IngestCaller`.
 
 use crate::error::{read_limited, ApiError};
 use crate::ratelimit::{Kind, Limit};
@@ -9,7 +10,6 @@ use axum::body::{Body, Bytes};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use datadict_core::InputFormat;
 
 // FACTS.md's 429 message is kept word for word (capitalised, with a period), against this
 // project's message style, because clients of the service match on it (as on its 401, see
@@ -126,40 +126,20 @@ impl RawBody {
     }
 }
 
-/// The framing a request declares: NDJSON for `application/x-ndjson`, else decided by the first
-/// byte (a JSON array or NDJSON), since clients often label NDJSON as `application/json`.
-pub fn input_format(headers: &HeaderMap) -> InputFormat {
-    let ndjson = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.to_ascii_lowercase().contains("ndjson"));
-    if ndjson {
-        InputFormat::Ndjson
-    } else {
-        InputFormat::Auto
-    }
-}
-
-/// The answer of a batch: 200 with the count, or (strict mode with failures) 400 listing them.
+/// The import's answer of a batch: 200 with the count of what was stored, or 400 listing the
+/// failed records with that count (`strict=1` with any failure, FACTS.md). Without strict mode
+/// invalid records are skipped, as the service does, and counted in a header, except when
+/// nothing at all was stored: no ingestion route answers 200 to a body it stored nothing from
+/// (issue 19).
 pub fn batch_response(imported: usize, failed: Vec<FailedRecord>, strict: bool) -> Response {
-    if strict && !failed.is_empty() {
+    if !failed.is_empty() && (strict || imported == 0) {
         let body = ImportResponse::validation_failed(failed, imported as u64);
         return (StatusCode::BAD_REQUEST, Json(body)).into_response();
     }
     let mut response = Json(ImportResponse::ok(imported as u64)).into_response();
     if !failed.is_empty() {
-        // Without strict mode invalid records are skipped silently, as the service does; the count
-        // is still told, so that a client can notice.
-        response.headers_mut().insert("x-datadict-records-skipped", HeaderValue::from(failed.len()));
+        let skipped = failed.iter().map(|f| f.index).collect::<std::collections::BTreeSet<_>>().len();
+        response.headers_mut().insert("x-datadict-records-skipped", HeaderValue::from(skipped));
     }
     response
-}
-
-/// Reads `strict` as the import API does: `1` means strict, `0` or absent means not.
-pub fn parse_strict(raw: Option<&str>) -> Result<bool, ApiError> {
-    match raw {
-        None | Some("0") | Some("") => Ok(false),
-        Some("1") => Ok(true),
-        Some(other) => Err(ApiError::BadRequest(format!("`strict={other}` is not allowed; use `strict=1` or `strict=0`"))),
-    }
 }

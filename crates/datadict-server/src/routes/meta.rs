@@ -73,11 +73,11 @@ pub async fn method_not_allowed(method: Method, uri: Uri) -> ApiError {
 
 #[derive(OpenApi)]
 #[openapi(
-    info(title = "datadict", description = "The data-dictionary (schemas), event import, profile and lookup-table API of datadict, with a read API for checking what arrived, warehouse imports and the migration service."),
+    info(title = "datadict", description = "The data-dictionary (schemas), event import, tracking, profile and lookup-table API of datadict, with a read API for checking what arrived, warehouse imports and the migration service."),
     modifiers(&SecuritySchemes),
     tags(
         (name = "Retrieve Schemas"), (name = "Create Schemas"), (name = "Delete Schemas"),
-        (name = "Events"), (name = "User Profiles"), (name = "Read back"),
+        (name = "Events"), (name = "User Profiles"), (name = "Group Profiles"), (name = "Read back"),
         (name = "Warehouse Imports", description = "imports of events and profiles from a file on the server or a PostgreSQL table, synced on request"),
         (name = "Migration", description = "the migration service: a project's history from the source tool's export, in a background job"),
         (name = "Lookup Tables", description = "CSV tables keyed by their first column: listed and replaced as the ingestion reference does, created, read and deleted through the application API"),
@@ -110,7 +110,9 @@ pub fn api() -> (Router<AppState>, utoipa::openapi::OpenApi) {
     OpenApiRouter::with_openapi(ApiDoc::openapi())
         .nest("/api/app", app_api)
         .merge(crate::routes::import::router())
+        .merge(crate::routes::track::router())
         .merge(crate::routes::engage::router())
+        .merge(crate::routes::groups::router())
         .merge(crate::routes::lookup::router())
         .merge(crate::routes::migrate::router())
         .split_for_parts()

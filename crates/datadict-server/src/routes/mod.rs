@@ -2,14 +2,18 @@
 
 pub mod data;
 pub mod engage;
+pub mod groups;
 pub mod import;
 pub mod ingest;
 pub mod lookup;
 pub mod meta;
 pub mod migrate;
+pub mod profiles;
 pub mod responses;
 pub mod schemas;
+pub mod track;
 pub mod warehouse;
+pub mod wire;
 
 use crate::error::ApiError;
 use axum::extract::rejection::QueryRejection;

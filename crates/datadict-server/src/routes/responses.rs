@@ -1,11 +1,13 @@
 //! The OpenAPI error answers that many operations share, each written once and listed in an
 //! operation's `responses(...)` by type: the refusals of the auth extractors (401 and 403, by the
-//! role an operation needs), the schemas rate limit (429), and the ingestion API's shared answers
-//! (401, 403, 413, 415, 429 in its own body). The served `/openapi.json` still lists every one of
-//! them under each operation.
+//! role an operation needs), the schemas rate limit (429), the ingestion API's shared answers
+//! (401, 403, 413, 415, 429 in its own body), and those of the tracking routes (the same, and 400,
+//! as `0` or in the body the request asked for). The served `/openapi.json` still lists every one
+//! of them under each operation.
 
 use std::collections::BTreeMap;
 use utoipa::openapi::schema::{ObjectBuilder, Type};
+use utoipa::openapi::Content;
 use utoipa::openapi::{ContentBuilder, RefOr, Response, ResponseBuilder};
 use utoipa::IntoResponses;
 
@@ -81,6 +83,44 @@ impl IntoResponses for IngestRefusals {
             ("415", "a `Content-Encoding` other than gzip"),
             ("429", "the project's ingestion rate limit is reached; see `Retry-After`"),
         ])
+    }
+}
+
+/// A tracking route's refusal: `0` as text, or a JSON body (`{"status":0,"error":"..."}` with
+/// `verbose=1`, or the import's body on `/engage` and `/groups` with a JSON body or `strict=1`),
+/// or the pixel or script the request asked for.
+fn tracking(description: &str) -> RefOr<Response> {
+    let text = ContentBuilder::new().schema(Some(ObjectBuilder::new().schema_type(Type::Integer).enum_values(Some([0])))).build();
+    let json = ContentBuilder::new().schema(Some(ObjectBuilder::new().schema_type(Type::Object))).build();
+    let other = || Content::new(Some(ObjectBuilder::new().schema_type(Type::String)));
+    ResponseBuilder::new()
+        .description(description)
+        .content("text/plain", text)
+        .content("application/json", json)
+        .content("image/gif", other())
+        .content("text/javascript", other())
+        .build()
+        .into()
+}
+
+/// What `/track`, `/engage` and `/groups` answer besides their 200, in the style the request
+/// asked for (`routes::wire`): `0` (or the verbose JSON, the pixel, or a `callback` call, which
+/// is always a 200 so that the page's script runs), with the reason in the JSON's `error`.
+pub struct TrackingRefusals;
+
+impl IntoResponses for TrackingRefusals {
+    fn responses() -> Responses {
+        [
+            ("400", "a body that cannot be read as records (the error says what was found and what to send), a bad parameter, or some records refused: the valid ones are stored and the error says how many (`stored 2 of 3 events; event 1: ...`)"),
+            ("401", "no record names a project's token (`properties.token`, `$token`), or wrong `Authorization` credentials"),
+            ("403", "valid credentials without a write role in the project, or another project's token"),
+            ("413", "over the request limits (records per request, uncompressed bytes)"),
+            ("415", "a `Content-Type` or `Content-Encoding` that is not read"),
+            ("429", "the project's ingestion rate limit is reached; see `Retry-After`"),
+        ]
+        .into_iter()
+        .map(|(status, description)| (status.to_owned(), tracking(description)))
+        .collect()
     }
 }
 

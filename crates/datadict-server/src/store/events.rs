@@ -48,9 +48,13 @@ impl EventBatch {
         Self { text: String::with_capacity(bytes), rows: Vec::with_capacity(rows) }
     }
 
-    /// Adds an event, computing its dedup digest.
+    /// Adds an event, computing its dedup digest. An event without `$insert_id` (an empty
+    /// `insert_id`, which `/track` allows and no valid `$insert_id` is) cannot be de-duplicated
+    /// (reference): every copy is stored. Its digest is then 128 random bits instead of
+    /// [`dedup_key`], so that it never equals another's, and the record stays as it was sent (no
+    /// made-up `$insert_id` is added). Re-keying leaves such digests alone (`rekey_events`).
     pub fn push(&mut self, event: &str, time_ms: i64, distinct_id: &str, insert_id: &str, record: &str) {
-        let dedup = dedup_key(event, time_ms, distinct_id, insert_id);
+        let dedup = if insert_id.is_empty() { rand::random() } else { dedup_key(event, time_ms, distinct_id, insert_id) };
         let mut add = |s: &str| {
             let start = self.text.len();
             self.text.push_str(s);

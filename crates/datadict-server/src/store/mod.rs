@@ -7,10 +7,10 @@
 //! The top-level files hold, per resource, the types callers see and that dispatch:
 //! `accounts.rs` (projects, service accounts, roles, tokens), `schemas.rs` (the dictionary),
 //! `events.rs` (the import's rows and de-duplication digest), `event_writer.rs` (the
-//! event-writer thread and its group commits), `profiles.rs`, `reads.rs` (the read API's queries
-//! and 30-day counts), `jobs.rs` (warehouse imports, their runs and migration jobs, named
-//! `store::jobs::foo`) and `lookup.rs` (lookup tables and their rows, named
-//! `store::lookup::foo`). `conn.rs` holds [`Conn`] and its transaction [`Tx`].
+//! event-writer thread and its group commits), `profiles.rs`, `groups.rs` (group profiles),
+//! `reads.rs` (the read API's queries and 30-day counts), `jobs.rs` (warehouse imports, their
+//! runs and migration jobs, named `store::jobs::foo`) and `lookup.rs` (lookup tables and their
+//! rows, named `store::lookup::foo`). `conn.rs` holds [`Conn`] and its transaction [`Tx`].
 //!
 //! Queries are free functions over a connection, so that they compose inside one transaction.
 
@@ -18,6 +18,7 @@ mod accounts;
 mod conn;
 mod event_writer;
 mod events;
+mod groups;
 pub mod jobs;
 pub mod lookup;
 mod pg;
@@ -30,6 +31,7 @@ pub use accounts::*;
 pub use conn::{Conn, Tx};
 pub use event_writer::{EventSink, PendingInsert};
 pub use events::{dedup_key, EventBatch, EventRow};
+pub use groups::{delete_group, get_group, list_groups, put_group, StoredGroup};
 pub use profiles::*;
 pub use reads::*;
 pub use schemas::*;

@@ -1,6 +1,8 @@
 //! The bad-input corpus: every file of `tests/data/bad-input/` is sent as `cases.tsv` describes
-//! (method, path, credentials, content encoding), and must get the expected 4xx with a specific
-//! message, never a 5xx; the server must still answer after each case.
+//! (method, path, credentials, content encoding; the file's extension gives its `Content-Type`:
+//! `.ndjson`, `.csv`, `.form` for a form, `.txt` for `text/plain`, JSON otherwise), and must get the
+//! expected 4xx with a specific message, never a 5xx; the server must still answer after each
+//! case. The tracking routes are asked for `verbose=1`, so that their refusals are JSON too.
 
 use crate::common::{on_both_stores, Backend, Server};
 use datadict_server::store::Role;
@@ -42,9 +44,12 @@ fn every_bad_input_gets_a_specific_4xx_and_the_server_stays_up(backend: Backend)
         if encoding != "-" {
             headers.push(("Content-Encoding", encoding));
         }
+        // The file's extension says how the body is labelled.
         let content_type = match file {
             f if f.contains(".ndjson") => "application/x-ndjson",
             f if f.contains(".csv") => "text/csv",
+            f if f.contains(".form") => "application/x-www-form-urlencoded",
+            f if f.contains(".txt") => "text/plain;charset=UTF-8",
             _ => "application/json",
         };
         headers.push(("Content-Type", content_type));

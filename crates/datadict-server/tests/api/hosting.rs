@@ -1,6 +1,6 @@
 //! Hosting: the web app with its CSP, CORS, security headers, JSON 404/405, and the limits route.
 
-use crate::common::Server;
+use crate::common::{on_both_stores, Backend, Server};
 use datadict_server::Config;
 use serde_json::json;
 
@@ -95,3 +95,50 @@ fn the_limits_route_reports_what_is_enforced() {
     let limits: datadict_core::Limits = serde_json::from_value(body["results"].clone()).unwrap();
     assert_eq!(limits.max_request_bytes, 2_097_152);
 }
+
+/// The tracking routes answer CORS for any origin, preflights included, whatever the allow-list
+/// (or none); the service-account routes, `/import` among them, keep the allow-list.
+fn tracking_routes_answer_cors_for_any_origin_and_the_rest_keep_the_allow_list(backend: Backend) {
+    let listed = Server::start_with_on(backend, Config { cors_origins: vec!["http://app.example".into()], ..Default::default() });
+    let unconfigured = Server::start_on(backend);
+    let origin = "http://shop.test:8080";
+    for server in [&listed, &unconfigured] {
+        let project = server.project("p");
+        let preflight = |path: &str| {
+            server.send(
+                "OPTIONS",
+                path,
+                None,
+                &[("Origin", origin), ("Access-Control-Request-Method", "POST"), ("Access-Control-Request-Headers", "content-type,content-encoding")],
+                None,
+            )
+        };
+        for path in ["/track", "/engage", "/groups"] {
+            let r = preflight(path);
+            assert!(r.status < 300, "{path}: {}", r.status);
+            assert_eq!(r.header("access-control-allow-origin"), Some("*"), "{path}");
+            let methods = r.header("access-control-allow-methods").unwrap_or_default().to_owned();
+            assert!(methods.contains("POST") && methods.contains("GET"), "{path}: {methods}");
+            let headers = r.header("access-control-allow-headers").unwrap_or_default().to_ascii_lowercase();
+            assert!(headers.contains("content-type") && headers.contains("content-encoding"), "{path}: {headers}");
+        }
+        // The answer itself, a refusal included, is readable by the page.
+        let event = serde_json::json!({"event": "Cross", "properties": {"token": project.token}}).to_string();
+        let r = server.send("POST", "/track?verbose=1", None, &[("Origin", origin), ("Content-Type", "application/json")], Some(event.into_bytes()));
+        assert_eq!((r.status, r.header("access-control-allow-origin")), (200, Some("*")), "{}", r.text);
+        let r = server.send("POST", "/engage?verbose=1", None, &[("Origin", origin)], Some(b"data=".to_vec()));
+        assert_eq!((r.status, r.header("access-control-allow-origin")), (400, Some("*")));
+        // Not the others: an unlisted origin gets no CORS answer from them.
+        for path in ["/import", "/api/app/projects/1/schemas", "/api/app/projects/1/groups"] {
+            let r = preflight(path);
+            assert_eq!(r.header("access-control-allow-origin"), None, "{path}");
+        }
+    }
+    // A listed origin still gets its answer from the service-account routes, `/import` included.
+    for path in ["/import", "/api/app/projects/1/schemas"] {
+        let r = listed.send("OPTIONS", path, None, &[("Origin", "http://app.example"), ("Access-Control-Request-Method", "POST")], None);
+        assert_eq!(r.header("access-control-allow-origin"), Some("http://app.example"), "{path}");
+    }
+}
+
+on_both_stores!(tracking_routes_answer_cors_for_any_origin_and_the_rest_keep_the_allow_list);

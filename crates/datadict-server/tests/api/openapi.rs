@@ -15,6 +15,8 @@ const EXPECTED: &[(&str, &str)] = &[
     ("get", "/api/app/limits"),
     ("get", "/api/app/projects/{project_id}/event-counts"),
     ("get", "/api/app/projects/{project_id}/events"),
+    ("get", "/api/app/projects/{project_id}/groups"),
+    ("get", "/api/app/projects/{project_id}/groups/{group_key}/{group_id}"),
     ("get", "/api/app/projects/{project_id}/lookup-tables"),
     ("get", "/api/app/projects/{project_id}/lookup-tables/{table_id}"),
     ("get", "/api/app/projects/{project_id}/profiles/{distinct_id}"),
@@ -25,15 +27,21 @@ const EXPECTED: &[(&str, &str)] = &[
     ("get", "/api/app/projects/{project_id}/warehouse-sources/imports/{import_id}"),
     ("get", "/api/app/projects/{project_id}/warehouse-sources/imports/{import_id}/runs"),
     ("get", "/api/app/projects/{project_id}/warehouse-sources/imports/{import_id}/runs/{run_id}"),
+    ("get", "/engage"),
+    ("get", "/groups"),
+    ("get", "/import"),
     ("get", "/lookup-tables"),
     ("get", "/migrate/jobs/{job_id}"),
+    ("get", "/track"),
     ("post", "/api/app/projects/{project_id}/lookup-tables"),
     ("post", "/api/app/projects/{project_id}/schemas"),
     ("post", "/api/app/projects/{project_id}/schemas/{entity_type}/{name}"),
     ("post", "/api/app/projects/{project_id}/warehouse-sources/imports"),
     ("post", "/engage"),
+    ("post", "/groups"),
     ("post", "/import"),
     ("post", "/migrate/{source_tool}"),
+    ("post", "/track"),
     ("put", "/api/app/projects/{project_id}/warehouse-sources/imports/{import_id}/manual-sync"),
     ("put", "/lookup-tables/{id}"),
 ];
@@ -44,8 +52,13 @@ const EXPECTED: &[(&str, &str)] = &[
 fn served_answer(method: &str, path: &str) -> (u16, Option<&'static str>) {
     match (method, path) {
         ("get", "/api/app/limits") => (200, None),
-        // `/engage` takes its project from the updates' `$token`, and an empty batch has none.
+        // `/engage` and `/groups` take their project from the updates' `$token`, and an empty
+        // batch has none; a JSON body is answered with the import's body.
         ("post", "/engage") => (400, Some("")),
+        ("post", "/groups") => (400, Some("holds no group profile updates")),
+        // `/track` takes its project from the events' token, and answers `0` (no JSON) to an
+        // empty batch, or to a `GET` without `data`; so do the others to such a `GET`.
+        ("post", "/track") | ("get", "/track" | "/engage" | "/groups") => (400, None),
         // The migration routes need no credentials: the project is the one of `TARGET_TOKEN`, and
         // `[]` is not the request object of spec §4.3.
         ("post", "/migrate/{source_tool}") => (400, Some("the request has")),
@@ -87,6 +100,8 @@ fn the_document_lists_exactly_the_served_routes() {
             .replace("{run_id}", "r1")
             .replace("{source_tool}", "amplitude")
             .replace("{job_id}", "0123456789abcdef0123456789abcdef")
+            .replace("{group_key}", "Company")
+            .replace("{group_id}", "acme")
             .replace("{table_id}", "f077cb07-008a-4955-8a4a-b4c163db3a87")
             .replace("{id}", "f077cb07-008a-4955-8a4a-b4c163db3a87");
         assert!(!concrete.contains('{'), "{method} {path}: give its path parameters a value");
@@ -123,7 +138,7 @@ fn every_operation_behind_credentials_lists_its_refusals() {
             if path.contains("/schemas") {
                 want.push("429");
             }
-            if path == "/import" || path == "/engage" {
+            if ["/import", "/track", "/engage", "/groups"].contains(&path.as_str()) {
                 want.extend(["413", "415", "429"]);
             }
             for status in want {

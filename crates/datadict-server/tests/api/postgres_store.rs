@@ -1,6 +1,6 @@
 //! What is particular to running on PostgreSQL: the versioned schema applied at start (once,
-//! refused when newer, lookup tables added to an older database), `--database` on the command
-//! line, and the `admin` commands against it.
+//! refused when newer, lookup tables and group profiles added to an older database), `--database`
+//! on the command line, and the `admin` commands against it.
 //! The HTTP behaviour itself is tested on both stores by the other files (`on_both_stores!`).
 
 use crate::common::postgres::fresh_database;
@@ -58,10 +58,13 @@ fn a_version_1_database_gains_lookup_tables() {
     let project = datadict_server::admin::create_project(&store, "p").unwrap();
     drop(store);
     let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
-    client.batch_execute("DROP TABLE lookup_rows; DROP TABLE lookup_tables; UPDATE schema_version SET version = 1").unwrap();
+    // Version 1 had neither lookup tables nor group profiles (migration 3).
+    client
+        .batch_execute("DROP TABLE lookup_rows; DROP TABLE lookup_tables; DROP TABLE group_profiles; UPDATE schema_version SET version = 1")
+        .unwrap();
 
     let store = Store::open_postgres(&url).unwrap();
-    assert_eq!(schema_version(&url), 2);
+    assert_eq!(schema_version(&url), 3);
     let id = "0b6f3c2e-8d1a-4f5e-9c7b-2a4d6e8f0a1b";
     let row = |key: &str| NewRow { key: key.into(), record: json!([key]).to_string() };
     let columns = vec!["id".to_owned()];
@@ -81,6 +84,37 @@ fn a_version_1_database_gains_lookup_tables() {
         .unwrap();
     let left: i64 = client.query_one("SELECT count(*) FROM lookup_rows", &[]).unwrap().get(0);
     assert_eq!(left, 0);
+}
+
+/// A database at schema version 2 (before group profiles) gains their table at start and keeps
+/// its data; group keys and ids page in byte order, as on SQLite.
+#[test]
+fn a_version_2_database_gains_group_profiles() {
+    use datadict_server::store::{get_group, list_groups, put_group};
+    let url = fresh_database();
+    let store = Store::open_postgres(&url).unwrap();
+    let project = datadict_server::admin::create_project(&store, "p").unwrap();
+    drop(store);
+    let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    client.batch_execute("DROP TABLE group_profiles; UPDATE schema_version SET version = 2").unwrap();
+
+    let store = Store::open_postgres(&url).unwrap();
+    assert_eq!(schema_version(&url), 3);
+    let props = |n: i64| json!({"n": n}).as_object().cloned().unwrap();
+    store
+        .call_sync(|conn| {
+            assert!(datadict_server::store::project_exists(conn, project.id)?);
+            for (key, id, n) in [("Company", "é", 1), ("Company", "Z", 2), ("Company", "a", 3), ("Team", "a", 4)] {
+                put_group(conn, project.id, key, id, &props(n))?;
+            }
+            put_group(conn, project.id, "Company", "a", &props(5))?;
+            assert_eq!(get_group(conn, project.id, "Company", "a")?, Some(props(5)));
+            let page = list_groups(conn, project.id, None, Some(("Company", "Z")), 2)?;
+            let names: Vec<_> = page.iter().map(|g| format!("{}/{}", g.key, g.id)).collect();
+            assert_eq!(names, ["Company/a", "Company/é"]);
+            Ok(())
+        })
+        .unwrap();
 }
 
 #[test]

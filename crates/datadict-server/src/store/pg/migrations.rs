@@ -1,11 +1,12 @@
 //! The PostgreSQL schema: numbered migrations applied at start, the version reached kept in
 //! `schema_version`, and a refusal to run on a database written by a newer server.
 //!
-//! The tables are SQLite's (`sqlite::tables`, `sqlite::jobs::TABLES`, `sqlite::lookup::TABLES`)
-//! in PostgreSQL's types: integers are `bigint`, texts whose order the API shows (names, event
-//! names) compare bytewise (`COLLATE "C"`) as SQLite's do, records and schemas stay `text` so that
-//! they are served back byte for byte, and `events.id` and `warehouse_runs.seq` stand for SQLite's
-//! rowid (storage order, the read API's cursor). Migration 2 adds lookup tables.
+//! The tables are SQLite's (`sqlite::tables`, `sqlite::jobs::TABLES`, `sqlite::lookup::TABLES`,
+//! `sqlite::groups::TABLES`) in PostgreSQL's types: integers are `bigint`, texts whose order the
+//! API shows (names, event names) compare bytewise (`COLLATE "C"`) as SQLite's do, records and
+//! schemas stay `text` so that they are served back byte for byte, and `events.id` and
+//! `warehouse_runs.seq` stand for SQLite's rowid (storage order, the read API's cursor).
+//! Migration 2 adds lookup tables, migration 3 group profiles.
 
 use anyhow::Context;
 use postgres::Client;
@@ -119,6 +120,17 @@ CREATE TABLE lookup_rows (
     key bytea NOT NULL,
     record text NOT NULL,
     PRIMARY KEY (table_id, key)
+);
+"#, r#"
+-- Group profiles, as SQLite's (`sqlite::groups::TABLES`): keys and ids compare bytewise, so a
+-- page of them follows SQLite's order.
+CREATE TABLE group_profiles (
+    project_id bigint NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+    group_key text COLLATE "C" NOT NULL,
+    group_id text COLLATE "C" NOT NULL,
+    properties text NOT NULL,
+    updated_at bigint NOT NULL DEFAULT (extract(epoch from now())::bigint),
+    PRIMARY KEY (project_id, group_key, group_id)
 );
 "#];
 

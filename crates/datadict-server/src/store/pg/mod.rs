@@ -1,10 +1,11 @@
 //! The PostgreSQL backend: a small pool of blocking clients (the `postgres` crate, the one the
 //! warehouse sources use), work run on tokio's blocking pool as SQLite's is, and the statements
-//! in one file per resource (`accounts.rs`, `schemas.rs`, `profiles.rs`, `reads.rs`,
+//! in one file per resource (`accounts.rs`, `schemas.rs`, `profiles.rs`, `groups.rs`, `reads.rs`,
 //! `events.rs`, `jobs.rs`, `lookup.rs`); `migrations.rs` applies the versioned schema at start.
 
 pub(super) mod accounts;
 pub(super) mod events;
+pub(super) mod groups;
 pub(super) mod jobs;
 pub(super) mod lookup;
 mod migrations;

@@ -1,12 +1,13 @@
 //! The embedded SQLite backend: opening the database, its writer and reader connections, the
 //! checkpointer, and running work on them on the blocking pool. The statements live in one file
-//! per resource (`accounts.rs`, `schemas.rs`, `profiles.rs`, `reads.rs`, `events.rs` and
-//! `event_writer.rs` for the import's insert path and group commits, `jobs.rs`, `lookup.rs`);
+//! per resource (`accounts.rs`, `schemas.rs`, `profiles.rs`, `groups.rs`, `reads.rs`, `events.rs`
+//! and `event_writer.rs` for the import's insert path and group commits, `jobs.rs`, `lookup.rs`);
 //! `tables.rs` creates the tables and upgrades older databases when the store opens.
 
 pub(super) mod accounts;
 pub(super) mod event_writer;
 pub(super) mod events;
+pub(super) mod groups;
 pub(super) mod jobs;
 pub(super) mod lookup;
 pub(super) mod profiles;

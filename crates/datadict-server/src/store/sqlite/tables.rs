@@ -76,7 +76,7 @@ CREATE TABLE IF NOT EXISTS profiles (
 ) WITHOUT ROWID;
 ";
 
-/// Creates the tables a database lacks (with those of `jobs.rs` and `lookup.rs`) and upgrades one written by an
+/// Creates the tables a database lacks (with those of `jobs.rs`, `lookup.rs` and `groups.rs`) and upgrades one written by an
 /// older server, in one transaction; refuses a database written by a newer server. Called by
 /// `Store::init_writer` on the writer connection.
 ///
@@ -95,6 +95,7 @@ pub(super) fn create(conn: &mut Connection) -> anyhow::Result<()> {
     tx.execute_batch(MIGRATION).context("cannot create the database tables")?;
     tx.execute_batch(super::jobs::TABLES).context("cannot create the tables of warehouse imports and migrations")?;
     tx.execute_batch(super::lookup::TABLES).context("cannot create the tables of lookup tables")?;
+    tx.execute_batch(super::groups::TABLES).context("cannot create the table of group profiles")?;
     if had_events && !had_volume {
         // A database from before `event_volume`: count what it holds, once, and drop the
         // index the table replaces.
@@ -133,8 +134,11 @@ pub const DEDUP_KEY_VERSION: i64 = 2;
 /// Replaces every stored event's dedup digest with the current `dedup_key` of its fields (in the
 /// caller's transaction, 10,000 rows at a time in rowid order). Returns how many rows it re-keyed.
 fn rekey_events(conn: &Connection) -> anyhow::Result<usize> {
+    // Events without an `$insert_id` (`/track` allows them) have a digest that is no function of
+    // their fields, unique to each (see `EventBatch::push`): keyed again from their fields, copies
+    // of one event would collide. They keep theirs.
     let mut read = conn.prepare(
-        "SELECT rowid, event, time_ms, distinct_id, insert_id FROM events WHERE rowid > ?1 ORDER BY rowid LIMIT 10000",
+        "SELECT rowid, event, time_ms, distinct_id, insert_id FROM events WHERE rowid > ?1 AND insert_id <> '' ORDER BY rowid LIMIT 10000",
     )?;
     let mut write = conn.prepare("UPDATE events SET dedup = ?2 WHERE rowid = ?1")?;
     let (mut after, mut rows) = (i64::MIN, 0);

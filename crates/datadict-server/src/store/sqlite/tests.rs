@@ -1,6 +1,8 @@
 //! Tests of the store: de-duplication, volumes, the group commit, and the upgrade of older
-//! databases. Those of lookup tables are in `tests/lookup.rs`.
+//! databases. Those of lookup tables are in `tests/lookup.rs`, those of group profiles in
+//! `tests/groups.rs`.
 
+mod groups;
 mod lookup;
 
 use super::event_writer::write_group;
@@ -353,4 +355,23 @@ fn dedup_on_the_older_table_shape() {
     // Opening it again counts nothing twice.
     let conn = Store::init_writer(conn, Synchronous::Full).unwrap();
     assert_volume_matches_events(&conn);
+}
+
+/// An event without `$insert_id` cannot be de-duplicated: every copy is stored, each with a
+/// digest of its own, while copies with one still replace each other; a re-key keeps both apart.
+#[test]
+fn events_without_an_insert_id_are_each_stored() {
+    let store = with_project_1(|conn| {
+        let rows = [(1_000, "", "a"), (1_000, "", "a"), (1_000, "x-1", "b"), (1_000, "x-1", "c")];
+        insert_events(conn, 1, &batch(&rows), 0).unwrap();
+        insert_events(conn, 1, &batch(&rows[..1]), 0).unwrap();
+        let want = vec![(1_000, "a".to_owned()), (1_000, "a".to_owned()), (1_000, "a".to_owned()), (1_000, "c".to_owned())];
+        assert_eq!(stored(conn), want);
+        assert_volume_matches_events(conn);
+        // Re-keyed as an older database would be: the events without an id stay three.
+        conn.pragma_update(None, "user_version", 1).unwrap();
+    });
+    let conn = store.call_sync(|conn| Ok(std::mem::replace(conn, Connection::open_in_memory()?))).unwrap();
+    let conn = Store::init_writer(conn, Synchronous::Full).unwrap();
+    assert_eq!(stored(&conn).len(), 4);
 }

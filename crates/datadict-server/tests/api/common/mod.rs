@@ -41,12 +41,14 @@ pub struct Account {
     pub secret: String,
 }
 
-/// An answer: status, headers and body (as JSON when it parses, else `Value::String`).
+/// An answer: status, headers and body (its bytes, and as text; JSON with [`Reply::json`]).
 #[derive(Debug)]
 pub struct Reply {
     pub status: u16,
     pub headers: ureq::http::HeaderMap,
+    /// The body as text (lossy for a body that is not UTF-8, such as a GIF).
     pub text: String,
+    pub bytes: Vec<u8>,
 }
 
 impl Reply {
@@ -128,7 +130,7 @@ impl Server {
             rt.block_on(async move {
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
                 addr_tx.send(listener.local_addr().unwrap()).unwrap();
-                axum::serve(listener, app(state))
+                axum::serve(listener, app(state).into_make_service_with_connect_info::<std::net::SocketAddr>())
                     .with_graceful_shutdown(async move {
                         let _ = shutdown_rx.await;
                     })
@@ -243,8 +245,9 @@ impl Client {
         }?;
         let status = response.status().as_u16();
         let headers = response.headers().clone();
-        let text = response.body_mut().with_config().limit(1 << 30).read_to_string()?;
-        Ok(Reply { status, headers, text })
+        let bytes = response.body_mut().with_config().limit(1 << 30).read_to_vec()?;
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        Ok(Reply { status, headers, text, bytes })
     }
 }
 
@@ -254,6 +257,16 @@ pub fn basic(user: &str, pass: &str) -> String {
 
 pub fn gzip(bytes: &[u8]) -> Vec<u8> {
     datadict_core::gzip(bytes, 1)
+}
+
+/// A form body (`application/x-www-form-urlencoded`) of `pairs`, each value percent-encoded.
+pub fn form(pairs: &[(&str, &str)]) -> Vec<u8> {
+    pairs.iter().map(|(k, v)| format!("{k}={}", urlencode(v))).collect::<Vec<_>>().join("&").into_bytes()
+}
+
+/// Standard base64 with padding, as most tracking libraries send `data`.
+pub fn base64(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
 /// The current time in milliseconds since epoch.

@@ -1,0 +1,153 @@
+//! What `/engage` (user profiles) and `/groups` (group profiles) share: one handler,
+//! [`update_profiles`], for both kinds of update (the core's [`ProfileKind`]). A request in any
+//! wire format (`routes::wire`) is read into updates, each parsed and checked by the core's one
+//! profile parser; the project is the caller's (an `Authorization` header) or the one whose token
+//! the updates carry in `$token`; the valid updates of that project are applied in one
+//! transaction through `ingest::apply_profile_updates` (the core's `profile::apply`, with the
+//! property cap), and the others are reported.
+
+use crate::auth::{records_project, token_projects, IngestCaller};
+use crate::error::ApiError;
+use crate::ingest::apply_profile_updates;
+use crate::routes::ingest::{charge, IngestError};
+use crate::routes::wire::{answer_batch, receive, Refused, Style, Tally};
+use crate::AppState;
+use axum::body::Bytes;
+use axum::extract::Request;
+use axum::response::Response;
+use datadict_core::api::import_status::INVALID_CREDENTIALS;
+use datadict_core::wire::Route;
+use datadict_core::{parse_profile_update, split_body, FailedRecord, InputFormat, Limits, ProfileKind, ProfileUpdate, TokenRule};
+
+/// Handles a request of `/engage` (`ProfileKind::User`) or `/groups` (`ProfileKind::Group`).
+/// `caller` is the project of the request's `Authorization` header, `None` without one; its
+/// refusal is answered in the style the request asked for, before anything of the body is.
+pub async fn update_profiles(
+    kind: ProfileKind,
+    caller: Result<Option<IngestCaller>, IngestError>,
+    state: AppState,
+    request: Request,
+) -> Result<Response, Refused> {
+    let route = match kind {
+        ProfileKind::User => Route::Engage,
+        ProfileKind::Group => Route::Groups,
+    };
+    let limits = state.config.limits.clone();
+    let received = receive(route, request, limits.max_request_bytes).await;
+    let refuse = Refused::with(&received.style);
+    let caller = caller.map_err(|e| refuse(e.0))?;
+    let records = received.records.map_err(&refuse)?;
+    // With an `Authorization` header the caller is its project; without one, the project is the
+    // one of the updates' `$token`, which every update must then carry.
+    let token = if caller.is_some() { TokenRule::Optional } else { TokenRule::Required };
+    let (body, format) = (records.bytes, records.format);
+    let parsed = tokio::task::spawn_blocking(move || parse_updates(&body, format, kind, &limits, token))
+        .await
+        .map_err(|e| refuse(ApiError::Internal(e.into())))?;
+    let Parsed { updates, mut failed, records, tokens } = parsed.map_err(&refuse)?;
+    let known = token_projects(&state, tokens.clone()).await.map_err(&refuse)?;
+    let Some(project_id) = records_project(caller, &tokens, &known) else {
+        return Err(refuse(ApiError::Unauthorized(no_project(&received.style, kind, tokens.len()))));
+    };
+    charge(&state, project_id, updates.iter().map(|u| u.bytes).sum()).map_err(&refuse)?;
+    // Every `$token` must be the project's.
+    let (ours, theirs): (Vec<Update>, Vec<Update>) =
+        updates.into_iter().partition(|u| u.update.token.as_ref().is_none_or(|t| known.get(t).copied().flatten() == Some(project_id)));
+    failed.extend(theirs.into_iter().map(|u| FailedRecord {
+        index: u.index,
+        insert_id: String::new(),
+        field: "$token".into(),
+        message: format!("`$token` is not the token of project {project_id}; send each project's updates in their own request"),
+    }));
+    let limits = state.config.limits.clone();
+    let (applied, refused) = state
+        .store
+        .call(move |conn| {
+            let tx = conn.transaction()?;
+            let result = apply_profile_updates(&tx, project_id, ours.iter().map(|u| (u.index, &u.update.target, &u.update.operation)), &limits)?;
+            tx.commit()?;
+            Ok(result)
+        })
+        .await
+        .map_err(|e| refuse(ApiError::Internal(e)))?;
+    failed.extend(refused.into_iter().map(|r| FailedRecord { index: r.index, insert_id: String::new(), field: r.issue.path, message: r.issue.message }));
+    failed.sort_by_key(|f| f.index);
+    Ok(answer_batch(&received.style, Tally { records, stored: applied, failed, noun: "update", verb: "applied" }))
+}
+
+/// The 401 of a request whose updates carry no token of a project. The ingestion API's body keeps
+/// FACTS.md's words, which its clients match on; a tracking answer, read by a developer, says
+/// what to send.
+fn no_project(style: &Style, kind: ProfileKind, tokens: usize) -> String {
+    if !style.is_tracking() {
+        return INVALID_CREDENTIALS.into();
+    }
+    let found = match tokens {
+        0 => "no valid update carries `$token`".to_owned(),
+        n => format!("the {n} `$token` value(s) of the updates name no project"),
+    };
+    let route = if kind == ProfileKind::User { "/engage" } else { "/groups" };
+    format!("{found}; give each update the project token as `$token` (or send {route} with the project token as the Basic user name)")
+}
+
+/// A valid update with its place in the request and its size (for the rate limit).
+#[derive(Debug)]
+struct Update {
+    index: usize,
+    bytes: usize,
+    update: ProfileUpdate,
+}
+
+/// The updates of a body: the valid ones, every problem of the others, how many there are, and
+/// the `$token` values they carry (of invalid updates too, so that a request whose updates are
+/// all refused is told why rather than 401), each once, in the order of their first update.
+#[derive(Debug)]
+struct Parsed {
+    updates: Vec<Update>,
+    failed: Vec<FailedRecord>,
+    records: usize,
+    tokens: Vec<String>,
+}
+
+fn parse_updates(body: &Bytes, format: InputFormat, kind: ProfileKind, limits: &Limits, token: TokenRule) -> Result<Parsed, ApiError> {
+    let ranges: Vec<_> = split_body(body, format).map_err(|e| ApiError::BadRequest(e.to_string()))?.into_iter().map(|r| r.range).collect();
+    let what = if kind == ProfileKind::User { "profile updates" } else { "group profile updates" };
+    if ranges.is_empty() {
+        return Err(ApiError::BadRequest(format!("the body holds no {what}; send at least one update")));
+    }
+    if ranges.len() > limits.max_profile_updates_per_request {
+        return Err(ApiError::PayloadTooLarge(format!(
+            "the request holds {} {what}; send at most {} per request",
+            ranges.len(),
+            limits.max_profile_updates_per_request
+        )));
+    }
+    let records = ranges.len();
+    let mut updates = Vec::with_capacity(records);
+    let mut failed = Vec::new();
+    let mut tokens: Vec<String> = Vec::new();
+    for (index, range) in ranges.into_iter().enumerate() {
+        let bytes = range.len();
+        let Ok(text) = std::str::from_utf8(&body[range]) else {
+            let message = "the update is not UTF-8 text; send JSON encoded in UTF-8".into();
+            failed.push(FailedRecord { index, insert_id: String::new(), field: String::new(), message });
+            continue;
+        };
+        let token = match parse_profile_update(text, kind, limits, token) {
+            Ok(update) => {
+                let token = update.token.clone();
+                updates.push(Update { index, bytes, update });
+                token
+            }
+            Err(issues) => {
+                failed.extend(issues.into_iter().map(|i| FailedRecord { index, insert_id: String::new(), field: i.path, message: i.message }));
+                // Read again only for its token: refused updates are few.
+                serde_json::from_str::<serde_json::Value>(text).ok().and_then(|v| v.get("$token")?.as_str().map(str::to_owned))
+            }
+        };
+        if let Some(token) = token.filter(|t| !tokens.contains(t)) {
+            tokens.push(token);
+        }
+    }
+    Ok(Parsed { updates, failed, records, tokens })
+}
