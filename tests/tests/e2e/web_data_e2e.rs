@@ -1,7 +1,8 @@
 //! End-to-end of the web app's Data screen against the real server, in headless Chromium and
 //! Firefox: a user profile looked up by its id (a value that looks like HTML shown as text, an
-//! unknown id answered on the page), the lookup tables with their row counts, and one table's rows
-//! read a page at a time in the side panel; each view has its address, and the screen fits a
+//! unknown id answered on the page), group profiles a page at a time and of one group key with
+//! one group's properties in the side panel, the lookup tables with their row counts, and one
+//! table's rows read a page at a time in the side panel; each view has its address, and the screen fits a
 //! phone without sideways scrolling. Screenshots at 1280x800 and 390x844 go to `tests/artifacts/`.
 
 use datadict_tests::server::TestServer;
@@ -14,14 +15,23 @@ const WAIT: Duration = Duration::from_secs(30);
 const ESCAPE: &str = "\u{E00C}";
 /// More rows than two of the screen's pages (50 each), so that "Show more rows" is needed twice.
 const ROWS: usize = 120;
+/// More `Company` groups than one page holds.
+const COMPANIES: usize = 55;
 
-/// A user profile and a lookup table of [`ROWS`] rows, through the server's own routes.
+/// A user profile, [`COMPANIES`] companies and a team as group profiles, and a lookup table of
+/// [`ROWS`] rows, through the server's own routes.
 fn seed(server: &TestServer) -> String {
     let pid = server.demo.project_id;
     let auth = server.demo_auth();
     let updates = json!([{"$distinct_id": "ada", "$set": {"plan": "pro", "seats": 3, "name": "<b>Ada</b>"}}]);
     let (status, body) = server.call("POST", &format!("/engage?strict=1&project_id={pid}"), Some(&auth), Some(&updates));
     assert_eq!(status, 200, "{body}");
+    let token = server.demo.project_token.as_str();
+    let mut groups: Vec<_> =
+        (0..COMPANIES).map(|i| json!({"$token": token, "$group_key": "Company", "$group_id": format!("c{i:02}"), "$set": {"n": i}})).collect();
+    groups.push(json!({"$token": token, "$group_key": "Team", "$group_id": "core", "$set": {"lead": "<i>Grace</i>", "size": 4}}));
+    let (status, text) = server.send("POST", "/groups", &[("Content-Type", "application/json")], json!(groups).to_string().as_bytes());
+    assert_eq!(status, 200, "{text}");
     let (status, body) = server.call("POST", &format!("/api/app/projects/{pid}/lookup-tables"), Some(&auth), Some(&json!({"name": "Plans"})));
     assert_eq!(status, 201, "{body}");
     let id = body["results"]["id"].as_str().unwrap().to_owned();
@@ -79,6 +89,31 @@ fn data_screen(browser: Browser) {
     let error = session.text_of("#data [role=alert]");
     assert!(error.contains("404") && error.contains("no profile `nobody`"), "{error}");
 
+    // Group profiles: a page, then the next; one key only; one group's properties in the panel.
+    session.click("#tab-groups").unwrap();
+    session.wait_for("document.querySelectorAll('#group-list .group-row').length === 50", "the first page of groups", WAIT).unwrap();
+    assert_eq!(hash(&session), "#/data/groups");
+    assert_eq!(session.text_of("#groups-count"), "50 groups shown, more to show");
+    session.click_js("#groups-more");
+    let all = COMPANIES + 1;
+    session.wait_for(&format!("document.querySelectorAll('#group-list .group-row').length === {all}"), "every group", WAIT).unwrap();
+    assert_eq!(session.script("return document.querySelector('#groups-more') === null;").unwrap(), true, "no more groups to show");
+    session.type_into("#group-key", "Team").unwrap();
+    session.click("#groups-show").unwrap();
+    session.wait_for("document.querySelectorAll('#group-list .group-row').length === 1", "the Team groups only", WAIT).unwrap();
+    session.click("#group-list .open-group").unwrap();
+    session.wait_for("document.querySelector('#group-properties')", "the properties of Team core", WAIT).unwrap();
+    assert_eq!(hash(&session), "#/data/groups/Team/core");
+    let cells = session
+        .script("return [...document.querySelectorAll('#group-properties tbody tr')].map(r => [r.cells[0].innerText, r.cells[1].innerText]);")
+        .unwrap();
+    assert_eq!(cells, json!([["lead", "<i>Grace</i>"], ["size", "4"]]));
+    assert_eq!(session.script("return document.querySelector('#group-properties i') === null;").unwrap(), true, "no markup from data");
+    shot("1280-group");
+    session.click("#close-panel").unwrap();
+    session.wait_for("!document.querySelector('#side-panel')", "the group panel closed", WAIT).unwrap();
+    assert_eq!(hash(&session), "#/data/groups");
+
     // The lookup tables with their row counts; one opens in the panel, a page of rows at a time.
     session.click("#tab-tables").unwrap();
     session.wait_for("document.querySelectorAll('#table-list .table-row').length === 1", "the table list", WAIT).unwrap();
@@ -110,6 +145,10 @@ fn data_screen(browser: Browser) {
     session.wait_for("!document.querySelector('#side-panel')", "the panel closed by Escape", WAIT).unwrap();
     assert_eq!(hash(&session), "#/data/tables");
     assert_no_sideways_scroll(&session, "the table list");
+    session.click("#tab-groups").unwrap();
+    session.wait_for("document.querySelectorAll('#group-list .group-row').length === 50", "the groups at phone width", WAIT).unwrap();
+    assert_no_sideways_scroll(&session, "the group list");
+    shot("390-groups");
     session.click("#tab-profiles").unwrap();
     session.type_into("#profile-id", "ada").unwrap();
     session.click("#profile-go").unwrap();
@@ -126,11 +165,11 @@ fn data_screen(browser: Browser) {
 }
 
 #[test]
-fn chromium_shows_profiles_and_lookup_tables() {
+fn chromium_shows_profiles_groups_and_lookup_tables() {
     data_screen(Browser::Chromium);
 }
 
 #[test]
-fn firefox_shows_profiles_and_lookup_tables() {
+fn firefox_shows_profiles_groups_and_lookup_tables() {
     data_screen(Browser::Firefox);
 }

@@ -75,6 +75,13 @@ pub fn GroupList(props: &GroupListProps) -> Html {
             });
         })
     };
+    {
+        let shown = match &*list {
+            Load::Loaded(listed) => listed.groups.len(),
+            _ => 0,
+        };
+        use_effect_with(shown, |_| super::focus_if_lost("groups-count"));
+    }
     let onsubmit = {
         let (typed, shown_key, reload) = (typed.clone(), shown_key.clone(), reload.clone());
         Callback::from(move |e: SubmitEvent| {

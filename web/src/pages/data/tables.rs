@@ -148,10 +148,17 @@ fn TableRows(props: &TableRowsProps) -> Html {
             });
         })
     };
+    {
+        let shown = match &*read {
+            Load::Loaded(r) => r.rows.len(),
+            _ => 0,
+        };
+        use_effect_with(shown, |_| super::focus_if_lost("rows-count"));
+    }
     let onclose = props.onclose.reform(|_: MouseEvent| ());
     let content = match &*read {
-        Load::Idle | Load::Loading => html! { <><h2>{ "Lookup table" }</h2>{ loading() }</> },
-        Load::Failed(message) => html! { <><h2>{ "Lookup table" }</h2>{ failed(message) }</> },
+        Load::Idle | Load::Loading => loading(),
+        Load::Failed(message) => failed(message),
         Load::Loaded(r) => {
             // A column without a header (never stored so, but a table read half-way through a
             // change could be) is named by its position rather than left blank.
@@ -159,7 +166,6 @@ fn TableRows(props: &TableRowsProps) -> Html {
             let width = r.rows.iter().map(Vec::len).max().unwrap_or(0).max(r.table.columns.len());
             html! {
                 <>
-                    <h2>{ r.table.name.clone() }</h2>
                     <p class="hint" id="rows-count">{ format!("{} of {} shown", count(r.rows.len() as u64, "row", "rows"), r.table.row_count) }</p>
                     if r.rows.is_empty() {
                         <p class="hint">{ "This table has no rows yet; send it a CSV file with PUT /lookup-tables/{table id}." }</p>
@@ -189,10 +195,16 @@ fn TableRows(props: &TableRowsProps) -> Html {
             }
         }
     };
+    // The heading is there from the start, so that the panel focuses it on opening.
+    let heading = match &*read {
+        Load::Loaded(r) => r.table.name.clone(),
+        _ => "Lookup table".to_owned(),
+    };
     html! {
         <section class="detail" id="table-detail">
-            { content }
+            <h2>{ heading }</h2>
             <div class="actions"><button id="close-panel" onclick={onclose}>{ "Close" }</button></div>
+            { content }
         </section>
     }
 }
