@@ -72,8 +72,26 @@ pub struct LookupTableRows {
 impl LookupTableRows {
     /// The table without its rows, and the rows.
     pub fn split(self) -> (LookupTable, Vec<Vec<String>>) {
-        let Self { id, name, columns, row_count, created_at, updated_at, rows } = self;
-        (LookupTable { id, name, columns, row_count, created_at, updated_at }, rows)
+        let Self {
+            id,
+            name,
+            columns,
+            row_count,
+            created_at,
+            updated_at,
+            rows,
+        } = self;
+        (
+            LookupTable {
+                id,
+                name,
+                columns,
+                row_count,
+                created_at,
+                updated_at,
+            },
+            rows,
+        )
     }
 }
 
@@ -96,19 +114,27 @@ mod tests {
             serde_json::from_value(json!({"results": {"$group_key": "Company", "$group_id": "acme", "$properties": {"plan": "pro"}}, "status": "ok"})).unwrap();
         assert_eq!(group.results.group_id, "acme");
         assert_eq!(group.results.properties["plan"], "pro");
-        let page: GroupsPage = serde_json::from_value(json!({"results": [], "next_after": null, "status": "ok"})).unwrap();
+        let page: GroupsPage =
+            serde_json::from_value(json!({"results": [], "next_after": null, "status": "ok"}))
+                .unwrap();
         assert_eq!(page.next_after, None);
         let table = json!({"id": "t", "name": "Plans", "columns": ["id", "tier"], "row_count": 2, "created_at": 1, "updated_at": 2});
-        let list: Results<Vec<LookupTable>> = serde_json::from_value(json!({"results": [table], "status": "ok"})).unwrap();
+        let list: Results<Vec<LookupTable>> =
+            serde_json::from_value(json!({"results": [table], "status": "ok"})).unwrap();
         assert_eq!(list.results[0].row_count, 2);
         let mut rows = table.clone();
         rows["rows"] = json!([["1", "gold"]]);
-        let page: LookupTablePage = serde_json::from_value(json!({"results": rows, "next_cursor": "1", "status": "ok"})).unwrap();
+        let page: LookupTablePage =
+            serde_json::from_value(json!({"results": rows, "next_cursor": "1", "status": "ok"}))
+                .unwrap();
         let (table, rows) = page.results.split();
         assert_eq!(table.name, "Plans");
         assert_eq!(rows, [["1", "gold"]]);
         assert_eq!(page.next_cursor.as_deref(), Some("1"));
-        let profile: Results<UserProfile> = serde_json::from_value(json!({"results": {"$distinct_id": "u1", "$properties": {}}, "status": "ok"})).unwrap();
+        let profile: Results<UserProfile> = serde_json::from_value(
+            json!({"results": {"$distinct_id": "u1", "$properties": {}}, "status": "ok"}),
+        )
+        .unwrap();
         assert_eq!(profile.results.distinct_id, "u1");
     }
 }

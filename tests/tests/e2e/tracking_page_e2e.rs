@@ -43,7 +43,11 @@ impl PageServer {
                 }
             }
         });
-        Self { addr, stop, thread: Some(thread) }
+        Self {
+            addr,
+            stop,
+            thread: Some(thread),
+        }
     }
 }
 
@@ -59,7 +63,11 @@ fn answer(mut stream: TcpStream, page: &str) {
         }
     }
     let head = String::from_utf8_lossy(&head);
-    let (status, body) = if head.starts_with("GET / ") { ("200 OK", page) } else { ("404 Not Found", "not found") };
+    let (status, body) = if head.starts_with("GET / ") {
+        ("200 OK", page)
+    } else {
+        ("404 Not Found", "not found")
+    };
     let reply = format!(
         "HTTP/1.1 {status}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n{body}",
         body.len()
@@ -117,13 +125,21 @@ xhr('groups', '/groups', [{$token: TOKEN, $group_key: 'Company', $group_id: 'acm
 
 /// `GET` of the read API as the demo owner; the body as JSON.
 fn read(server: &TestServer, path: &str) -> (u16, Value) {
-    server.call("GET", &format!("/api/app/projects/{}{path}", server.demo.project_id), Some(&server.demo_auth()), None)
+    server.call(
+        "GET",
+        &format!("/api/app/projects/{}{path}", server.demo.project_id),
+        Some(&server.demo_auth()),
+        None,
+    )
 }
 
 /// The stored events named `name`, waiting for them: a beacon is sent after the page's script
 /// has run, whenever the browser chooses.
 fn events_named(server: &TestServer, name: &str) -> Vec<Value> {
-    let path = format!("/events?event={}", datadict_core::request::percent_encode(name));
+    let path = format!(
+        "/events?event={}",
+        datadict_core::request::percent_encode(name)
+    );
     let deadline = Instant::now() + WAIT;
     loop {
         let (status, body) = read(server, &path);
@@ -132,7 +148,10 @@ fn events_named(server: &TestServer, name: &str) -> Vec<Value> {
         if !events.is_empty() {
             return events;
         }
-        assert!(Instant::now() < deadline, "no event `{name}` arrived within {WAIT:?}");
+        assert!(
+            Instant::now() < deadline,
+            "no event `{name}` arrived within {WAIT:?}"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
 }
@@ -142,8 +161,13 @@ fn tracks_from_another_origin(browser: Browser) {
     let api = server.url("");
     let page = PageServer::start(tracking_page(&api, &server.demo.project_token));
     let page_url = format!("http://{}/", page.addr);
-    assert_ne!(page.addr.port(), server.addr.port(), "the page has its own origin");
-    let session = Session::start(browser).unwrap_or_else(|e| panic!("cannot start {}: {e:#}", browser.name()));
+    assert_ne!(
+        page.addr.port(),
+        server.addr.port(),
+        "the page has its own origin"
+    );
+    let session = Session::start(browser)
+        .unwrap_or_else(|e| panic!("cannot start {}: {e:#}", browser.name()));
     session.goto(&page_url).unwrap();
     session
         .wait_for("['xhr', 'img', 'fetch', 'engage', 'groups'].every((k) => window.results && window.results[k])", "every answer the page can read", WAIT)
@@ -151,34 +175,68 @@ fn tracks_from_another_origin(browser: Browser) {
     let results = session.script("return window.results;").unwrap();
     for way in ["xhr", "fetch", "engage", "groups"] {
         assert_eq!(results[way]["status"], 200, "{way}: {results}");
-        let body: Value = serde_json::from_str(results[way]["body"].as_str().unwrap_or_default()).unwrap_or_default();
-        assert_eq!(body, json!({"status": 1, "error": null}), "{way}: verbose's answer: {results}");
+        let body: Value = serde_json::from_str(results[way]["body"].as_str().unwrap_or_default())
+            .unwrap_or_default();
+        assert_eq!(
+            body,
+            json!({"status": 1, "error": null}),
+            "{way}: verbose's answer: {results}"
+        );
     }
-    assert_eq!(results["beacon"], true, "the browser queued the beacon: {results}");
-    assert_eq!(results["img"], json!({"loaded": true, "width": 1, "height": 1}), "the pixel is a 1x1 image: {results}");
+    assert_eq!(
+        results["beacon"], true,
+        "the browser queued the beacon: {results}"
+    );
+    assert_eq!(
+        results["img"],
+        json!({"loaded": true, "width": 1, "height": 1}),
+        "the pixel is a 1x1 image: {results}"
+    );
 
     // Every event, read back by name, as the page sent it (the token is not stored).
-    for (name, insert_id) in [("Page Viewed", "xhr-1"), ("Signed Up", "beacon-1"), ("Pixel Seen", "img-1"), ("Added To Cart", "fetch-1")] {
+    for (name, insert_id) in [
+        ("Page Viewed", "xhr-1"),
+        ("Signed Up", "beacon-1"),
+        ("Pixel Seen", "img-1"),
+        ("Added To Cart", "fetch-1"),
+    ] {
         let events = events_named(&server, name);
         assert_eq!(events.len(), 1, "{name}: {events:?}");
         let props = &events[0]["properties"];
         assert_eq!(props["distinct_id"], "visitor-1", "{name}: {props}");
         assert_eq!(props["$insert_id"], insert_id, "{name}: {props}");
         assert_eq!(props["page"], page_url.as_str(), "{name}: {props}");
-        assert!(props.get("token").is_none(), "{name}: the token is not stored: {props}");
-        assert!(props["time"].is_i64() || props["time"].is_u64(), "{name}: the server gave the event a time: {props}");
+        assert!(
+            props.get("token").is_none(),
+            "{name}: the token is not stored: {props}"
+        );
+        assert!(
+            props["time"].is_i64() || props["time"].is_u64(),
+            "{name}: the server gave the event a time: {props}"
+        );
     }
 
     // The profile and the group, read through the read API into the core's types.
     let (status, body) = read(&server, "/profiles/visitor-1");
     assert_eq!(status, 200, "{body}");
     let profile: UserProfile = serde_json::from_value(body["results"].clone()).unwrap();
-    assert_eq!(profile.properties, *json!({"plan": "pro", "seats": 3}).as_object().unwrap());
+    assert_eq!(
+        profile.properties,
+        *json!({"plan": "pro", "seats": 3}).as_object().unwrap()
+    );
     let (status, body) = read(&server, "/groups/Company/acme");
     assert_eq!(status, 200, "{body}");
     let group: GroupProfile = serde_json::from_value(body["results"].clone()).unwrap();
-    assert_eq!((group.group_key.as_str(), group.group_id.as_str()), ("Company", "acme"));
-    assert_eq!(group.properties, *json!({"name": "Acme", "employees": 40}).as_object().unwrap());
+    assert_eq!(
+        (group.group_key.as_str(), group.group_id.as_str()),
+        ("Company", "acme")
+    );
+    assert_eq!(
+        group.properties,
+        *json!({"name": "Acme", "employees": 40})
+            .as_object()
+            .unwrap()
+    );
     let (status, body) = read(&server, "/groups?group_key=Company");
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["results"].as_array().map(Vec::len), Some(1), "{body}");

@@ -38,27 +38,44 @@ pub fn GroupList(props: &GroupListProps) -> Html {
     let more = use_state(|| More::Idle);
     {
         let (state, list, more) = (state.clone(), list.clone(), more.clone());
-        use_effect_with((state.connection.clone(), (*shown_key).clone(), *reload), move |(conn, key, _)| {
-            let Some(conn) = conn.clone() else { return };
-            let key = key.clone();
-            list.set(Load::Loading);
-            more.set(More::Idle);
-            wasm_bindgen_futures::spawn_local(async move {
-                let log = log_request(&state);
-                let key = Some(key.as_str()).filter(|k| !k.is_empty());
-                list.set(match api::list_groups(&conn, key, None, &log).await {
-                    Ok(page) => Load::Loaded(Listed { groups: page.results, next_after: page.next_after }),
-                    Err(e) => Load::Failed(e.to_string()),
+        use_effect_with(
+            (state.connection.clone(), (*shown_key).clone(), *reload),
+            move |(conn, key, _)| {
+                let Some(conn) = conn.clone() else { return };
+                let key = key.clone();
+                list.set(Load::Loading);
+                more.set(More::Idle);
+                wasm_bindgen_futures::spawn_local(async move {
+                    let log = log_request(&state);
+                    let key = Some(key.as_str()).filter(|k| !k.is_empty());
+                    list.set(match api::list_groups(&conn, key, None, &log).await {
+                        Ok(page) => Load::Loaded(Listed {
+                            groups: page.results,
+                            next_after: page.next_after,
+                        }),
+                        Err(e) => Load::Failed(e.to_string()),
+                    });
                 });
-            });
-        });
+            },
+        );
     }
     let show_more = {
-        let (state, list, more, shown_key) = (state.clone(), list.clone(), more.clone(), shown_key.clone());
+        let (state, list, more, shown_key) =
+            (state.clone(), list.clone(), more.clone(), shown_key.clone());
         Callback::from(move |_| {
-            let (Some(conn), Load::Loaded(listed)) = (state.connection.clone(), (*list).clone()) else { return };
-            let Some(after) = listed.next_after.clone() else { return };
-            let (state, list, more, key) = (state.clone(), list.clone(), more.clone(), (*shown_key).clone());
+            let (Some(conn), Load::Loaded(listed)) = (state.connection.clone(), (*list).clone())
+            else {
+                return;
+            };
+            let Some(after) = listed.next_after.clone() else {
+                return;
+            };
+            let (state, list, more, key) = (
+                state.clone(),
+                list.clone(),
+                more.clone(),
+                (*shown_key).clone(),
+            );
             more.set(More::Loading);
             wasm_bindgen_futures::spawn_local(async move {
                 let log = log_request(&state);
@@ -67,7 +84,10 @@ pub fn GroupList(props: &GroupListProps) -> Html {
                     Ok(page) => {
                         let mut groups = listed.groups;
                         groups.extend(page.results);
-                        list.set(Load::Loaded(Listed { groups, next_after: page.next_after }));
+                        list.set(Load::Loaded(Listed {
+                            groups,
+                            next_after: page.next_after,
+                        }));
                         more.set(More::Idle);
                     }
                     Err(e) => more.set(More::Failed(e.to_string())),
@@ -92,7 +112,9 @@ pub fn GroupList(props: &GroupListProps) -> Html {
     };
     let oninput = {
         let typed = typed.clone();
-        Callback::from(move |e: InputEvent| typed.set(e.target_unchecked_into::<HtmlInputElement>().value()))
+        Callback::from(move |e: InputEvent| {
+            typed.set(e.target_unchecked_into::<HtmlInputElement>().value())
+        })
     };
     let open = |g: &GroupProfile| {
         let state = state.clone();

@@ -45,8 +45,12 @@ pub(crate) fn time_text(ms: i64) -> String {
 /// longer reaches the side panel and a screen reader says nothing. The element (a count of what is
 /// shown) says what changed.
 pub(crate) fn focus_if_lost(id: &str) {
-    let Some(document) = web_sys::window().and_then(|w| w.document()) else { return };
-    let lost = document.active_element().is_none_or(|a| a.tag_name() == "BODY");
+    let Some(document) = web_sys::window().and_then(|w| w.document()) else {
+        return;
+    };
+    let lost = document
+        .active_element()
+        .is_none_or(|a| a.tag_name() == "BODY");
     if let Some(el) = document.get_element_by_id(id).filter(|_| lost) {
         let _ = el.set_attribute("tabindex", "-1");
         if let Ok(el) = wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(el) {

@@ -25,20 +25,23 @@ pub fn ProfileLookup(props: &ProfileLookupProps) -> Html {
     let profile = use_state(|| Load::<UserProfile>::Idle);
     {
         let (state, profile) = (state.clone(), profile.clone());
-        use_effect_with((state.connection.clone(), props.id.clone()), move |(conn, id)| {
-            let (Some(conn), Some(id)) = (conn.clone(), id.clone()) else {
-                profile.set(Load::Idle);
-                return;
-            };
-            profile.set(Load::Loading);
-            wasm_bindgen_futures::spawn_local(async move {
-                let log = log_request(&state);
-                profile.set(match api::get_profile(&conn, &id, &log).await {
-                    Ok(p) => Load::Loaded(p),
-                    Err(e) => Load::Failed(e.to_string()),
+        use_effect_with(
+            (state.connection.clone(), props.id.clone()),
+            move |(conn, id)| {
+                let (Some(conn), Some(id)) = (conn.clone(), id.clone()) else {
+                    profile.set(Load::Idle);
+                    return;
+                };
+                profile.set(Load::Loading);
+                wasm_bindgen_futures::spawn_local(async move {
+                    let log = log_request(&state);
+                    profile.set(match api::get_profile(&conn, &id, &log).await {
+                        Ok(p) => Load::Loaded(p),
+                        Err(e) => Load::Failed(e.to_string()),
+                    });
                 });
-            });
-        });
+            },
+        );
     }
     let oninput = {
         let (typed, blank) = (typed.clone(), blank.clone());

@@ -119,7 +119,11 @@ fn TableRows(props: &TableRowsProps) -> Html {
                 read.set(match api::lookup_table_page(&conn, &id, None, &log).await {
                     Ok(page) => {
                         let (table, rows) = page.results.split();
-                        Load::Loaded(Read { table, rows, next_cursor: page.next_cursor })
+                        Load::Loaded(Read {
+                            table,
+                            rows,
+                            next_cursor: page.next_cursor,
+                        })
                     }
                     Err(e) => Load::Failed(e.to_string()),
                 });
@@ -127,10 +131,20 @@ fn TableRows(props: &TableRowsProps) -> Html {
         });
     }
     let show_more = {
-        let (state, read, more, id) = (state.clone(), read.clone(), more.clone(), props.table_id.clone());
+        let (state, read, more, id) = (
+            state.clone(),
+            read.clone(),
+            more.clone(),
+            props.table_id.clone(),
+        );
         Callback::from(move |_| {
-            let (Some(conn), Load::Loaded(current)) = (state.connection.clone(), (*read).clone()) else { return };
-            let Some(cursor) = current.next_cursor.clone() else { return };
+            let (Some(conn), Load::Loaded(current)) = (state.connection.clone(), (*read).clone())
+            else {
+                return;
+            };
+            let Some(cursor) = current.next_cursor.clone() else {
+                return;
+            };
             let (state, read, more, id) = (state.clone(), read.clone(), more.clone(), id.clone());
             more.set(More::Loading);
             wasm_bindgen_futures::spawn_local(async move {
@@ -140,7 +154,11 @@ fn TableRows(props: &TableRowsProps) -> Html {
                         let (table, more_rows) = page.results.split();
                         let mut rows = current.rows;
                         rows.extend(more_rows);
-                        read.set(Load::Loaded(Read { table, rows, next_cursor: page.next_cursor }));
+                        read.set(Load::Loaded(Read {
+                            table,
+                            rows,
+                            next_cursor: page.next_cursor,
+                        }));
                         more.set(More::Idle);
                     }
                     Err(e) => more.set(More::Failed(e.to_string())),
@@ -162,8 +180,20 @@ fn TableRows(props: &TableRowsProps) -> Html {
         Load::Loaded(r) => {
             // A column without a header (never stored so, but a table read half-way through a
             // change could be) is named by its position rather than left blank.
-            let column = |i: usize| r.table.columns.get(i).cloned().unwrap_or_else(|| format!("Column {}", i + 1));
-            let width = r.rows.iter().map(Vec::len).max().unwrap_or(0).max(r.table.columns.len());
+            let column = |i: usize| {
+                r.table
+                    .columns
+                    .get(i)
+                    .cloned()
+                    .unwrap_or_else(|| format!("Column {}", i + 1))
+            };
+            let width = r
+                .rows
+                .iter()
+                .map(Vec::len)
+                .max()
+                .unwrap_or(0)
+                .max(r.table.columns.len());
             html! {
                 <>
                     <p class="hint" id="rows-count">{ format!("{} of {} shown", count(r.rows.len() as u64, "row", "rows"), r.table.row_count) }</p>
