@@ -77,6 +77,19 @@ impl TestServer {
     }
 }
 
+impl TestServer {
+    /// Sends a request with any body and headers (a CSV, a form, a beacon's text) and returns the
+    /// status and the body as text (never fails on 4xx/5xx).
+    pub fn send(&self, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> (u16, String) {
+        let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+        let url = self.url(path);
+        let req = headers.iter().fold(ureq::http::Request::builder().method(method).uri(&url), |r, (name, value)| r.header(*name, *value));
+        let response = agent.run(req.body(body.to_vec()).unwrap()).unwrap_or_else(|e| panic!("{method} {url} failed: {e}"));
+        let status = response.status().as_u16();
+        (status, response.into_body().read_to_string().unwrap_or_default())
+    }
+}
+
 impl Drop for TestServer {
     fn drop(&mut self) {
         if let Some(tx) = self.shutdown.take() {

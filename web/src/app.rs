@@ -61,6 +61,7 @@ fn Shell() -> Html {
     let body = match page {
         Page::Settings => html! { <pages::settings::SettingsPage /> },
         Page::Dictionary => html! { <pages::dictionary::DictionaryPage /> },
+        Page::Data => html! { <pages::data::DataPage /> },
         Page::Import => html! {},
         Page::Warehouse => html! { <pages::warehouse::WarehousePage /> },
         Page::Migrate => html! { <pages::migrate::MigratePage /> },

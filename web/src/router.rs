@@ -24,12 +24,24 @@ pub enum Panel {
     Bulk,
 }
 
+/// What the Data screen shows, and which profile or table is open on it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DataView {
+    /// The user-profile lookup, with the `distinct_id` looked up.
+    Profiles(Option<String>),
+    /// The group profiles, with one open by its `$group_key` and `$group_id`.
+    Groups(Option<(String, String)>),
+    /// The lookup tables, with one open by its id.
+    Tables(Option<String>),
+}
+
 /// One address of the app.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum Route {
     #[default]
     Settings,
     Dictionary(EntityType, Panel),
+    Data(DataView),
     Import,
     Warehouse,
     Migrate,
@@ -41,6 +53,7 @@ impl Route {
         match self {
             Self::Settings => Page::Settings,
             Self::Dictionary(..) => Page::Dictionary,
+            Self::Data(_) => Page::Data,
             Self::Import => Page::Import,
             Self::Warehouse => Page::Warehouse,
             Self::Migrate => Page::Migrate,
@@ -52,6 +65,7 @@ impl Route {
         match page {
             Page::Settings => Self::Settings,
             Page::Dictionary => Self::Dictionary(EntityType::Event, Panel::None),
+            Page::Data => Self::Data(DataView::Profiles(None)),
             Page::Import => Self::Import,
             Page::Warehouse => Self::Warehouse,
             Page::Migrate => Self::Migrate,
@@ -66,6 +80,14 @@ impl Route {
             Self::Import => "#/import".into(),
             Self::Warehouse => "#/warehouse".into(),
             Self::Migrate => "#/migrate".into(),
+            Self::Data(view) => match view {
+                DataView::Profiles(None) => "#/data/profiles".into(),
+                DataView::Profiles(Some(id)) => format!("#/data/profiles/{}", encode(id)),
+                DataView::Groups(None) => "#/data/groups".into(),
+                DataView::Groups(Some((key, id))) => format!("#/data/groups/{}/{}", encode(key), encode(id)),
+                DataView::Tables(None) => "#/data/tables".into(),
+                DataView::Tables(Some(id)) => format!("#/data/tables/{}", encode(id)),
+            },
             Self::Dictionary(t, panel) => {
                 let base = format!("#/dictionary/{t}");
                 match panel {
@@ -89,6 +111,17 @@ impl Route {
             ["import"] => Self::Import,
             ["warehouse"] => Self::Warehouse,
             ["migrate"] => Self::Migrate,
+            ["data", rest @ ..] => {
+                let name = |s: &str| decode(s).filter(|n| !n.is_empty());
+                Self::Data(match rest {
+                    ["groups", key, id] => DataView::Groups(name(key).zip(name(id))),
+                    ["groups", ..] => DataView::Groups(None),
+                    ["tables", id] => DataView::Tables(name(id)),
+                    ["tables", ..] => DataView::Tables(None),
+                    ["profiles", id] => DataView::Profiles(name(id)),
+                    _ => DataView::Profiles(None),
+                })
+            }
             ["dictionary", rest @ ..] => {
                 let t = rest.first().and_then(|t| t.parse().ok()).unwrap_or(EntityType::Event);
                 let name = |s: &str| decode(s).filter(|n| !n.is_empty());
@@ -191,6 +224,12 @@ mod tests {
         check(Route::Import, "#/import");
         check(Route::Warehouse, "#/warehouse");
         check(Route::Migrate, "#/migrate");
+        check(Route::Data(DataView::Profiles(None)), "#/data/profiles");
+        check(Route::Data(DataView::Profiles(Some("user 1/é".into()))), "#/data/profiles/user%201%2F%C3%A9");
+        check(Route::Data(DataView::Groups(None)), "#/data/groups");
+        check(Route::Data(DataView::Groups(Some(("Company".into(), "a/b".into())))), "#/data/groups/Company/a%2Fb");
+        check(Route::Data(DataView::Tables(None)), "#/data/tables");
+        check(Route::Data(DataView::Tables(Some("0b6c-1".into()))), "#/data/tables/0b6c-1");
         check(Route::Dictionary(EntityType::Event, Panel::None), "#/dictionary/event");
         check(Route::Dictionary(EntityType::Profile, Panel::Detail("$user".into())), "#/dictionary/profile/%24user");
         check(Route::Dictionary(EntityType::Event, Panel::Detail("Page View".into())), "#/dictionary/event/Page%20View");
@@ -210,5 +249,9 @@ mod tests {
         assert_eq!(Route::parse("#/dictionary"), Route::Dictionary(EntityType::Event, Panel::None));
         assert_eq!(Route::parse("#/dictionary/event/%ZZ"), Route::Dictionary(EntityType::Event, Panel::None));
         assert_eq!(Route::parse("#/dictionary/event/%FF"), Route::Dictionary(EntityType::Event, Panel::None));
+        assert_eq!(Route::parse("#/data"), Route::Data(DataView::Profiles(None)));
+        assert_eq!(Route::parse("#/data/groups/Company"), Route::Data(DataView::Groups(None)));
+        assert_eq!(Route::parse("#/data/groups/Company/%ZZ"), Route::Data(DataView::Groups(None)));
+        assert_eq!(Route::parse("#/data/tables/a/b"), Route::Data(DataView::Tables(None)));
     }
 }

@@ -13,18 +13,21 @@ use yew::prelude::*;
 pub enum Page {
     Settings,
     Dictionary,
+    /// User and group profiles and lookup tables, as stored.
+    Data,
     Import,
     Warehouse,
     Migrate,
 }
 
 impl Page {
-    pub const ALL: [Page; 5] = [Page::Settings, Page::Dictionary, Page::Import, Page::Warehouse, Page::Migrate];
+    pub const ALL: [Page; 6] = [Page::Settings, Page::Dictionary, Page::Data, Page::Import, Page::Warehouse, Page::Migrate];
 
     pub fn title(self) -> &'static str {
         match self {
             Self::Settings => "Settings",
             Self::Dictionary => "Dictionary",
+            Self::Data => "Data",
             Self::Import => "Import",
             Self::Warehouse => "Warehouse",
             Self::Migrate => "Migrate",

@@ -131,6 +131,44 @@ impl Endpoints {
         format!("{}?strict={}&project_id={project_id}", self.engage(region), u8::from(strict))
     }
 
+    /// The read API of a datadict server (no part of the spec's service):
+    /// `/projects/{projectId}/profiles/{distinct_id}`, one user profile.
+    pub fn profile(&self, region: Region, project_id: u64, distinct_id: &str) -> String {
+        format!("{}/profiles/{}", self.project(region, project_id), percent_encode(distinct_id))
+    }
+
+    /// The read API: `/projects/{projectId}/groups?limit=N[&group_key=K][&after=C]`, a page of group
+    /// profiles; `after` is the `next_after` of the page before.
+    pub fn groups(&self, region: Region, project_id: u64, group_key: Option<&str>, limit: u32, after: Option<&str>) -> String {
+        let mut url = format!("{}/groups?limit={limit}", self.project(region, project_id));
+        for (name, value) in [("group_key", group_key), ("after", after)] {
+            if let Some(value) = value {
+                url.push_str(&format!("&{name}={}", percent_encode(value)));
+            }
+        }
+        url
+    }
+
+    /// The read API: `/projects/{projectId}/groups/{group_key}/{group_id}`, one group profile.
+    pub fn group(&self, region: Region, project_id: u64, group_key: &str, group_id: &str) -> String {
+        format!("{}/groups/{}/{}", self.project(region, project_id), percent_encode(group_key), percent_encode(group_id))
+    }
+
+    /// `/projects/{projectId}/lookup-tables`: the project's lookup tables with their row counts.
+    pub fn lookup_tables(&self, region: Region, project_id: u64) -> String {
+        format!("{}/lookup-tables", self.project(region, project_id))
+    }
+
+    /// `/projects/{projectId}/lookup-tables/{id}?limit=N[&cursor=C]`: a table and a page of its
+    /// rows; `cursor` is the `next_cursor` of the page before.
+    pub fn lookup_table(&self, region: Region, project_id: u64, table_id: &str, limit: u32, cursor: Option<&str>) -> String {
+        let mut url = format!("{}/{}?limit={limit}", self.lookup_tables(region, project_id), percent_encode(table_id));
+        if let Some(cursor) = cursor {
+            url.push_str(&format!("&cursor={}", percent_encode(cursor)));
+        }
+        url
+    }
+
     /// Spec §4.3: `POST {migrate_url}/<source_tool>`.
     pub fn migrate(&self, source_tool: &str) -> String {
         format!("{}/{}", self.migrate.trim_end_matches('/'), percent_encode(source_tool))

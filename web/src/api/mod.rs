@@ -8,6 +8,7 @@ use datadict_core::{
     BatchUploadResponse, Credentials, DeleteResponse, EntityType, Endpoints, ImportResponse, ListSchemasResponse, Region, RegionUrls,
     SchemaEntry, StatusContext, StatusResponse,
 };
+use datadict_core::readback::{GroupProfile, GroupsPage, LookupTable, LookupTablePage, Results, UserProfile};
 use datadict_core::request::api_request;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -286,6 +287,42 @@ pub async fn event_counts(conn: &Connection, log: &dyn Fn(RequestRecord)) -> Res
     let url = format!("{}/event-counts?days=30", conn.project_url());
     let body: EventCounts = request(conn, Method::Get, &url, None, log).await?;
     Ok(body.results)
+}
+
+/// How many group profiles, or lookup-table rows, one request of the Data screen reads.
+pub const DATA_PAGE: u32 = 50;
+
+/// `GET …/profiles/{distinct_id}`: one user profile (the server's read API).
+pub async fn get_profile(conn: &Connection, distinct_id: &str, log: &dyn Fn(RequestRecord)) -> Result<UserProfile, ApiError> {
+    let url = conn.endpoints().profile(Region::Default, conn.project_id, distinct_id);
+    let body: Results<UserProfile> = request(conn, Method::Get, &url, None, log).await?;
+    Ok(body.results)
+}
+
+/// `GET …/groups?group_key=&limit=&after=`: a page of group profiles.
+pub async fn list_groups(conn: &Connection, group_key: Option<&str>, after: Option<&str>, log: &dyn Fn(RequestRecord)) -> Result<GroupsPage, ApiError> {
+    let url = conn.endpoints().groups(Region::Default, conn.project_id, group_key, DATA_PAGE, after);
+    request(conn, Method::Get, &url, None, log).await
+}
+
+/// `GET …/groups/{group_key}/{group_id}`: one group profile.
+pub async fn get_group(conn: &Connection, group_key: &str, group_id: &str, log: &dyn Fn(RequestRecord)) -> Result<GroupProfile, ApiError> {
+    let url = conn.endpoints().group(Region::Default, conn.project_id, group_key, group_id);
+    let body: Results<GroupProfile> = request(conn, Method::Get, &url, None, log).await?;
+    Ok(body.results)
+}
+
+/// `GET …/lookup-tables`: the project's lookup tables with their row counts.
+pub async fn list_lookup_tables(conn: &Connection, log: &dyn Fn(RequestRecord)) -> Result<Vec<LookupTable>, ApiError> {
+    let url = conn.endpoints().lookup_tables(Region::Default, conn.project_id);
+    let body: Results<Vec<LookupTable>> = request(conn, Method::Get, &url, None, log).await?;
+    Ok(body.results)
+}
+
+/// `GET …/lookup-tables/{id}?limit=&cursor=`: a table and a page of its rows.
+pub async fn lookup_table_page(conn: &Connection, table_id: &str, cursor: Option<&str>, log: &dyn Fn(RequestRecord)) -> Result<LookupTablePage, ApiError> {
+    let url = conn.endpoints().lookup_table(Region::Default, conn.project_id, table_id, DATA_PAGE, cursor);
+    request(conn, Method::Get, &url, None, log).await
 }
 
 /// Sends one batch of the core's `Batcher` to `url` (the import's or `/engage`'s, spec §4.4) with

@@ -1,6 +1,7 @@
 //! One module per screen.
 
 pub mod bulk;
+pub mod data;
 pub mod dictionary;
 pub mod import;
 pub mod migrate;

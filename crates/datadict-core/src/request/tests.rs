@@ -32,6 +32,13 @@ fn urls_of_every_operation_and_region() {
         (e.engage_project(Region::Default, 7, true), "https://api.test/engage?strict=1&project_id=7"),
         (e.project(Region::India, 7), "https://in.app.test/api/app/projects/7"),
         (e.migrate("amplitude"), "https://migrate.test/amplitude"),
+        (e.profile(Region::Default, 7, "u 1/2"), "https://app.test/api/app/projects/7/profiles/u%201%2F2"),
+        (e.groups(Region::Default, 7, None, 50, None), "https://app.test/api/app/projects/7/groups?limit=50"),
+        (e.groups(Region::Eu, 7, Some("Company"), 2, Some("WyJhIiwiYiJd")), "https://eu.app.test/api/app/projects/7/groups?limit=2&group_key=Company&after=WyJhIiwiYiJd"),
+        (e.group(Region::Default, 7, "Company", "Acme & Co"), "https://app.test/api/app/projects/7/groups/Company/Acme%20%26%20Co"),
+        (e.lookup_tables(Region::India, 7), "https://in.app.test/api/app/projects/7/lookup-tables"),
+        (e.lookup_table(Region::Default, 7, "t-1", 100, None), "https://app.test/api/app/projects/7/lookup-tables/t-1?limit=100"),
+        (e.lookup_table(Region::Default, 7, "t-1", 100, Some("a b")), "https://app.test/api/app/projects/7/lookup-tables/t-1?limit=100&cursor=a%20b"),
     ];
     for (got, want) in cases {
         assert_eq!(got, want);
