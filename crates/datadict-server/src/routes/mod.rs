@@ -9,6 +9,7 @@ pub mod lookup;
 pub mod meta;
 pub mod migrate;
 pub mod profiles;
+pub mod quality;
 pub mod responses;
 pub mod schemas;
 pub mod track;

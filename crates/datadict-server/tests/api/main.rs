@@ -16,6 +16,7 @@ mod lookup;
 mod migrate;
 mod openapi;
 mod postgres_store;
+mod quality;
 mod schema_limits;
 mod schemas;
 mod track;

@@ -60,11 +60,11 @@ fn a_version_1_database_gains_lookup_tables() {
     let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
     // Version 1 had neither lookup tables nor group profiles (migration 3).
     client
-        .batch_execute("DROP TABLE lookup_rows; DROP TABLE lookup_tables; DROP TABLE group_profiles; UPDATE schema_version SET version = 1")
+        .batch_execute("DROP TABLE lookup_rows; DROP TABLE lookup_tables; DROP TABLE group_profiles; DROP TABLE quality_violations; UPDATE schema_version SET version = 1")
         .unwrap();
 
     let store = Store::open_postgres(&url).unwrap();
-    assert_eq!(schema_version(&url), 3);
+    assert_eq!(schema_version(&url), 4);
     let id = "0b6f3c2e-8d1a-4f5e-9c7b-2a4d6e8f0a1b";
     let row = |key: &str| NewRow { key: key.into(), record: json!([key]).to_string() };
     let columns = vec!["id".to_owned()];
@@ -96,10 +96,10 @@ fn a_version_2_database_gains_group_profiles() {
     let project = datadict_server::admin::create_project(&store, "p").unwrap();
     drop(store);
     let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
-    client.batch_execute("DROP TABLE group_profiles; UPDATE schema_version SET version = 2").unwrap();
+    client.batch_execute("DROP TABLE group_profiles; DROP TABLE quality_violations; UPDATE schema_version SET version = 2").unwrap();
 
     let store = Store::open_postgres(&url).unwrap();
-    assert_eq!(schema_version(&url), 3);
+    assert_eq!(schema_version(&url), 4);
     let props = |n: i64| json!({"n": n}).as_object().cloned().unwrap();
     store
         .call_sync(|conn| {

@@ -6,7 +6,7 @@
 //! API shows (names, event names) compare bytewise (`COLLATE "C"`) as SQLite's do, records and
 //! schemas stay `text` so that they are served back byte for byte, and `events.id` and
 //! `warehouse_runs.seq` stand for SQLite's rowid (storage order, the read API's cursor).
-//! Migration 2 adds lookup tables, migration 3 group profiles.
+//! Migration 2 adds lookup tables, migration 3 group profiles, migration 4 data quality.
 
 use anyhow::Context;
 use postgres::Client;
@@ -131,6 +131,39 @@ CREATE TABLE group_profiles (
     properties text NOT NULL,
     updated_at bigint NOT NULL DEFAULT (extract(epoch from now())::bigint),
     PRIMARY KEY (project_id, group_key, group_id)
+);
+"#, r#"
+-- Data quality (issue 20), as SQLite's (`sqlite::quality::TABLES`): the violations of the
+-- dictionary seen on arrival and the records the rules rejected, per project, UTC day and key.
+CREATE TABLE quality_violations (
+    project_id bigint NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+    day text COLLATE "C" NOT NULL,
+    kind text COLLATE "C" NOT NULL,
+    entity text COLLATE "C" NOT NULL,
+    property text COLLATE "C" NOT NULL,
+    code text COLLATE "C" NOT NULL,
+    message text NOT NULL,
+    count bigint NOT NULL,
+    first_seen_ms bigint NOT NULL,
+    last_seen_ms bigint NOT NULL,
+    types text NOT NULL,
+    samples text NOT NULL,
+    PRIMARY KEY (project_id, day, kind, entity, property, code)
+);
+CREATE TABLE quality_rejected (
+    project_id bigint NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+    day text COLLATE "C" NOT NULL,
+    kind text COLLATE "C" NOT NULL,
+    entity text COLLATE "C" NOT NULL,
+    property text COLLATE "C" NOT NULL,
+    code text COLLATE "C" NOT NULL,
+    message text NOT NULL,
+    count bigint NOT NULL,
+    first_seen_ms bigint NOT NULL,
+    last_seen_ms bigint NOT NULL,
+    types text NOT NULL,
+    samples text NOT NULL,
+    PRIMARY KEY (project_id, day, kind, entity, property, code)
 );
 "#];
 
