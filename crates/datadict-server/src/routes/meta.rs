@@ -107,6 +107,7 @@ pub fn api() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(crate::routes::warehouse::router())
         .merge(crate::routes::lookup::app::router())
         .merge(crate::routes::quality::router())
+        .merge(crate::routes::quality_draft::router())
         .merge(router())
         .fallback(not_found);
     OpenApiRouter::with_openapi(ApiDoc::openapi())

@@ -10,6 +10,7 @@ pub mod meta;
 pub mod migrate;
 pub mod profiles;
 pub mod quality;
+pub mod quality_draft;
 pub mod responses;
 pub mod schemas;
 pub mod track;

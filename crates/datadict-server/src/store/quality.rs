@@ -69,14 +69,21 @@ pub struct ViolationFilter {
 pub fn record_violations(conn: &Conn<'_>, table: Table, project_id: i64, day: &str, rows: Vec<ViolationRow>, max_keys: usize, max_samples: usize) -> anyhow::Result<()> {
     let mut keys = dispatch!(conn, quality::count_violation_keys(table, project_id, day))?;
     for mut row in rows {
-        let mut existing = dispatch!(conn, quality::get_violation(table, project_id, day, &row.kind, &row.entity, &row.property, &row.code))?;
+        // PostgreSQL's text holds no zero byte, which an event or property name may; both stores
+        // keep the same replacement, so that they list the same keys.
+        for text in [&mut row.entity, &mut row.property, &mut row.message] {
+            if text.contains('\0') {
+                *text = text.replace('\0', "\u{fffd}");
+            }
+        }
+        let mut existing = dispatch!(conn, quality::get_violation(table, project_id, day, [&row.kind, &row.entity, &row.property, &row.code]))?;
         if existing.is_none() {
             if keys >= max_keys as i64 {
                 row.entity = crate::ingest::quality::OTHERS.to_owned();
                 row.property = String::new();
                 row.message = "records beyond the day's cap of distinct violation keys".to_owned();
                 row.types.clear();
-                existing = dispatch!(conn, quality::get_violation(table, project_id, day, &row.kind, &row.entity, &row.property, &row.code))?;
+                existing = dispatch!(conn, quality::get_violation(table, project_id, day, [&row.kind, &row.entity, &row.property, &row.code]))?;
             } else {
                 keys += 1;
             }

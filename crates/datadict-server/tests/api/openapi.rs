@@ -21,6 +21,7 @@ const EXPECTED: &[(&str, &str)] = &[
     ("get", "/api/app/projects/{project_id}/lookup-tables"),
     ("get", "/api/app/projects/{project_id}/lookup-tables/{table_id}"),
     ("get", "/api/app/projects/{project_id}/profiles/{distinct_id}"),
+    ("get", "/api/app/projects/{project_id}/quality/draft"),
     ("get", "/api/app/projects/{project_id}/quality/summary"),
     ("get", "/api/app/projects/{project_id}/rejected"),
     ("get", "/api/app/projects/{project_id}/schemas"),

@@ -227,7 +227,38 @@ fn the_server_and_the_core_agree(backend: Backend) {
     assert_eq!(f.counts(), core);
 }
 
+/// The draft proposes one type per property seen with one, lists conflicting ones, keeps the
+/// current schema of a documented event, and is accepted as it is by the batch upload, after which
+/// new events of those names are no longer violations.
+fn the_draft_proposes_types_and_lists_conflicts(backend: Backend) {
+    let f = fixture(backend);
+    let records = vec![
+        event("Sign Up", 0, json!({"plan": "pro", "seats": 3})),
+        event("Sign Up", 1, json!({"plan": "free", "seats": "many"})),
+        event("Purchase", 0, json!({"price": 1, "coupon": "X"})),
+    ];
+    assert_eq!(f.import(&records).status, 200);
+    let r = f.server.get(&format!("/api/app/projects/{}/quality/draft", f.p), &f.owner);
+    assert_eq!(r.status, 200, "{}", r.text);
+    let body = r.json();
+    let entries = body["results"]["entries"].as_array().unwrap();
+    let entry = |name: &str| entries.iter().find(|e| e["name"] == name).unwrap_or_else(|| panic!("no {name}: {body}")).clone();
+    assert_eq!(entry("Sign Up")["schemaJson"]["properties"], json!({"plan": {"type": "string"}}));
+    let purchase = entry("Purchase")["schemaJson"]["properties"].clone();
+    assert_eq!(purchase["coupon"], json!({"type": "string"}));
+    assert_eq!(purchase["price"]["type"], "number");
+    assert!(purchase.get("card").is_some(), "the current schema is kept: {purchase}");
+    assert_eq!(body["unresolved"], json!([{"event": "Sign Up", "property": "seats", "types": ["integer", "string"]}]));
+    assert_eq!(body["results"]["truncate"], false);
+    let r = f.server.post_json(&format!("/api/app/projects/{}/schemas", f.p), &f.owner, &body["results"]);
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(f.server.delete(&format!("/api/app/projects/{}/quality", f.p), &f.owner).status, 200);
+    assert_eq!(f.import(&[event("Sign Up", 5, json!({"plan": "team"})), event("Purchase", 5, json!({"coupon": "Y"}))]).status, 200);
+    assert!(f.violations("").is_empty(), "{:?}", f.violations(""));
+}
+
 on_both_stores!(
+    the_draft_proposes_types_and_lists_conflicts,
     import_records_violations_with_counts_types_and_samples,
     track_records_violations,
     a_flood_of_names_stays_bounded_with_an_others_row,

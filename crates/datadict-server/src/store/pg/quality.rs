@@ -9,7 +9,9 @@ pub fn count_violation_keys(c: &mut Client, table: Table, project_id: i64, day: 
     Ok(c.query_one(&format!("SELECT count(*) FROM {t} WHERE project_id = $1 AND day = $2", t = table.name()), &[&project_id, &day])?.get(0))
 }
 
-pub fn get_violation(c: &mut Client, table: Table, project_id: i64, day: &str, kind: &str, entity: &str, property: &str, code: &str) -> anyhow::Result<Option<ViolationRow>> {
+/// The row of one key, `[kind, entity, property, code]`, if stored.
+pub fn get_violation(c: &mut Client, table: Table, project_id: i64, day: &str, key: [&str; 4]) -> anyhow::Result<Option<ViolationRow>> {
+    let [kind, entity, property, code] = key;
     let row = c.query_opt(
         &format!("SELECT message, count, first_seen_ms, last_seen_ms, types, samples FROM {t}
          WHERE project_id = $1 AND day = $2 AND kind = $3 AND entity = $4 AND property = $5 AND code = $6", t = table.name()),

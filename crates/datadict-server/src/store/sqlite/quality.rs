@@ -44,7 +44,9 @@ pub fn count_violation_keys(conn: &Connection, table: Table, project_id: i64, da
     Ok(conn.query_row(&format!("SELECT count(*) FROM {t} WHERE project_id = ?1 AND day = ?2", t = table.name()), params![project_id, day], |r| r.get(0))?)
 }
 
-pub fn get_violation(conn: &Connection, table: Table, project_id: i64, day: &str, kind: &str, entity: &str, property: &str, code: &str) -> anyhow::Result<Option<ViolationRow>> {
+/// The row of one key, `[kind, entity, property, code]`, if stored.
+pub fn get_violation(conn: &Connection, table: Table, project_id: i64, day: &str, key: [&str; 4]) -> anyhow::Result<Option<ViolationRow>> {
+    let [kind, entity, property, code] = key;
     let row = conn
         .query_row(
             &format!("SELECT message, count, first_seen_ms, last_seen_ms, types, samples FROM {t}
