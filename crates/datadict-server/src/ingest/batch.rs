@@ -17,7 +17,7 @@ use serde_json::Value;
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
-use super::quality::{reject, Violations};
+use super::quality::{reject, Findings};
 
 /// The bad store's code of an event refused for naming another project's token (not a core code:
 /// the core does not know projects).
@@ -34,10 +34,9 @@ pub struct Checked {
     pub dropped: usize,
     /// One entry per problem of every record not stored, by record index.
     pub failed: Vec<FailedRecord>,
-    /// What the dictionary check on arrival found in the valid records (empty when it is off).
-    pub violations: Violations,
-    /// The records the rules refused, tallied per code for the bad store.
-    pub rejected: Violations,
+    /// What the dictionary check on arrival found in the valid records (empty when it is off),
+    /// the records the rules refused (the bad store), and good and bad counts per event name.
+    pub findings: Findings,
 }
 
 /// How a route receives events.
@@ -209,8 +208,7 @@ pub async fn store_events(state: &AppState, project_id: i64, body: Bytes, format
     // The answer waits for the commit: a 200 is only sent for events on disk.
     pending.wait().await?;
     let mut checked = checked;
-    let (violations, rejected) = (std::mem::take(&mut checked.violations), std::mem::take(&mut checked.rejected));
-    super::quality::record(state, project_id, violations, rejected, now_ms).await?;
+    super::quality::record(state, project_id, std::mem::take(&mut checked.findings), now_ms).await?;
     Ok(checked)
 }
 
@@ -260,13 +258,17 @@ pub fn check_batch(
         let mut check = record.check;
         if !check.is_valid() {
             let issues: Vec<(&'static str, &str)> = check.issues.iter().map(|i| (i.code.as_str(), i.message.as_str())).collect();
-            reject(&mut out.rejected, intake.route, check.event.as_deref().unwrap_or_default(), &issues, &body[record.record.range]);
+            let name = check.event.as_deref().unwrap_or_default();
+            reject(&mut out.findings.rejected, intake.route, name, &issues, &body[record.record.range]);
+            out.findings.counts.bad(name);
             continue;
         }
         if let (Some(tokens), Some(token)) = (&intake.tokens, check.token.as_deref()) {
             if let Some(message) = tokens.refusal(token) {
                 let issues = [(TOKEN_REFUSED, message.as_str())];
-                reject(&mut out.rejected, intake.route, check.event.as_deref().unwrap_or_default(), &issues, &body[record.record.range.clone()]);
+                let name = check.event.as_deref().unwrap_or_default();
+                reject(&mut out.findings.rejected, intake.route, name, &issues, &body[record.record.range.clone()]);
+                out.findings.counts.bad(name);
                 let insert_id = check.insert_id.as_deref().unwrap_or_default().to_owned();
                 refused.push(FailedRecord { index: record.record.pos.index as usize, insert_id, field: "properties.token".into(), message });
                 continue;
@@ -283,8 +285,9 @@ pub fn check_batch(
         let Some(key) = check.valid_key() else { continue };
         // The check on arrival sees every valid event, dropped ones included (it reports the drop).
         if let Some(dictionary) = &intake.dictionary {
-            out.violations.check_event(&check, dictionary, &body[record.record.range.clone()]);
+            out.findings.violations.check_event(&check, dictionary, &body[record.record.range.clone()]);
         }
+        out.findings.counts.good(key.event);
         let mut bytes = Cow::Borrowed(&body[record.record.range]);
         let Some(dropped_properties) = drops.of(&check) else {
             out.dropped += 1;

@@ -64,8 +64,7 @@ impl Loader {
         .map_err(|e| ApiError::Internal(e.into()))??;
         pending.wait().await?;
         let mut checked = checked;
-        let (violations, rejected) = (std::mem::take(&mut checked.violations), std::mem::take(&mut checked.rejected));
-        crate::ingest::quality::record(state, self.project_id, violations, rejected, now).await?;
+        crate::ingest::quality::record(state, self.project_id, std::mem::take(&mut checked.findings), now).await?;
         Ok(Loaded { stored: checked.stored, dropped: checked.dropped, failed: checked.failed })
     }
 }

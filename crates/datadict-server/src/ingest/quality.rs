@@ -44,6 +44,67 @@ pub struct Violations {
     tallies: HashMap<Key, Tally>,
 }
 
+/// Good and bad records per event name of one request. A name already seen costs a lookup and no
+/// allocation.
+#[derive(Debug, Default)]
+pub struct EventCounts {
+    good: HashMap<String, i64>,
+    bad: HashMap<String, i64>,
+}
+
+impl EventCounts {
+    fn add(map: &mut HashMap<String, i64>, name: &str) {
+        match map.get_mut(name) {
+            Some(n) => *n += 1,
+            None => {
+                map.insert(name.to_owned(), 1);
+            }
+        }
+    }
+
+    pub fn good(&mut self, name: &str) {
+        Self::add(&mut self.good, name);
+    }
+
+    pub fn bad(&mut self, name: &str) {
+        Self::add(&mut self.bad, name);
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.good.is_empty() && self.bad.is_empty()
+    }
+
+    fn into_rows(self, now_ms: i64) -> Vec<ViolationRow> {
+        let rows = |kind: &str, map: HashMap<String, i64>| {
+            map.into_iter()
+                .map(|(entity, count)| ViolationRow {
+                    kind: kind.to_owned(),
+                    entity,
+                    property: String::new(),
+                    code: String::new(),
+                    message: String::new(),
+                    count,
+                    first_seen_ms: now_ms,
+                    last_seen_ms: now_ms,
+                    types: Vec::new(),
+                    samples: Vec::new(),
+                })
+                .collect::<Vec<_>>()
+        };
+        let mut out = rows("good", self.good);
+        out.extend(rows("bad", self.bad));
+        out
+    }
+}
+
+/// What one request found for the quality record: violations, rejected records, and counts.
+#[derive(Debug, Default)]
+pub struct Findings {
+    pub violations: Violations,
+    pub rejected: Violations,
+    pub counts: EventCounts,
+}
+
 /// Cuts `text` to at most [`MAX_SAMPLE_BYTES`] bytes on a character boundary.
 pub fn cut_sample(text: &str) -> String {
     if text.len() <= MAX_SAMPLE_BYTES {
@@ -139,21 +200,22 @@ pub fn reject(rejected: &mut Violations, route: &'static str, event: &str, issue
     }
 }
 
-/// Writes a request's violations and rejected records, seen at `now_ms`, to the project's day
-/// (nothing is written for empty tallies).
-pub async fn record(state: &crate::AppState, project_id: i64, violations: Violations, rejected: Violations, now_ms: i64) -> Result<(), crate::error::ApiError> {
-    if violations.is_empty() && rejected.is_empty() {
+/// Writes a request's findings, seen at `now_ms`, to the project's day (nothing for none).
+pub async fn record(state: &crate::AppState, project_id: i64, findings: Findings, now_ms: i64) -> Result<(), crate::error::ApiError> {
+    let Findings { violations, rejected, counts } = findings;
+    if violations.is_empty() && rejected.is_empty() && counts.is_empty() {
         return Ok(());
     }
     let day = datadict_core::time::format_date(now_ms);
-    let (violations, rejected) = (violations.into_rows(now_ms), rejected.into_rows(now_ms));
+    let (violations, rejected, counts) = (violations.into_rows(now_ms), rejected.into_rows(now_ms), counts.into_rows(now_ms));
     let max_keys = state.config.quality_max_keys;
     state
         .store
         .call(move |conn| {
             use crate::store::quality::record_violations;
             record_violations(conn, Table::Violations, project_id, &day, violations, max_keys, MAX_SAMPLES)?;
-            record_violations(conn, Table::Rejected, project_id, &day, rejected, max_keys, MAX_SAMPLES)
+            record_violations(conn, Table::Rejected, project_id, &day, rejected, max_keys, MAX_SAMPLES)?;
+            record_violations(conn, Table::EventCounts, project_id, &day, counts, max_keys, MAX_SAMPLES)
         })
         .await?;
     Ok(())

@@ -6,7 +6,8 @@
 //! - `GET rejected?since=&until=&event=&code=&route=&limit=&cursor=`: the records the rules
 //!   refused (the bad store), one row per UTC day, route, event and code, with samples of the
 //!   record and the reason;
-//! - `GET quality/summary?since=&until=`: totals by code, event, property and day;
+//! - `GET quality/summary?since=&until=`: totals by code, event, property and day, and good and
+//!   bad records per event name;
 //! - `DELETE quality[?events=true]`: resets a project's violations and rejected records (and, with
 //!   the explicit flag, its stored events), so that a CI job starts clean.
 //!
@@ -203,7 +204,7 @@ fn add(map: &mut BTreeMap<String, i64>, key: &str, n: i64) {
         ("since" = Option<String>, Query, description = "first day: `YYYY-MM-DD`, milliseconds since epoch, or before now (`10m`, `2h`, `7d`)"),
         ("until" = Option<String>, Query, description = "last day, inclusive, written like `since`")),
     responses(
-        (status = 200, description = "`{\"status\":\"ok\",\"results\":{\"violations\":{\"total\",\"by_code\",\"by_event\",\"by_property\",\"per_day\":[{\"day\",\"count\"}]},\"rejected\":{\"total\",\"by_code\",\"by_event\",\"per_day\"}}}`", body = Object),
+        (status = 200, description = "`{\"status\":\"ok\",\"results\":{\"violations\":{\"total\",\"by_code\",\"by_event\",\"by_property\",\"per_day\":[{\"day\",\"count\"}]},\"rejected\":{\"total\",\"by_code\",\"by_event\",\"per_day\"},\"events\":{\"good\":{name:n},\"bad\":{name:n}}}}`", body = Object),
         (status = 400, description = "a parameter is malformed; `error` says which", body = Object),
         ReadRefusals
     ),
@@ -221,9 +222,15 @@ async fn summary(
         .store
         .read(move |conn| {
             let rows = store::quality::list_violations(conn, Table::Violations, project_id, &f, SUMMARY_ROWS, 0)?;
-            Ok((rows, store::quality::list_violations(conn, Table::Rejected, project_id, &f, SUMMARY_ROWS, 0)?))
+            let rejected = store::quality::list_violations(conn, Table::Rejected, project_id, &f, SUMMARY_ROWS, 0)?;
+            Ok((rows, (rejected, store::quality::list_violations(conn, Table::EventCounts, project_id, &f, SUMMARY_ROWS, 0)?)))
         })
         .await?;
+    let (rejected, counts) = rejected;
+    let (mut good, mut bad) = (BTreeMap::new(), BTreeMap::new());
+    for v in &counts {
+        add(if v.row.kind == "good" { &mut good } else { &mut bad }, &v.row.entity, v.row.count);
+    }
     let (mut by_code, mut by_event, mut by_property, mut per_day) = (BTreeMap::new(), BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
     let mut total = 0;
     for v in &rows {
@@ -249,6 +256,7 @@ async fn summary(
     Ok(Json(json!({"status": "ok", "results": {
         "violations": {"total": total, "by_code": by_code, "by_event": by_event, "by_property": by_property, "per_day": days(per_day)},
         "rejected": {"total": r_total, "by_code": r_code, "by_event": r_event, "per_day": days(r_day)},
+        "events": {"good": good, "bad": bad},
     }})))
 }
 
@@ -284,6 +292,7 @@ async fn reset(
         .call(move |conn| {
             let v = store::quality::delete_violations(conn, Table::Violations, project_id)?;
             let r = store::quality::delete_violations(conn, Table::Rejected, project_id)?;
+            store::quality::delete_violations(conn, Table::EventCounts, project_id)?;
             let e = if events { store::quality::delete_events(conn, project_id)? } else { 0 };
             Ok(((v, r), e))
         })

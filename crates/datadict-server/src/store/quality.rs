@@ -17,6 +17,9 @@ pub enum Table {
     /// Records the rules rejected; `kind` is the route (`import`, `track`, `job`), `property` is
     /// empty, and each sample is `{"record": "...", "message": "..."}`.
     Rejected,
+    /// Good and bad counts per event name: `kind` is `good` (stored or dropped by the
+    /// dictionary) or `bad` (rejected); `property`, `code` and `message` are empty, no samples.
+    EventCounts,
 }
 
 impl Table {
@@ -25,6 +28,7 @@ impl Table {
         match self {
             Self::Violations => "quality_violations",
             Self::Rejected => "quality_rejected",
+            Self::EventCounts => "quality_event_counts",
         }
     }
 }

@@ -60,7 +60,7 @@ fn a_version_1_database_gains_lookup_tables() {
     let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
     // Version 1 had neither lookup tables nor group profiles (migration 3).
     client
-        .batch_execute("DROP TABLE lookup_rows; DROP TABLE lookup_tables; DROP TABLE group_profiles; DROP TABLE quality_violations; DROP TABLE quality_rejected; UPDATE schema_version SET version = 1")
+        .batch_execute("DROP TABLE lookup_rows; DROP TABLE lookup_tables; DROP TABLE group_profiles; DROP TABLE quality_violations; DROP TABLE quality_rejected; DROP TABLE quality_event_counts; UPDATE schema_version SET version = 1")
         .unwrap();
 
     let store = Store::open_postgres(&url).unwrap();
@@ -96,7 +96,7 @@ fn a_version_2_database_gains_group_profiles() {
     let project = datadict_server::admin::create_project(&store, "p").unwrap();
     drop(store);
     let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
-    client.batch_execute("DROP TABLE group_profiles; DROP TABLE quality_violations; DROP TABLE quality_rejected; UPDATE schema_version SET version = 2").unwrap();
+    client.batch_execute("DROP TABLE group_profiles; DROP TABLE quality_violations; DROP TABLE quality_rejected; DROP TABLE quality_event_counts; UPDATE schema_version SET version = 2").unwrap();
 
     let store = Store::open_postgres(&url).unwrap();
     assert_eq!(schema_version(&url), 4);

@@ -192,6 +192,11 @@ fn rejected_records_are_kept_with_their_reasons(backend: Backend) {
     let summary = f.server.get(&format!("/api/app/projects/{}/quality/summary", f.p), &f.owner).json();
     assert_eq!(summary["results"]["rejected"]["total"], 3);
     assert_eq!(summary["results"]["rejected"]["by_code"]["token_refused"], 1);
+    // Good and bad per event name: each request's valid Purchase was stored, the rest refused
+    // (the unreadable line has no name).
+    let events = &summary["results"]["events"];
+    assert_eq!((events["bad"]["Purchase"].as_i64(), events["bad"]["Stray"].as_i64(), events["bad"][""].as_i64()), (Some(1), Some(1), Some(1)), "{events}");
+    assert_eq!(events["good"]["Purchase"], 2, "{events}");
     let r = f.server.delete(&format!("/api/app/projects/{}/quality", f.p), &f.owner);
     assert_eq!(r.json()["results"]["rejected_deleted"], 3);
     assert!(f.server.get(&format!("/api/app/projects/{}/rejected", f.p), &f.owner).json()["results"].as_array().unwrap().is_empty());

@@ -134,7 +134,8 @@ CREATE TABLE group_profiles (
 );
 "#, r#"
 -- Data quality (issue 20), as SQLite's (`sqlite::quality::TABLES`): the violations of the
--- dictionary seen on arrival and the records the rules rejected, per project, UTC day and key.
+-- dictionary seen on arrival, the records the rules rejected, and good and bad counts per event
+-- name, per project, UTC day and key.
 CREATE TABLE quality_violations (
     project_id bigint NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
     day text COLLATE "C" NOT NULL,
@@ -151,6 +152,21 @@ CREATE TABLE quality_violations (
     PRIMARY KEY (project_id, day, kind, entity, property, code)
 );
 CREATE TABLE quality_rejected (
+    project_id bigint NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+    day text COLLATE "C" NOT NULL,
+    kind text COLLATE "C" NOT NULL,
+    entity text COLLATE "C" NOT NULL,
+    property text COLLATE "C" NOT NULL,
+    code text COLLATE "C" NOT NULL,
+    message text NOT NULL,
+    count bigint NOT NULL,
+    first_seen_ms bigint NOT NULL,
+    last_seen_ms bigint NOT NULL,
+    types text NOT NULL,
+    samples text NOT NULL,
+    PRIMARY KEY (project_id, day, kind, entity, property, code)
+);
+CREATE TABLE quality_event_counts (
     project_id bigint NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
     day text COLLATE "C" NOT NULL,
     kind text COLLATE "C" NOT NULL,

@@ -4,7 +4,7 @@
 use crate::store::quality::{StoredViolation, Table, ViolationFilter, ViolationRow};
 use rusqlite::{params, Connection, OptionalExtension};
 
-/// The tables of violations and of rejected records (the same columns), created when the store
+/// The tables of violations, of rejected records and of good and bad counts (the same columns), created when the store
 /// opens (`tables::create`). A database written before gains them empty, so nothing is upgraded.
 /// Types and samples are JSON arrays.
 pub(crate) const TABLES: &str = "
@@ -24,6 +24,21 @@ CREATE TABLE IF NOT EXISTS quality_violations (
     PRIMARY KEY (project_id, day, kind, entity, property, code)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS quality_rejected (
+    project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+    day TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    entity TEXT NOT NULL,
+    property TEXT NOT NULL,
+    code TEXT NOT NULL,
+    message TEXT NOT NULL,
+    count INTEGER NOT NULL,
+    first_seen_ms INTEGER NOT NULL,
+    last_seen_ms INTEGER NOT NULL,
+    types TEXT NOT NULL,
+    samples TEXT NOT NULL,
+    PRIMARY KEY (project_id, day, kind, entity, property, code)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS quality_event_counts (
     project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
     day TEXT NOT NULL,
     kind TEXT NOT NULL,
