@@ -193,9 +193,8 @@ pub fn event_tokens(body: &[u8], format: InputFormat, rules: &EventRules, limits
 /// `project_id`, through [`check_batch`] and the event writer; returns once they are committed:
 /// what is counted as stored is on disk.
 pub async fn store_events(state: &AppState, project_id: i64, body: Bytes, format: InputFormat, mut intake: Intake) -> Result<Checked, ApiError> {
-    let entries = state.store.read(move |conn| store::dropping_schemas(conn, project_id)).await?;
-    let drops = Drops::new(&entries, &state.config.namespace);
-    intake.dictionary = dictionary(state, project_id).await?;
+    let (drops, dictionary) = dictionary_and_drops(state, project_id).await?;
+    intake.dictionary = dictionary;
     let limits = state.config.limits.clone();
     let now_ms = super::now_ms();
     let mut sink = state.store.event_sink(project_id, now_ms / 1000);
@@ -212,14 +211,18 @@ pub async fn store_events(state: &AppState, project_id: i64, body: Bytes, format
     Ok(checked)
 }
 
-/// The project's event dictionary, indexed for the check on arrival, or `None` when the server
-/// runs with the check off.
-pub async fn dictionary(state: &AppState, project_id: i64) -> Result<Option<Arc<Dictionary>>, ApiError> {
+/// The project's drops, and its event dictionary indexed for the check on arrival (`None` when the
+/// server runs with the check off). With the check on, both come from one read of every event
+/// schema (`Drops` keeps only what drops something); with it off, only the schemas that may drop
+/// are read, as before the check existed.
+pub async fn dictionary_and_drops(state: &AppState, project_id: i64) -> Result<(Drops, Option<Arc<Dictionary>>), ApiError> {
+    let namespace = &state.config.namespace;
     if !state.config.dictionary_check {
-        return Ok(None);
+        let entries = state.store.read(move |conn| store::dropping_schemas(conn, project_id)).await?;
+        return Ok((Drops::new(&entries, namespace), None));
     }
     let entries = state.store.read(move |conn| store::list_schemas(conn, project_id, Some(EntityType::Event), None)).await?;
-    Ok(Some(Arc::new(Dictionary::new(&entries, &state.config.namespace))))
+    Ok((Drops::new(&entries, namespace), Some(Arc::new(Dictionary::new(&entries, namespace)))))
 }
 
 /// Checks a whole body with the core's rules (`intake.rules`). A body that cannot be split, holds

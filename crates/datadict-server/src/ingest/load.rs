@@ -34,9 +34,7 @@ pub struct Loader {
 
 impl Loader {
     pub async fn new(state: &AppState, project_id: i64) -> anyhow::Result<Self> {
-        let entries = state.store.read(move |conn| store::dropping_schemas(conn, project_id)).await?;
-        let drops = Drops::new(&entries, &state.config.namespace);
-        let dictionary = crate::ingest::batch::dictionary(state, project_id).await?;
+        let (drops, dictionary) = crate::ingest::batch::dictionary_and_drops(state, project_id).await?;
         Ok(Self { project_id, drops: std::sync::Arc::new(drops), dictionary })
     }
 
