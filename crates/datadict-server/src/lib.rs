@@ -85,7 +85,16 @@ pub struct Config {
     pub rate_limiter: ratelimit::RateLimiter,
     /// Warehouse imports and migrations: source hosts, sync limits (see [`jobs::JobsConfig`]).
     pub jobs: jobs::JobsConfig,
+    /// Whether every stored record is checked against the project's dictionary on arrival and
+    /// its violations recorded (issue 20); on by default, off with `--no-dictionary-check`.
+    pub dictionary_check: bool,
+    /// The most distinct violation keys kept per project and UTC day; beyond, counts go to the
+    /// `$others` rows ([`DEFAULT_QUALITY_MAX_KEYS`] by default).
+    pub quality_max_keys: usize,
 }
+
+/// The default of [`Config::quality_max_keys`].
+pub const DEFAULT_QUALITY_MAX_KEYS: usize = 1000;
 
 impl Default for Config {
     fn default() -> Self {
@@ -101,6 +110,8 @@ impl Default for Config {
             lookup_table_max_bytes: routes::lookup::DEFAULT_MAX_BYTES,
             rate_limiter: ratelimit::RateLimiter::default(),
             jobs: jobs::JobsConfig::default(),
+            dictionary_check: true,
+            quality_max_keys: DEFAULT_QUALITY_MAX_KEYS,
         }
     }
 }

@@ -74,6 +74,14 @@ struct ServeArgs {
     /// The vendor metadata key of the dictionary.
     #[arg(long, env = "DATADICT_NAMESPACE", default_value = datadict_core::DEFAULT_NAMESPACE)]
     namespace: String,
+    /// Turns off the check of every stored record against the project's dictionary on arrival,
+    /// and with it the recording of violations (to compare ingestion speed with it on).
+    #[arg(long, env = "DATADICT_NO_DICTIONARY_CHECK")]
+    no_dictionary_check: bool,
+    /// The most distinct violation keys kept per project and UTC day; beyond, counts go to an
+    /// `$others` row.
+    #[arg(long, env = "DATADICT_QUALITY_MAX_KEYS", default_value_t = datadict_server::DEFAULT_QUALITY_MAX_KEYS)]
+    quality_max_keys: usize,
 }
 
 #[derive(Subcommand)]
@@ -219,6 +227,8 @@ fn serve(store: Store, data_dir: &std::path::Path, database: &str, args: ServeAr
         cors_origins: args.cors_origins.iter().map(|o| o.trim().to_owned()).filter(|o| !o.is_empty()).collect(),
         jobs: datadict_server::jobs::JobsConfig::from_env(),
         lookup_table_max_bytes: args.lookup_table_max_bytes,
+        dictionary_check: !args.no_dictionary_check,
+        quality_max_keys: args.quality_max_keys,
         ..Default::default()
     };
     if let Some(max) = args.max_request_bytes {

@@ -16,6 +16,12 @@ use datadict_core::{
 use serde_json::Value;
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use super::quality::{reject, Findings};
+
+/// The bad store's code of an event refused for naming another project's token (not a core code:
+/// the core does not know projects).
+pub const TOKEN_REFUSED: &str = "token_refused";
 
 /// What checking a batch produced.
 #[derive(Debug, Default)]
@@ -28,6 +34,9 @@ pub struct Checked {
     pub dropped: usize,
     /// One entry per problem of every record not stored, by record index.
     pub failed: Vec<FailedRecord>,
+    /// What the dictionary check on arrival found in the valid records (empty when it is off),
+    /// the records the rules refused (the bad store), and good and bad counts per event name.
+    pub findings: Findings,
 }
 
 /// How a route receives events.
@@ -39,6 +48,11 @@ pub struct Intake {
     pub ip: Option<String>,
     /// The project tokens the events carry (`/track`), when the rules read them.
     pub tokens: Option<Tokens>,
+    /// The project's dictionary, to check every valid event against on arrival (`None`: the
+    /// check is off, `--no-dictionary-check`). Indexed once per request or job.
+    pub dictionary: Option<Arc<Dictionary>>,
+    /// The route the records came by (`import`, `track`, `job`), as the bad store names it.
+    pub route: &'static str,
 }
 
 /// The project tokens named by a request's events and the project each names (`None`: none),
@@ -178,9 +192,9 @@ pub fn event_tokens(body: &[u8], format: InputFormat, rules: &EventRules, limits
 /// Checks and stores the events of one request (the text of `body`, framed by `format`) for
 /// `project_id`, through [`check_batch`] and the event writer; returns once they are committed:
 /// what is counted as stored is on disk.
-pub async fn store_events(state: &AppState, project_id: i64, body: Bytes, format: InputFormat, intake: Intake) -> Result<Checked, ApiError> {
-    let entries = state.store.read(move |conn| store::dropping_schemas(conn, project_id)).await?;
-    let drops = Drops::new(&entries, &state.config.namespace);
+pub async fn store_events(state: &AppState, project_id: i64, body: Bytes, format: InputFormat, mut intake: Intake) -> Result<Checked, ApiError> {
+    let (drops, dictionary) = dictionary_and_drops(state, project_id).await?;
+    intake.dictionary = dictionary;
     let limits = state.config.limits.clone();
     let now_ms = super::now_ms();
     let mut sink = state.store.event_sink(project_id, now_ms / 1000);
@@ -192,7 +206,23 @@ pub async fn store_events(state: &AppState, project_id: i64, body: Bytes, format
     .map_err(|e| ApiError::Internal(e.into()))??;
     // The answer waits for the commit: a 200 is only sent for events on disk.
     pending.wait().await?;
+    let mut checked = checked;
+    super::quality::record(state, project_id, std::mem::take(&mut checked.findings), now_ms).await?;
     Ok(checked)
+}
+
+/// The project's drops, and its event dictionary indexed for the check on arrival (`None` when the
+/// server runs with the check off). With the check on, both come from one read of every event
+/// schema (`Drops` keeps only what drops something); with it off, only the schemas that may drop
+/// are read, as before the check existed.
+pub async fn dictionary_and_drops(state: &AppState, project_id: i64) -> Result<(Drops, Option<Arc<Dictionary>>), ApiError> {
+    let namespace = &state.config.namespace;
+    if !state.config.dictionary_check {
+        let entries = state.store.read(move |conn| store::dropping_schemas(conn, project_id)).await?;
+        return Ok((Drops::new(&entries, namespace), None));
+    }
+    let entries = state.store.read(move |conn| store::list_schemas(conn, project_id, Some(EntityType::Event), None)).await?;
+    Ok((Drops::new(&entries, namespace), Some(Arc::new(Dictionary::new(&entries, namespace)))))
 }
 
 /// Checks a whole body with the core's rules (`intake.rules`). A body that cannot be split, holds
@@ -230,10 +260,18 @@ pub fn check_batch(
         seen += 1;
         let mut check = record.check;
         if !check.is_valid() {
+            let issues: Vec<(&'static str, &str)> = check.issues.iter().map(|i| (i.code.as_str(), i.message.as_str())).collect();
+            let name = check.event.as_deref().unwrap_or_default();
+            reject(&mut out.findings.rejected, intake.route, name, &issues, &body[record.record.range]);
+            out.findings.counts.bad(name);
             continue;
         }
         if let (Some(tokens), Some(token)) = (&intake.tokens, check.token.as_deref()) {
             if let Some(message) = tokens.refusal(token) {
+                let issues = [(TOKEN_REFUSED, message.as_str())];
+                let name = check.event.as_deref().unwrap_or_default();
+                reject(&mut out.findings.rejected, intake.route, name, &issues, &body[record.record.range.clone()]);
+                out.findings.counts.bad(name);
                 let insert_id = check.insert_id.as_deref().unwrap_or_default().to_owned();
                 refused.push(FailedRecord { index: record.record.pos.index as usize, insert_id, field: "properties.token".into(), message });
                 continue;
@@ -248,6 +286,11 @@ pub fn check_batch(
         // `Some` for every valid record (the core's rules require `event` and a time); the
         // invalid ones were skipped above and are reported in `failed_records`.
         let Some(key) = check.valid_key() else { continue };
+        // The check on arrival sees every valid event, dropped ones included (it reports the drop).
+        if let Some(dictionary) = &intake.dictionary {
+            out.findings.violations.check_event(&check, dictionary, &body[record.record.range.clone()]);
+        }
+        out.findings.counts.good(key.event);
         let mut bytes = Cow::Borrowed(&body[record.record.range]);
         let Some(dropped_properties) = drops.of(&check) else {
             out.dropped += 1;

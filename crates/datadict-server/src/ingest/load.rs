@@ -28,13 +28,14 @@ pub struct Loaded {
 pub struct Loader {
     pub project_id: i64,
     drops: std::sync::Arc<Drops>,
+    /// The dictionary the check on arrival uses (`None` when it is off).
+    dictionary: Option<std::sync::Arc<datadict_core::Dictionary>>,
 }
 
 impl Loader {
     pub async fn new(state: &AppState, project_id: i64) -> anyhow::Result<Self> {
-        let entries = state.store.read(move |conn| store::dropping_schemas(conn, project_id)).await?;
-        let drops = Drops::new(&entries, &state.config.namespace);
-        Ok(Self { project_id, drops: std::sync::Arc::new(drops) })
+        let (drops, dictionary) = crate::ingest::batch::dictionary_and_drops(state, project_id).await?;
+        Ok(Self { project_id, drops: std::sync::Arc::new(drops), dictionary })
     }
 
     /// The most events one [`Loader::load`] call takes (the import's per-request limit).
@@ -50,15 +51,18 @@ impl Loader {
         }
         let limits = state.config.limits.clone();
         let drops = self.drops.clone();
+        let intake = Intake { dictionary: self.dictionary.clone(), route: "job", ..Intake::default() };
         let now = now_ms();
         let mut sink = state.store.event_sink(self.project_id, now / 1000);
         let (checked, pending) = tokio::task::spawn_blocking(move || {
-            let checked = check_batch(&ndjson, InputFormat::Ndjson, &Intake::default(), &limits, &drops, now, &mut sink)?;
+            let checked = check_batch(&ndjson, InputFormat::Ndjson, &intake, &limits, &drops, now, &mut sink)?;
             Ok::<_, ApiError>((checked, sink.close()))
         })
         .await
         .map_err(|e| ApiError::Internal(e.into()))??;
         pending.wait().await?;
+        let mut checked = checked;
+        crate::ingest::quality::record(state, self.project_id, std::mem::take(&mut checked.findings), now).await?;
         Ok(Loaded { stored: checked.stored, dropped: checked.dropped, failed: checked.failed })
     }
 }

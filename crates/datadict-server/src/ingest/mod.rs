@@ -1,10 +1,11 @@
 //! What every way of ingesting shares, routes and background workers alike: the batch check with
-//! the dictionary's drops ([`batch`]) and the loading of a job's events and profiles ([`load`]).
+//! the dictionary's drops ([`batch`]), the dictionary check on arrival and its tallies ([`quality`]) and the loading of a job's events and profiles ([`load`]).
 //! The ingestion routes (`routes::import`, `routes::track`, `routes::profiles`), `warehouse` and
 //! `migrate` import it; it imports no route.
 
 pub mod batch;
 pub mod load;
+pub mod quality;
 
 pub use batch::{check_batch, event_tokens, store_events, Checked, Drops, Intake, Tokens};
 pub use load::{apply_profile_updates, set_profiles, Loaded, Loader, Refused};

@@ -81,6 +81,7 @@ pub async fn method_not_allowed(method: Method, uri: Uri) -> ApiError {
         (name = "Warehouse Imports", description = "imports of events and profiles from a file on the server or a PostgreSQL table, synced on request"),
         (name = "Migration", description = "the migration service: a project's history from the source tool's export, in a background job"),
         (name = "Lookup Tables", description = "CSV tables keyed by their first column: listed and replaced as the ingestion reference does, created, read and deleted through the application API"),
+        (name = "Data Quality", description = "what the dictionary check on arrival found: violations per day and key, a summary, and a reset for CI jobs"),
         (name = "Server")
     )
 )]
@@ -105,6 +106,8 @@ pub fn api() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(crate::routes::data::router())
         .merge(crate::routes::warehouse::router())
         .merge(crate::routes::lookup::app::router())
+        .merge(crate::routes::quality::router())
+        .merge(crate::routes::quality_draft::router())
         .merge(router())
         .fallback(not_found);
     OpenApiRouter::with_openapi(ApiDoc::openapi())

@@ -9,6 +9,8 @@ pub mod lookup;
 pub mod meta;
 pub mod migrate;
 pub mod profiles;
+pub mod quality;
+pub mod quality_draft;
 pub mod responses;
 pub mod schemas;
 pub mod track;

@@ -100,7 +100,7 @@ async fn receive_events(caller: Result<Option<IngestCaller>, IngestError>, state
         return Err(refuse(ApiError::Unauthorized(message)));
     };
     charge(&state, project_id, records.bytes.len()).await.map_err(&refuse)?;
-    let intake = Intake { rules, ip: received.ip, tokens: Some(Tokens { project_id, known }) };
+    let intake = Intake { rules, ip: received.ip, tokens: Some(Tokens { project_id, known }), route: "track", ..Intake::default() };
     let checked = store_events(&state, project_id, records.bytes, records.format, intake).await.map_err(&refuse)?;
     let tally = Tally { records: checked.records, stored: checked.stored + checked.dropped, failed: checked.failed, noun: "event", verb: "stored" };
     Ok(answer_batch(&received.style, tally))

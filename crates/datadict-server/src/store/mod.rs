@@ -10,8 +10,9 @@
 //! event-writer thread and its group commits), `profiles.rs`, `groups.rs` (group profiles),
 //! `reads.rs` (the read API's queries and 30-day counts), `buckets.rs` (rate-limit buckets kept by
 //! the database), `jobs.rs` (warehouse imports, their runs and migration jobs, named
-//! `store::jobs::foo`) and `lookup.rs` (lookup tables and their rows, named
-//! `store::lookup::foo`). `conn.rs` holds [`Conn`] and its transaction [`Tx`].
+//! `store::jobs::foo`), `lookup.rs` (lookup tables and their rows, named `store::lookup::foo`)
+//! and `quality.rs` (data quality: violations of the dictionary seen on arrival, named
+//! `store::quality::foo`). `conn.rs` holds [`Conn`] and its transaction [`Tx`].
 //!
 //! Queries are free functions over a connection, so that they compose inside one transaction.
 
@@ -25,6 +26,7 @@ pub mod jobs;
 pub mod lookup;
 mod pg;
 mod profiles;
+pub mod quality;
 mod reads;
 mod schemas;
 mod sqlite;
@@ -36,6 +38,7 @@ pub use event_writer::{EventSink, PendingInsert};
 pub use events::{dedup_key, EventBatch, EventRow};
 pub use groups::{delete_group, get_group, list_groups, put_group, StoredGroup};
 pub use profiles::*;
+pub use quality::{StoredViolation, ViolationFilter, ViolationRow};
 pub use reads::*;
 pub use schemas::*;
 pub use sqlite::tables::DEDUP_KEY_VERSION;

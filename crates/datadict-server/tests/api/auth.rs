@@ -22,6 +22,11 @@ fn routes(p: i64) -> Vec<(&'static str, String, Option<serde_json::Value>, bool)
         ("GET", format!("/api/app/projects/{p}/events"), None, false),
         ("GET", format!("/api/app/projects/{p}/event-counts"), None, false),
         ("GET", format!("/api/app/projects/{p}/lookup-tables"), None, false),
+        ("GET", format!("/api/app/projects/{p}/violations"), None, false),
+        ("GET", format!("/api/app/projects/{p}/rejected"), None, false),
+        ("GET", format!("/api/app/projects/{p}/quality/summary"), None, false),
+        ("GET", format!("/api/app/projects/{p}/quality/draft"), None, false),
+        ("DELETE", format!("/api/app/projects/{p}/quality"), None, true),
         // No such profile: an authorized caller learns that (404), others do not.
         ("GET", format!("/api/app/projects/{p}/profiles/someone"), None, false),
     ]

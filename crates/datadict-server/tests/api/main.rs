@@ -18,6 +18,7 @@ mod migrate;
 mod openapi;
 mod postgres_store;
 mod processes;
+mod quality;
 mod schema_limits;
 mod schemas;
 mod track;

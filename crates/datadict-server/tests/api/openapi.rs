@@ -8,6 +8,7 @@ use std::collections::BTreeSet;
 
 const EXPECTED: &[(&str, &str)] = &[
     ("delete", "/api/app/projects/{project_id}/lookup-tables/{table_id}"),
+    ("delete", "/api/app/projects/{project_id}/quality"),
     ("delete", "/api/app/projects/{project_id}/schemas"),
     ("delete", "/api/app/projects/{project_id}/schemas/{entity_type}"),
     ("delete", "/api/app/projects/{project_id}/schemas/{entity_type}/{name}"),
@@ -20,9 +21,13 @@ const EXPECTED: &[(&str, &str)] = &[
     ("get", "/api/app/projects/{project_id}/lookup-tables"),
     ("get", "/api/app/projects/{project_id}/lookup-tables/{table_id}"),
     ("get", "/api/app/projects/{project_id}/profiles/{distinct_id}"),
+    ("get", "/api/app/projects/{project_id}/quality/draft"),
+    ("get", "/api/app/projects/{project_id}/quality/summary"),
+    ("get", "/api/app/projects/{project_id}/rejected"),
     ("get", "/api/app/projects/{project_id}/schemas"),
     ("get", "/api/app/projects/{project_id}/schemas/{entity_type}"),
     ("get", "/api/app/projects/{project_id}/schemas/{entity_type}/{name}"),
+    ("get", "/api/app/projects/{project_id}/violations"),
     ("get", "/api/app/projects/{project_id}/warehouse-sources/imports"),
     ("get", "/api/app/projects/{project_id}/warehouse-sources/imports/{import_id}"),
     ("get", "/api/app/projects/{project_id}/warehouse-sources/imports/{import_id}/runs"),

@@ -7,7 +7,7 @@
 //! schemas stay `text` so that they are served back byte for byte, and `events.id` and
 //! `warehouse_runs.seq` stand for SQLite's rowid (storage order, the read API's cursor).
 //! Migration 2 adds lookup tables, migration 3 group profiles, migration 4 the rate-limit buckets
-//! and the claims of jobs by processes.
+//! and the claims of jobs by processes, migration 5 data quality.
 
 use anyhow::Context;
 use postgres::Client;
@@ -151,6 +151,55 @@ CREATE UNLOGGED TABLE rate_buckets (
 ALTER TABLE warehouse_runs ADD COLUMN owner text, ADD COLUMN lease_until bigint;
 ALTER TABLE migration_jobs ADD COLUMN owner text, ADD COLUMN lease_until bigint,
     ADD COLUMN done boolean NOT NULL DEFAULT false;
+"#, r#"
+-- Data quality (issue 20), as SQLite's (`sqlite::quality::TABLES`): the violations of the
+-- dictionary seen on arrival, the records the rules rejected, and good and bad counts per event
+-- name, per project, UTC day and key.
+CREATE TABLE quality_violations (
+    project_id bigint NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+    day text COLLATE "C" NOT NULL,
+    kind text COLLATE "C" NOT NULL,
+    entity text COLLATE "C" NOT NULL,
+    property text COLLATE "C" NOT NULL,
+    code text COLLATE "C" NOT NULL,
+    message text NOT NULL,
+    count bigint NOT NULL,
+    first_seen_ms bigint NOT NULL,
+    last_seen_ms bigint NOT NULL,
+    types text NOT NULL,
+    samples text NOT NULL,
+    PRIMARY KEY (project_id, day, kind, entity, property, code)
+);
+CREATE TABLE quality_rejected (
+    project_id bigint NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+    day text COLLATE "C" NOT NULL,
+    kind text COLLATE "C" NOT NULL,
+    entity text COLLATE "C" NOT NULL,
+    property text COLLATE "C" NOT NULL,
+    code text COLLATE "C" NOT NULL,
+    message text NOT NULL,
+    count bigint NOT NULL,
+    first_seen_ms bigint NOT NULL,
+    last_seen_ms bigint NOT NULL,
+    types text NOT NULL,
+    samples text NOT NULL,
+    PRIMARY KEY (project_id, day, kind, entity, property, code)
+);
+CREATE TABLE quality_event_counts (
+    project_id bigint NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+    day text COLLATE "C" NOT NULL,
+    kind text COLLATE "C" NOT NULL,
+    entity text COLLATE "C" NOT NULL,
+    property text COLLATE "C" NOT NULL,
+    code text COLLATE "C" NOT NULL,
+    message text NOT NULL,
+    count bigint NOT NULL,
+    first_seen_ms bigint NOT NULL,
+    last_seen_ms bigint NOT NULL,
+    types text NOT NULL,
+    samples text NOT NULL,
+    PRIMARY KEY (project_id, day, kind, entity, property, code)
+);
 "#];
 
 /// The schema version this server writes (and the newest it reads).

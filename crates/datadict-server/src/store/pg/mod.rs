@@ -11,6 +11,7 @@ pub(super) mod jobs;
 pub(super) mod lookup;
 mod migrations;
 pub(super) mod profiles;
+pub(super) mod quality;
 pub(super) mod reads;
 pub(super) mod schemas;
 

@@ -11,6 +11,7 @@ pub(super) mod groups;
 pub(super) mod jobs;
 pub(super) mod lookup;
 pub(super) mod profiles;
+pub(super) mod quality;
 pub(super) mod reads;
 pub(super) mod schemas;
 pub(super) mod tables;

@@ -1,0 +1,241 @@
+//! Violations of the dictionary seen on arrival (issue 20): the core's dictionary check run on
+//! every stored event, its findings tallied per request in memory ([`Violations`]) and written
+//! once per request, one upsert per key (`store::record_violations`), so that ingestion pays for
+//! a hash-map update per finding rather than a database write.
+
+use crate::store::quality::Table;
+use crate::store::ViolationRow;
+use serde_json::{json, Value};
+use datadict_core::event::EventCheck;
+use datadict_core::{check_against_dictionary, Dictionary};
+use std::collections::{BTreeSet, HashMap};
+
+/// The most samples kept per violation key.
+pub const MAX_SAMPLES: usize = 5;
+
+/// The longest sample kept, in bytes (cut on a character boundary).
+pub const MAX_SAMPLE_BYTES: usize = 4096;
+
+/// The entity name of the row that counts what arrives beyond a day's key cap.
+pub const OTHERS: &str = "$others";
+
+/// The key of a tally: the kind of record (`event`, `user`, `group`), the entity (event name),
+/// the property (empty for the whole record) and the core's issue code.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Key {
+    kind: &'static str,
+    entity: String,
+    property: String,
+    code: &'static str,
+}
+
+#[derive(Debug, Clone)]
+struct Tally {
+    message: String,
+    count: i64,
+    types: BTreeSet<&'static str>,
+    samples: Vec<Value>,
+}
+
+/// One request's violations (or rejected records, keyed by route), tallied in memory. Every record of a request arrives at the same
+/// moment, so first and last seen are the request's time.
+#[derive(Debug, Default)]
+pub struct Violations {
+    tallies: HashMap<Key, Tally>,
+}
+
+/// Good and bad records per event name of one request. A name already seen costs a lookup and no
+/// allocation.
+#[derive(Debug, Default)]
+pub struct EventCounts {
+    good: HashMap<String, i64>,
+    bad: HashMap<String, i64>,
+}
+
+impl EventCounts {
+    fn add(map: &mut HashMap<String, i64>, name: &str) {
+        match map.get_mut(name) {
+            Some(n) => *n += 1,
+            None => {
+                map.insert(name.to_owned(), 1);
+            }
+        }
+    }
+
+    pub fn good(&mut self, name: &str) {
+        Self::add(&mut self.good, name);
+    }
+
+    pub fn bad(&mut self, name: &str) {
+        Self::add(&mut self.bad, name);
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.good.is_empty() && self.bad.is_empty()
+    }
+
+    fn into_rows(self, now_ms: i64) -> Vec<ViolationRow> {
+        let rows = |kind: &str, map: HashMap<String, i64>| {
+            map.into_iter()
+                .map(|(entity, count)| ViolationRow {
+                    kind: kind.to_owned(),
+                    entity,
+                    property: String::new(),
+                    code: String::new(),
+                    message: String::new(),
+                    count,
+                    first_seen_ms: now_ms,
+                    last_seen_ms: now_ms,
+                    types: Vec::new(),
+                    samples: Vec::new(),
+                })
+                .collect::<Vec<_>>()
+        };
+        let mut out = rows("good", self.good);
+        out.extend(rows("bad", self.bad));
+        out
+    }
+}
+
+/// What one request found for the quality record: violations, rejected records, and counts.
+#[derive(Debug, Default)]
+pub struct Findings {
+    pub violations: Violations,
+    pub rejected: Violations,
+    pub counts: EventCounts,
+}
+
+/// Cuts `text` to at most [`MAX_SAMPLE_BYTES`] bytes on a character boundary.
+pub fn cut_sample(text: &str) -> String {
+    if text.len() <= MAX_SAMPLE_BYTES {
+        return text.to_owned();
+    }
+    let mut end = MAX_SAMPLE_BYTES;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text[..end].to_owned()
+}
+
+impl Violations {
+    /// Checks one valid event against `dictionary` with the core's check and tallies each finding,
+    /// keeping `record` (its bytes) as a sample. Returns nothing: the drops are decided apart, by
+    /// `Drops`, which agrees with the core on them.
+    pub fn check_event(&mut self, check: &EventCheck<'_>, dictionary: &Dictionary, record: &[u8]) {
+        let findings = check_against_dictionary(check, dictionary);
+        let Some(entity) = check.event.as_deref() else { return };
+        for issue in &findings.issues {
+            let property = issue.path.strip_prefix("properties").map(property_name).unwrap_or_default();
+            let types = match check.properties.iter().find(|p| p.name == property) {
+                Some(p) if !property.is_empty() => Some(p.kind.as_str()),
+                _ => None,
+            };
+            let sample = || Value::from(cut_sample(&String::from_utf8_lossy(record)));
+            self.add("event", entity, &property, issue.code.as_str(), &issue.message, types, sample);
+        }
+    }
+
+    /// Tallies one finding.
+    #[allow(clippy::too_many_arguments)]
+    pub fn add(&mut self, kind: &'static str, entity: &str, property: &str, code: &'static str, message: &str, ty: Option<&'static str>, sample: impl FnOnce() -> Value) {
+        let key = Key { kind, entity: entity.to_owned(), property: property.to_owned(), code };
+        let tally = self.tallies.entry(key).or_insert_with(|| Tally { message: message.to_owned(), count: 0, types: BTreeSet::new(), samples: Vec::new() });
+        tally.count += 1;
+        if let Some(ty) = ty {
+            tally.types.insert(ty);
+        }
+        if tally.samples.len() < MAX_SAMPLES {
+            // Only the kept samples are made: most findings add to a count only.
+            tally.samples.push(sample());
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tallies.is_empty()
+    }
+
+    /// The rows to write, each seen at `now_ms`.
+    pub fn into_rows(self, now_ms: i64) -> Vec<ViolationRow> {
+        self.tallies
+            .into_iter()
+            .map(|(k, t)| ViolationRow {
+                kind: k.kind.to_owned(),
+                entity: k.entity,
+                property: k.property,
+                code: k.code.to_owned(),
+                message: t.message,
+                count: t.count,
+                first_seen_ms: now_ms,
+                last_seen_ms: now_ms,
+                types: t.types.into_iter().map(str::to_owned).collect(),
+                samples: t.samples,
+            })
+            .collect()
+    }
+}
+
+/// The property name of the rest of an issue path after `properties`: `.name` or `["name"]`
+/// (the core's `child_path` quotes names that are not plain).
+fn property_name(rest: &str) -> String {
+    if let Some(plain) = rest.strip_prefix('.') {
+        return plain.to_owned();
+    }
+    rest.strip_prefix('[')
+        .and_then(|r| r.strip_suffix(']'))
+        .and_then(|quoted| serde_json::from_str::<String>(quoted).ok())
+        .unwrap_or_default()
+}
+
+/// Tallies one rejected record of `route`: per code of its issues (each once), with the record's
+/// text and the first message of that code as the sample.
+pub fn reject(rejected: &mut Violations, route: &'static str, event: &str, issues: &[(&'static str, &str)], record: &[u8]) {
+    let mut seen: Vec<&str> = Vec::new();
+    for (code, message) in issues {
+        if seen.contains(code) {
+            continue;
+        }
+        seen.push(code);
+        let sample = || json!({"record": cut_sample(&String::from_utf8_lossy(record)), "message": message});
+        rejected.add(route, event, "", code, message, None, sample);
+    }
+}
+
+/// Writes a request's findings, seen at `now_ms`, to the project's day (nothing for none).
+pub async fn record(state: &crate::AppState, project_id: i64, findings: Findings, now_ms: i64) -> Result<(), crate::error::ApiError> {
+    let Findings { violations, rejected, counts } = findings;
+    if violations.is_empty() && rejected.is_empty() && counts.is_empty() {
+        return Ok(());
+    }
+    let day = datadict_core::time::format_date(now_ms);
+    let (violations, rejected, counts) = (violations.into_rows(now_ms), rejected.into_rows(now_ms), counts.into_rows(now_ms));
+    let max_keys = state.config.quality_max_keys;
+    state
+        .store
+        .call(move |conn| {
+            use crate::store::quality::record_violations;
+            record_violations(conn, Table::Violations, project_id, &day, violations, max_keys, MAX_SAMPLES)?;
+            record_violations(conn, Table::Rejected, project_id, &day, rejected, max_keys, MAX_SAMPLES)?;
+            record_violations(conn, Table::EventCounts, project_id, &day, counts, max_keys, MAX_SAMPLES)
+        })
+        .await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn property_names_come_back_from_paths() {
+        assert_eq!(property_name(".price"), "price");
+        assert_eq!(property_name(r#"["a b"]"#), "a b");
+        assert_eq!(property_name(""), "");
+    }
+
+    #[test]
+    fn samples_are_cut_on_a_character_boundary() {
+        let long = "é".repeat(MAX_SAMPLE_BYTES);
+        let cut = cut_sample(&long);
+        assert!(cut.len() <= MAX_SAMPLE_BYTES && cut.len() > MAX_SAMPLE_BYTES - 2);
+    }
+}

@@ -1,0 +1,306 @@
+//! The data-quality API (issue 20) under `/api/app/projects/{id}`: what the dictionary check on
+//! arrival recorded, for people and for CI jobs.
+//!
+//! - `GET violations?since=&until=&event=&property=&code=&kind=&limit=&cursor=`: the violation
+//!   rows, one per UTC day and key, in (day, kind, event, property, code) order, paginated;
+//! - `GET rejected?since=&until=&event=&code=&route=&limit=&cursor=`: the records the rules
+//!   refused (the bad store), one row per UTC day, route, event and code, with samples of the
+//!   record and the reason;
+//! - `GET quality/summary?since=&until=`: totals by code, event, property and day, and good and
+//!   bad records per event name;
+//! - `DELETE quality[?events=true]`: resets a project's violations and rejected records (and, with
+//!   the explicit flag, its stored events), so that a CI job starts clean.
+//!
+//! `since` and `until` are a `YYYY-MM-DD` date, milliseconds since the epoch, or a time before
+//! now such as `10m`, `2h` or `7d`; rows are per UTC day, so each selects the days it falls in,
+//! both ends included.
+
+use crate::auth::{ProjectRead, ProjectWrite};
+use crate::error::ApiError;
+use crate::ingest::now_ms;
+use crate::routes::data::page_limit;
+use crate::routes::read_query;
+use crate::routes::responses::{ReadRefusals, WriteRefusals};
+use crate::store::quality::Table;
+use crate::store::{self, StoredViolation, ViolationFilter};
+use crate::AppState;
+use axum::extract::{Query, State};
+use axum::Json;
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(list_violations)).routes(routes!(list_rejected)).routes(routes!(summary)).routes(routes!(reset))
+}
+
+/// The most rows a summary reads (a day holds at most `quality_max_keys` keys plus `$others`).
+const SUMMARY_ROWS: usize = 100_000;
+
+#[derive(Debug, Deserialize)]
+pub struct ViolationsQuery {
+    pub since: Option<String>,
+    pub until: Option<String>,
+    pub event: Option<String>,
+    pub property: Option<String>,
+    pub code: Option<String>,
+    pub kind: Option<String>,
+    pub limit: Option<String>,
+    pub cursor: Option<String>,
+}
+
+/// The UTC day (`YYYY-MM-DD`) of a `since`/`until` value: a date, milliseconds since the epoch,
+/// or a duration before `now_ms` (`30s`, `10m`, `2h`, `7d`).
+pub fn parse_day(name: &str, raw: &str, now_ms: i64) -> Result<String, ApiError> {
+    let ms = if let Ok(ms) = raw.parse::<i64>() {
+        Some(ms)
+    } else if let Some(date) = datadict_core::time::Date::parse(raw) {
+        Some(date.start_ms())
+    } else {
+        let unit = match raw.chars().last() {
+            Some('s') => Some(1_000),
+            Some('m') => Some(60_000),
+            Some('h') => Some(3_600_000),
+            Some('d') => Some(86_400_000),
+            _ => None,
+        };
+        unit.and_then(|u| raw[..raw.len() - 1].parse::<i64>().ok().filter(|n| *n >= 0).map(|n| now_ms - n.saturating_mul(u)))
+    };
+    ms.map(datadict_core::time::format_date).ok_or_else(|| {
+        ApiError::BadRequest(format!(
+            "`{name}={raw}` is not a time; use a `YYYY-MM-DD` date, milliseconds since epoch, or a time before now such as `10m`, `2h` or `7d`"
+        ))
+    })
+}
+
+fn filter(since: Option<&str>, until: Option<&str>) -> Result<ViolationFilter, ApiError> {
+    let now = now_ms();
+    Ok(ViolationFilter {
+        since_day: since.map(|s| parse_day("since", s, now)).transpose()?,
+        until_day: until.map(|u| parse_day("until", u, now)).transpose()?,
+        ..ViolationFilter::default()
+    })
+}
+
+fn rejected_result(v: StoredViolation) -> Value {
+    let r = v.row;
+    json!({
+        "day": v.day, "route": r.kind, "event": r.entity, "code": r.code, "message": r.message,
+        "count": r.count, "first_seen": r.first_seen_ms, "last_seen": r.last_seen_ms, "samples": r.samples,
+    })
+}
+
+/// The offset a `cursor` names (the listings page by offset: their rows only grow at a day's end
+/// of the order, and a reset starts over).
+fn offset(cursor: Option<&str>) -> Result<usize, ApiError> {
+    match cursor {
+        None => Ok(0),
+        Some(c) => c
+            .parse::<usize>()
+            .map_err(|_| ApiError::BadRequest(format!("`cursor={c}` is not a cursor of this listing; pass the `next_cursor` of the previous page"))),
+    }
+}
+
+/// A page of `table`'s rows as the API's body.
+async fn page(state: &AppState, table: Table, project_id: i64, f: ViolationFilter, limit: usize, offset: usize) -> Result<Json<Value>, ApiError> {
+    let mut rows = state.store.read(move |conn| store::quality::list_violations(conn, table, project_id, &f, limit + 1, offset)).await?;
+    let next_cursor = (rows.len() > limit).then(|| (offset + limit).to_string());
+    rows.truncate(limit);
+    let render = if table == Table::Violations { result } else { rejected_result };
+    Ok(Json(json!({"status": "ok", "results": rows.into_iter().map(render).collect::<Vec<_>>(), "next_cursor": next_cursor})))
+}
+
+fn result(v: StoredViolation) -> Value {
+    let r = v.row;
+    json!({
+        "day": v.day, "kind": r.kind, "event": r.entity, "property": r.property, "code": r.code, "message": r.message,
+        "count": r.count, "first_seen": r.first_seen_ms, "last_seen": r.last_seen_ms, "types": r.types, "samples": r.samples,
+    })
+}
+
+#[utoipa::path(get, path = "/projects/{project_id}/violations", tag = "Data Quality",
+    params(("project_id" = i64, Path, description = "the project id"),
+        ("since" = Option<String>, Query, description = "first day: `YYYY-MM-DD`, milliseconds since epoch, or before now (`10m`, `2h`, `7d`)"),
+        ("until" = Option<String>, Query, description = "last day, inclusive, written like `since`"),
+        ("event" = Option<String>, Query, description = "only this event (or profile kind's entity)"),
+        ("property" = Option<String>, Query, description = "only this property (empty: the whole record)"),
+        ("code" = Option<String>, Query, description = "only this issue code (`no_schema`, `unknown_property`, `type_mismatch`, ...)"),
+        ("kind" = Option<String>, Query, description = "only `event`, `user` or `group` records"),
+        ("limit" = Option<u32>, Query, description = "page size, 1 to 1000 (default 100)"),
+        ("cursor" = Option<String>, Query, description = "the `next_cursor` of the previous page")),
+    responses(
+        (status = 200, description = "`{\"status\":\"ok\",\"results\":[{\"day\",\"kind\",\"event\",\"property\",\"code\",\"message\",\"count\",\"first_seen\",\"last_seen\",\"types\",\"samples\"}],\"next_cursor\":null}`", body = Object),
+        (status = 400, description = "a parameter is malformed; `error` says which", body = Object),
+        ReadRefusals
+    ),
+    security(("ServiceAccount" = []))
+)]
+async fn list_violations(
+    project: ProjectRead,
+    State(state): State<AppState>,
+    query: Result<Query<ViolationsQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let project_id = project.id();
+    let q = read_query(query)?;
+    let limit = page_limit(q.limit.as_deref())?;
+    let offset = offset(q.cursor.as_deref())?;
+    let f = ViolationFilter { event: q.event, property: q.property, code: q.code, kind: q.kind, ..filter(q.since.as_deref(), q.until.as_deref())? };
+    page(&state, Table::Violations, project_id, f, limit, offset).await
+}
+
+#[derive(Debug, Deserialize)]
+pub struct RejectedQuery {
+    pub since: Option<String>,
+    pub until: Option<String>,
+    pub event: Option<String>,
+    pub code: Option<String>,
+    pub route: Option<String>,
+    pub limit: Option<String>,
+    pub cursor: Option<String>,
+}
+
+#[utoipa::path(get, path = "/projects/{project_id}/rejected", tag = "Data Quality",
+    params(("project_id" = i64, Path, description = "the project id"),
+        ("since" = Option<String>, Query, description = "first day: `YYYY-MM-DD`, milliseconds since epoch, or before now (`10m`, `2h`, `7d`)"),
+        ("until" = Option<String>, Query, description = "last day, inclusive, written like `since`"),
+        ("event" = Option<String>, Query, description = "only records of this event name (empty: records without one)"),
+        ("code" = Option<String>, Query, description = "only this issue code (the core's, or `token_refused`)"),
+        ("route" = Option<String>, Query, description = "only records of `import`, `track` or `job` (warehouse syncs and migrations)"),
+        ("limit" = Option<u32>, Query, description = "page size, 1 to 1000 (default 100)"),
+        ("cursor" = Option<String>, Query, description = "the `next_cursor` of the previous page")),
+    responses(
+        (status = 200, description = "`{\"status\":\"ok\",\"results\":[{\"day\",\"route\",\"event\",\"code\",\"message\",\"count\",\"first_seen\",\"last_seen\",\"samples\":[{\"record\",\"message\"}]}],\"next_cursor\":null}`", body = Object),
+        (status = 400, description = "a parameter is malformed; `error` says which", body = Object),
+        ReadRefusals
+    ),
+    security(("ServiceAccount" = []))
+)]
+async fn list_rejected(
+    project: ProjectRead,
+    State(state): State<AppState>,
+    query: Result<Query<RejectedQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let project_id = project.id();
+    let q = read_query(query)?;
+    let limit = page_limit(q.limit.as_deref())?;
+    let offset = offset(q.cursor.as_deref())?;
+    let f = ViolationFilter { event: q.event, code: q.code, kind: q.route, ..filter(q.since.as_deref(), q.until.as_deref())? };
+    page(&state, Table::Rejected, project_id, f, limit, offset).await
+}
+
+#[derive(Debug, Deserialize)]
+pub struct SummaryQuery {
+    pub since: Option<String>,
+    pub until: Option<String>,
+}
+
+fn add(map: &mut BTreeMap<String, i64>, key: &str, n: i64) {
+    *map.entry(key.to_owned()).or_default() += n;
+}
+
+#[utoipa::path(get, path = "/projects/{project_id}/quality/summary", tag = "Data Quality",
+    params(("project_id" = i64, Path, description = "the project id"),
+        ("since" = Option<String>, Query, description = "first day: `YYYY-MM-DD`, milliseconds since epoch, or before now (`10m`, `2h`, `7d`)"),
+        ("until" = Option<String>, Query, description = "last day, inclusive, written like `since`")),
+    responses(
+        (status = 200, description = "`{\"status\":\"ok\",\"results\":{\"violations\":{\"total\",\"by_code\",\"by_event\",\"by_property\",\"per_day\":[{\"day\",\"count\"}]},\"rejected\":{\"total\",\"by_code\",\"by_event\",\"per_day\"},\"events\":{\"good\":{name:n},\"bad\":{name:n}}}}`", body = Object),
+        (status = 400, description = "a parameter is malformed; `error` says which", body = Object),
+        ReadRefusals
+    ),
+    security(("ServiceAccount" = []))
+)]
+async fn summary(
+    project: ProjectRead,
+    State(state): State<AppState>,
+    query: Result<Query<SummaryQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let project_id = project.id();
+    let q = read_query(query)?;
+    let f = filter(q.since.as_deref(), q.until.as_deref())?;
+    let (rows, rejected) = state
+        .store
+        .read(move |conn| {
+            let rows = store::quality::list_violations(conn, Table::Violations, project_id, &f, SUMMARY_ROWS, 0)?;
+            let rejected = store::quality::list_violations(conn, Table::Rejected, project_id, &f, SUMMARY_ROWS, 0)?;
+            Ok((rows, (rejected, store::quality::list_violations(conn, Table::EventCounts, project_id, &f, SUMMARY_ROWS, 0)?)))
+        })
+        .await?;
+    let (rejected, counts) = rejected;
+    let (mut good, mut bad) = (BTreeMap::new(), BTreeMap::new());
+    for v in &counts {
+        add(if v.row.kind == "good" { &mut good } else { &mut bad }, &v.row.entity, v.row.count);
+    }
+    let (mut by_code, mut by_event, mut by_property, mut per_day) = (BTreeMap::new(), BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
+    let mut total = 0;
+    for v in &rows {
+        let n = v.row.count;
+        total += n;
+        add(&mut by_code, &v.row.code, n);
+        add(&mut by_event, &v.row.entity, n);
+        if !v.row.property.is_empty() {
+            add(&mut by_property, &v.row.property, n);
+        }
+        add(&mut per_day, &v.day, n);
+    }
+    let days = |per_day: BTreeMap<String, i64>| per_day.into_iter().map(|(day, count)| json!({"day": day, "count": count})).collect::<Vec<_>>();
+    let (mut r_code, mut r_event, mut r_day) = (BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
+    let mut r_total = 0;
+    for v in &rejected {
+        let n = v.row.count;
+        r_total += n;
+        add(&mut r_code, &v.row.code, n);
+        add(&mut r_event, &v.row.entity, n);
+        add(&mut r_day, &v.day, n);
+    }
+    Ok(Json(json!({"status": "ok", "results": {
+        "violations": {"total": total, "by_code": by_code, "by_event": by_event, "by_property": by_property, "per_day": days(per_day)},
+        "rejected": {"total": r_total, "by_code": r_code, "by_event": r_event, "per_day": days(r_day)},
+        "events": {"good": good, "bad": bad},
+    }})))
+}
+
+#[derive(Debug, Deserialize)]
+pub struct ResetQuery {
+    pub events: Option<String>,
+}
+
+#[utoipa::path(delete, path = "/projects/{project_id}/quality", tag = "Data Quality",
+    params(("project_id" = i64, Path, description = "the project id"),
+        ("events" = Option<bool>, Query, description = "`true` also deletes the project's stored events")),
+    responses(
+        (status = 200, description = "`{\"status\":\"ok\",\"results\":{\"violations_deleted\":N,\"rejected_deleted\":N,\"events_deleted\":N}}`", body = Object),
+        (status = 400, description = "`events` is not `true` or `false`", body = Object),
+        WriteRefusals
+    ),
+    security(("ServiceAccount" = []))
+)]
+async fn reset(
+    project: ProjectWrite,
+    State(state): State<AppState>,
+    query: Result<Query<ResetQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let project_id = project.id();
+    let q = read_query(query)?;
+    let events = match q.events.as_deref() {
+        None | Some("false") => false,
+        Some("true") => true,
+        Some(other) => return Err(ApiError::BadRequest(format!("`events={other}` is not allowed; use `events=true` to delete the stored events too"))),
+    };
+    let (violations, events_deleted) = state
+        .store
+        .call(move |conn| {
+            let v = store::quality::delete_violations(conn, Table::Violations, project_id)?;
+            let r = store::quality::delete_violations(conn, Table::Rejected, project_id)?;
+            store::quality::delete_violations(conn, Table::EventCounts, project_id)?;
+            let e = if events { store::quality::delete_events(conn, project_id)? } else { 0 };
+            Ok(((v, r), e))
+        })
+        .await?;
+    let (violations, rejected) = violations;
+    let mut results = Map::new();
+    results.insert("violations_deleted".into(), violations.into());
+    results.insert("rejected_deleted".into(), rejected.into());
+    results.insert("events_deleted".into(), events_deleted.into());
+    Ok(Json(json!({"status": "ok", "results": results})))
+}

@@ -1,0 +1,101 @@
+//! Data quality on PostgreSQL (migration 4): the violation and rejected-record rows of each
+//! project and UTC day, as
+//! on SQLite (see `store::quality`), with types and samples as the same JSON text.
+
+use crate::store::quality::{StoredViolation, Table, ViolationFilter, ViolationRow};
+use postgres::Client;
+
+pub fn count_violation_keys(c: &mut Client, table: Table, project_id: i64, day: &str) -> anyhow::Result<i64> {
+    Ok(c.query_one(&format!("SELECT count(*) FROM {t} WHERE project_id = $1 AND day = $2", t = table.name()), &[&project_id, &day])?.get(0))
+}
+
+/// The row of one key, `[kind, entity, property, code]`, if stored.
+pub fn get_violation(c: &mut Client, table: Table, project_id: i64, day: &str, key: [&str; 4]) -> anyhow::Result<Option<ViolationRow>> {
+    let [kind, entity, property, code] = key;
+    let row = c.query_opt(
+        &format!("SELECT message, count, first_seen_ms, last_seen_ms, types, samples FROM {t}
+         WHERE project_id = $1 AND day = $2 AND kind = $3 AND entity = $4 AND property = $5 AND code = $6", t = table.name()),
+        &[&project_id, &day, &kind, &entity, &property, &code],
+    )?;
+    row.map(|r| {
+        Ok(ViolationRow {
+            kind: kind.to_owned(),
+            entity: entity.to_owned(),
+            property: property.to_owned(),
+            code: code.to_owned(),
+            message: r.get(0),
+            count: r.get(1),
+            first_seen_ms: r.get(2),
+            last_seen_ms: r.get(3),
+            types: serde_json::from_str(r.get(4))?,
+            samples: serde_json::from_str(r.get(5))?,
+        })
+    })
+    .transpose()
+}
+
+pub fn upsert_violation(c: &mut Client, table: Table, project_id: i64, day: &str, row: &ViolationRow) -> anyhow::Result<()> {
+    // The count adds in SQL, so that two requests merging the same key at once both count.
+    c.execute(
+        &format!("INSERT INTO {t} (project_id, day, kind, entity, property, code, message, count, first_seen_ms, last_seen_ms, types, samples)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+         ON CONFLICT (project_id, day, kind, entity, property, code) DO UPDATE SET
+             count = {t}.count + excluded.count,
+             first_seen_ms = least({t}.first_seen_ms, excluded.first_seen_ms),
+             last_seen_ms = greatest({t}.last_seen_ms, excluded.last_seen_ms),
+             types = excluded.types, samples = excluded.samples", t = table.name()),
+        &[
+            &project_id,
+            &day,
+            &row.kind,
+            &row.entity,
+            &row.property,
+            &row.code,
+            &row.message,
+            &row.count,
+            &row.first_seen_ms,
+            &row.last_seen_ms,
+            &serde_json::to_string(&row.types)?,
+            &serde_json::to_string(&row.samples)?,
+        ],
+    )?;
+    Ok(())
+}
+
+pub fn list_violations(c: &mut Client, table: Table, project_id: i64, f: &ViolationFilter, limit: usize, offset: usize) -> anyhow::Result<Vec<StoredViolation>> {
+    let rows = c.query(
+        &format!("SELECT day, kind, entity, property, code, message, count, first_seen_ms, last_seen_ms, types, samples FROM {t}
+         WHERE project_id = $1 AND ($2::text IS NULL OR day >= $2) AND ($3::text IS NULL OR day <= $3) AND ($4::text IS NULL OR entity = $4)
+           AND ($5::text IS NULL OR property = $5) AND ($6::text IS NULL OR code = $6) AND ($7::text IS NULL OR kind = $7)
+         ORDER BY day, kind, entity, property, code LIMIT $8 OFFSET $9", t = table.name()),
+        &[&project_id, &f.since_day, &f.until_day, &f.event, &f.property, &f.code, &f.kind, &(limit as i64), &(offset as i64)],
+    )?;
+    rows.iter()
+        .map(|r| {
+            Ok(StoredViolation {
+                day: r.get(0),
+                row: ViolationRow {
+                    kind: r.get(1),
+                    entity: r.get(2),
+                    property: r.get(3),
+                    code: r.get(4),
+                    message: r.get(5),
+                    count: r.get(6),
+                    first_seen_ms: r.get(7),
+                    last_seen_ms: r.get(8),
+                    types: serde_json::from_str(r.get(9))?,
+                    samples: serde_json::from_str(r.get(10))?,
+                },
+            })
+        })
+        .collect()
+}
+
+pub fn delete_violations(c: &mut Client, table: Table, project_id: i64) -> anyhow::Result<usize> {
+    Ok(c.execute(&format!("DELETE FROM {t} WHERE project_id = $1", t = table.name()), &[&project_id])? as usize)
+}
+
+pub fn delete_events(c: &mut Client, project_id: i64) -> anyhow::Result<usize> {
+    c.execute("DELETE FROM event_volume WHERE project_id = $1", &[&project_id])?;
+    Ok(c.execute("DELETE FROM events WHERE project_id = $1", &[&project_id])? as usize)
+}

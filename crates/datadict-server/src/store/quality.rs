@@ -1,0 +1,124 @@
+//! Data quality (issue 20): the violations of the dictionary seen on arrival, and the records the
+//! rules rejected (the "bad store"), per project, UTC day and key (kind or route, entity,
+//! property, code), with counts, first and last seen, observed JSON types and a few samples. Both
+//! [`Table`]s have the same columns and bounds. Storage is bounded: a day holds at most `max_keys` keys per project,
+//! and what arrives beyond goes to the key's `$others` row. Each function runs the same-named one
+//! of `sqlite/quality.rs` or `pg/quality.rs`; [`record_violations`] merges here, on both.
+
+use super::conn::{dispatch, Conn};
+use serde::Serialize;
+use serde_json::Value;
+
+/// Which record of quality a row belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Table {
+    /// Violations of the dictionary by stored records; `kind` is `event`, `user` or `group`.
+    Violations,
+    /// Records the rules rejected; `kind` is the route (`import`, `track`, `job`), `property` is
+    /// empty, and each sample is `{"record": "...", "message": "..."}`.
+    Rejected,
+    /// Good and bad counts per event name: `kind` is `good` (stored or dropped by the
+    /// dictionary) or `bad` (rejected); `property`, `code` and `message` are empty, no samples.
+    EventCounts,
+}
+
+impl Table {
+    /// The SQL table (a constant: it is written into statements).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Violations => "quality_violations",
+            Self::Rejected => "quality_rejected",
+            Self::EventCounts => "quality_event_counts",
+        }
+    }
+}
+
+/// One key's tally of a request, or a stored row (then `count` and the times are the day's).
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+pub struct ViolationRow {
+    pub kind: String,
+    pub entity: String,
+    pub property: String,
+    pub code: String,
+    pub message: String,
+    pub count: i64,
+    pub first_seen_ms: i64,
+    pub last_seen_ms: i64,
+    pub types: Vec<String>,
+    #[schema(value_type = Vec<Object>)]
+    pub samples: Vec<Value>,
+}
+
+/// A stored violation row with its day (`YYYY-MM-DD`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredViolation {
+    pub day: String,
+    pub row: ViolationRow,
+}
+
+/// The filters of a listing; `None` is no filter. Days are `YYYY-MM-DD` and inclusive.
+#[derive(Debug, Clone, Default)]
+pub struct ViolationFilter {
+    pub since_day: Option<String>,
+    pub until_day: Option<String>,
+    pub event: Option<String>,
+    pub property: Option<String>,
+    pub code: Option<String>,
+    pub kind: Option<String>,
+}
+
+/// Adds a request's tallies to the day `day` of a project: an existing key adds its count and
+/// widens its times, merges its types and keeps samples up to `max_samples`; a new key past the
+/// day's `max_keys` is counted in the `$others` row of its kind and code instead.
+pub fn record_violations(conn: &Conn<'_>, table: Table, project_id: i64, day: &str, rows: Vec<ViolationRow>, max_keys: usize, max_samples: usize) -> anyhow::Result<()> {
+    let mut keys = dispatch!(conn, quality::count_violation_keys(table, project_id, day))?;
+    for mut row in rows {
+        // PostgreSQL's text holds no zero byte, which an event or property name may; both stores
+        // keep the same replacement, so that they list the same keys.
+        for text in [&mut row.entity, &mut row.property, &mut row.message] {
+            if text.contains('\0') {
+                *text = text.replace('\0', "\u{fffd}");
+            }
+        }
+        let mut existing = dispatch!(conn, quality::get_violation(table, project_id, day, [&row.kind, &row.entity, &row.property, &row.code]))?;
+        if existing.is_none() {
+            if keys >= max_keys as i64 {
+                row.entity = crate::ingest::quality::OTHERS.to_owned();
+                row.property = String::new();
+                row.message = "records beyond the day's cap of distinct violation keys".to_owned();
+                row.types.clear();
+                existing = dispatch!(conn, quality::get_violation(table, project_id, day, [&row.kind, &row.entity, &row.property, &row.code]))?;
+            } else {
+                keys += 1;
+            }
+        }
+        if let Some(old) = existing {
+            let mut types = old.types;
+            types.extend(row.types);
+            types.sort();
+            types.dedup();
+            row.types = types;
+            let mut samples = old.samples;
+            samples.extend(row.samples);
+            samples.truncate(max_samples);
+            row.samples = samples;
+        }
+        dispatch!(conn, quality::upsert_violation(table, project_id, day, &row))?;
+    }
+    Ok(())
+}
+
+/// A page of violations in (day, kind, entity, property, code) order, from `offset`.
+pub fn list_violations(conn: &Conn<'_>, table: Table, project_id: i64, filter: &ViolationFilter, limit: usize, offset: usize) -> anyhow::Result<Vec<StoredViolation>> {
+    dispatch!(conn, quality::list_violations(table, project_id, filter, limit, offset))
+}
+
+/// Deletes a project's rows of `table`; returns how many rows went.
+pub fn delete_violations(conn: &Conn<'_>, table: Table, project_id: i64) -> anyhow::Result<usize> {
+    dispatch!(conn, quality::delete_violations(table, project_id))
+}
+
+/// Deletes a project's stored events (and their daily counts); returns how many events went.
+pub fn delete_events(conn: &Conn<'_>, project_id: i64) -> anyhow::Result<usize> {
+    dispatch!(conn, quality::delete_events(project_id))
+}

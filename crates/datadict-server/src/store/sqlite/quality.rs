@@ -1,0 +1,149 @@
+//! Data quality on SQLite: the violation and rejected-record rows of each project and UTC day
+//! (see `store::quality`).
+
+use crate::store::quality::{StoredViolation, Table, ViolationFilter, ViolationRow};
+use rusqlite::{params, Connection, OptionalExtension};
+
+/// The tables of violations, of rejected records and of good and bad counts (the same columns), created when the store
+/// opens (`tables::create`). A database written before gains them empty, so nothing is upgraded.
+/// Types and samples are JSON arrays.
+pub(crate) const TABLES: &str = "
+CREATE TABLE IF NOT EXISTS quality_violations (
+    project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+    day TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    entity TEXT NOT NULL,
+    property TEXT NOT NULL,
+    code TEXT NOT NULL,
+    message TEXT NOT NULL,
+    count INTEGER NOT NULL,
+    first_seen_ms INTEGER NOT NULL,
+    last_seen_ms INTEGER NOT NULL,
+    types TEXT NOT NULL,
+    samples TEXT NOT NULL,
+    PRIMARY KEY (project_id, day, kind, entity, property, code)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS quality_rejected (
+    project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+    day TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    entity TEXT NOT NULL,
+    property TEXT NOT NULL,
+    code TEXT NOT NULL,
+    message TEXT NOT NULL,
+    count INTEGER NOT NULL,
+    first_seen_ms INTEGER NOT NULL,
+    last_seen_ms INTEGER NOT NULL,
+    types TEXT NOT NULL,
+    samples TEXT NOT NULL,
+    PRIMARY KEY (project_id, day, kind, entity, property, code)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS quality_event_counts (
+    project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+    day TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    entity TEXT NOT NULL,
+    property TEXT NOT NULL,
+    code TEXT NOT NULL,
+    message TEXT NOT NULL,
+    count INTEGER NOT NULL,
+    first_seen_ms INTEGER NOT NULL,
+    last_seen_ms INTEGER NOT NULL,
+    types TEXT NOT NULL,
+    samples TEXT NOT NULL,
+    PRIMARY KEY (project_id, day, kind, entity, property, code)
+) WITHOUT ROWID;
+";
+
+pub fn count_violation_keys(conn: &Connection, table: Table, project_id: i64, day: &str) -> anyhow::Result<i64> {
+    Ok(conn.query_row(&format!("SELECT count(*) FROM {t} WHERE project_id = ?1 AND day = ?2", t = table.name()), params![project_id, day], |r| r.get(0))?)
+}
+
+/// The row of one key, `[kind, entity, property, code]`, if stored.
+pub fn get_violation(conn: &Connection, table: Table, project_id: i64, day: &str, key: [&str; 4]) -> anyhow::Result<Option<ViolationRow>> {
+    let [kind, entity, property, code] = key;
+    let row = conn
+        .query_row(
+            &format!("SELECT message, count, first_seen_ms, last_seen_ms, types, samples FROM {t}
+             WHERE project_id = ?1 AND day = ?2 AND kind = ?3 AND entity = ?4 AND property = ?5 AND code = ?6", t = table.name()),
+            params![project_id, day, kind, entity, property, code],
+            |r| Ok((r.get::<_, String>(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get::<_, String>(4)?, r.get::<_, String>(5)?)),
+        )
+        .optional()?;
+    row.map(|(message, count, first_seen_ms, last_seen_ms, types, samples)| {
+        Ok(ViolationRow {
+            kind: kind.to_owned(),
+            entity: entity.to_owned(),
+            property: property.to_owned(),
+            code: code.to_owned(),
+            message,
+            count,
+            first_seen_ms,
+            last_seen_ms,
+            types: serde_json::from_str(&types)?,
+            samples: serde_json::from_str(&samples)?,
+        })
+    })
+    .transpose()
+}
+
+pub fn upsert_violation(conn: &Connection, table: Table, project_id: i64, day: &str, row: &ViolationRow) -> anyhow::Result<()> {
+    conn.prepare_cached(
+        &format!("INSERT INTO {t} (project_id, day, kind, entity, property, code, message, count, first_seen_ms, last_seen_ms, types, samples)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+         ON CONFLICT (project_id, day, kind, entity, property, code) DO UPDATE SET
+             count = count + excluded.count, first_seen_ms = min(first_seen_ms, excluded.first_seen_ms),
+             last_seen_ms = max(last_seen_ms, excluded.last_seen_ms), types = excluded.types, samples = excluded.samples", t = table.name()),
+    )?
+    .execute(params![
+        project_id,
+        day,
+        row.kind,
+        row.entity,
+        row.property,
+        row.code,
+        row.message,
+        row.count,
+        row.first_seen_ms,
+        row.last_seen_ms,
+        serde_json::to_string(&row.types)?,
+        serde_json::to_string(&row.samples)?
+    ])?;
+    Ok(())
+}
+
+pub fn list_violations(conn: &Connection, table: Table, project_id: i64, f: &ViolationFilter, limit: usize, offset: usize) -> anyhow::Result<Vec<StoredViolation>> {
+    let mut stmt = conn.prepare_cached(
+        &format!("SELECT day, kind, entity, property, code, message, count, first_seen_ms, last_seen_ms, types, samples FROM {t}
+         WHERE project_id = ?1 AND (?2 IS NULL OR day >= ?2) AND (?3 IS NULL OR day <= ?3) AND (?4 IS NULL OR entity = ?4)
+           AND (?5 IS NULL OR property = ?5) AND (?6 IS NULL OR code = ?6) AND (?7 IS NULL OR kind = ?7)
+         ORDER BY day, kind, entity, property, code LIMIT ?8 OFFSET ?9", t = table.name()),
+    )?;
+    let rows = stmt.query_map(
+        params![project_id, f.since_day, f.until_day, f.event, f.property, f.code, f.kind, limit as i64, offset as i64],
+        |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                [r.get::<_, String>(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?],
+                [r.get::<_, i64>(6)?, r.get(7)?, r.get(8)?],
+                [r.get::<_, String>(9)?, r.get(10)?],
+            ))
+        },
+    )?;
+    rows.map(|row| {
+        let (day, [kind, entity, property, code, message], [count, first_seen_ms, last_seen_ms], [types, samples]) = row?;
+        let types = serde_json::from_str(&types)?;
+        let samples = serde_json::from_str(&samples)?;
+        Ok(StoredViolation { day, row: ViolationRow { kind, entity, property, code, message, count, first_seen_ms, last_seen_ms, types, samples } })
+    })
+    .collect()
+}
+
+pub fn delete_violations(conn: &Connection, table: Table, project_id: i64) -> anyhow::Result<usize> {
+    Ok(conn.execute(&format!("DELETE FROM {t} WHERE project_id = ?1", t = table.name()), [project_id])?)
+}
+
+pub fn delete_events(conn: &Connection, project_id: i64) -> anyhow::Result<usize> {
+    conn.execute("DELETE FROM event_volume WHERE project_id = ?1", [project_id])?;
+    Ok(conn.execute("DELETE FROM events WHERE project_id = ?1", [project_id])?)
+}
