@@ -14,7 +14,7 @@ use std::time::Instant;
 /// One `/track` case: `records` (the events, without a token) sent one per request by `clients`
 /// threads to a fresh server.
 pub fn run_case(server: &str, records: &[Value], clients: usize, folders: &mut Vec<tempfile::TempDir>) -> Value {
-    let (mut child, base, creds, dir) = start_server(server);
+    let (mut child, base, creds, dir) = start_server(server, &[]);
     // The bodies are built before the clock starts: the client's encoding is not the server's cost.
     let bodies: Arc<Vec<String>> = Arc::new(records.iter().map(|r| form_body(r, &creds.project_token)).collect());
     let cpu_before = cpu_secs(child.id());
