@@ -103,7 +103,7 @@ pub fn build_rows(entries: &[SchemaEntry], volumes: Option<&HashMap<String, i64>
     }
     if let Some(volumes) = volumes {
         let mut seen: Vec<(&String, &i64)> = volumes.iter().filter(|(name, _)| !documented.contains(name.as_str())).collect();
-        seen.sort();
+        datadict_core::order::sort(&mut seen);
         for (name, count) in seen {
             rows.push(Row {
                 haystack: haystack(name, name, "", &[]),
@@ -217,7 +217,7 @@ pub fn filter_rows(rows: &[Row], filter: &Filter) -> Vec<usize> {
         SortKey::Volume => a.volume.cmp(&b.volume),
     };
     // Ties fall back to the name so that the order is stable across keystrokes.
-    out.sort_by(|&a, &b| by(&rows[a], &rows[b]).then_with(|| rows[a].name.cmp(&rows[b].name)));
+    datadict_core::order::sort_by(&mut out, &|&a, &b| by(&rows[a], &rows[b]).then_with(|| rows[a].name.cmp(&rows[b].name)));
     if filter.descending {
         out.reverse();
     }

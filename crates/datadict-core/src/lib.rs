@@ -76,6 +76,7 @@ pub mod json_schema;
 pub mod limits;
 pub mod merge;
 pub mod migration;
+pub mod order;
 pub mod profile;
 pub mod request;
 pub mod retry;

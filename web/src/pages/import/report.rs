@@ -25,7 +25,7 @@ pub struct ReportRow {
 /// does not list a record twice) and the server's.
 pub(super) fn report_of(local: &BTreeMap<u64, ReportRow>, server: &[ReportRow]) -> Rc<Vec<ReportRow>> {
     let mut rows: Vec<ReportRow> = local.values().cloned().chain(server.iter().cloned()).collect();
-    rows.sort_by_key(|r| (r.line, r.index));
+    datadict_core::order::sort_by(&mut rows, &|a, b| (a.line, a.index).cmp(&(b.line, b.index)));
     Rc::new(rows)
 }
 
