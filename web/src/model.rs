@@ -135,7 +135,10 @@ fn haystack(name: &str, display: &str, description: &str, tags: &[String]) -> St
 
 /// Every tag used by rows of `entity_type`, sorted, for the tag filter.
 pub fn all_tags(rows: &[Row], entity_type: EntityType) -> Vec<String> {
-    let tags: BTreeSet<&String> = rows.iter().filter(|r| r.entity_type == entity_type).flat_map(|r| r.tags.iter()).collect();
+    // Inserted, not collected: collecting into a B-tree sorts first, one more copy of the
+    // standard sort in the wasm (see `datadict_core::order`).
+    let mut tags: BTreeSet<&String> = BTreeSet::new();
+    tags.extend(rows.iter().filter(|r| r.entity_type == entity_type).flat_map(|r| r.tags.iter()));
     tags.into_iter().cloned().collect()
 }
 
