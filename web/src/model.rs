@@ -103,7 +103,7 @@ pub fn build_rows(entries: &[SchemaEntry], volumes: Option<&HashMap<String, i64>
     }
     if let Some(volumes) = volumes {
         let mut seen: Vec<(&String, &i64)> = volumes.iter().filter(|(name, _)| !documented.contains(name.as_str())).collect();
-        seen.sort();
+        datadict_core::order::sort(&mut seen);
         for (name, count) in seen {
             rows.push(Row {
                 haystack: haystack(name, name, "", &[]),
@@ -135,7 +135,10 @@ fn haystack(name: &str, display: &str, description: &str, tags: &[String]) -> St
 
 /// Every tag used by rows of `entity_type`, sorted, for the tag filter.
 pub fn all_tags(rows: &[Row], entity_type: EntityType) -> Vec<String> {
-    let tags: BTreeSet<&String> = rows.iter().filter(|r| r.entity_type == entity_type).flat_map(|r| r.tags.iter()).collect();
+    // Inserted, not collected: collecting into a B-tree sorts first, one more copy of the
+    // standard sort in the wasm (see `datadict_core::order`).
+    let mut tags: BTreeSet<&String> = BTreeSet::new();
+    tags.extend(rows.iter().filter(|r| r.entity_type == entity_type).flat_map(|r| r.tags.iter()));
     tags.into_iter().cloned().collect()
 }
 
@@ -217,7 +220,7 @@ pub fn filter_rows(rows: &[Row], filter: &Filter) -> Vec<usize> {
         SortKey::Volume => a.volume.cmp(&b.volume),
     };
     // Ties fall back to the name so that the order is stable across keystrokes.
-    out.sort_by(|&a, &b| by(&rows[a], &rows[b]).then_with(|| rows[a].name.cmp(&rows[b].name)));
+    datadict_core::order::sort_by(&mut out, &|&a, &b| by(&rows[a], &rows[b]).then_with(|| rows[a].name.cmp(&rows[b].name)));
     if filter.descending {
         out.reverse();
     }

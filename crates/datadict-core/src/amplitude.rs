@@ -60,7 +60,7 @@ impl<'a> ExportArchive<'a> {
                 names.push(name.into_owned());
             }
         }
-        names.sort();
+        crate::order::sort(&mut names);
         Ok(names)
     }
 

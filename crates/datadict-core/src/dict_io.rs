@@ -222,7 +222,7 @@ pub fn dictionary_from_csv(text: &str, namespace: &str) -> Result<Vec<SchemaEntr
         let name = cell("entity_name").to_owned();
         let mut obj = match cell("rest") {
             "" => Map::new(),
-            text => match serde_json::from_str::<Value>(text) {
+            text => match serde_json::from_slice::<Value>(text.as_bytes()) {
                 Ok(Value::Object(m)) => m,
                 _ => {
                     issues.push(Issue::new(path("rest"), IssueCode::InvalidJson, "`rest` must be empty or a JSON object"));
@@ -250,7 +250,7 @@ pub fn dictionary_from_csv(text: &str, namespace: &str) -> Result<Vec<SchemaEntr
                         continue;
                     }
                 },
-                Kind::List => match serde_json::from_str::<Vec<String>>(text) {
+                Kind::List => match serde_json::from_slice::<Vec<String>>(text.as_bytes()) {
                     Ok(items) => Value::from(items),
                     Err(_) => {
                         issues.push(Issue::new(path(column), IssueCode::WrongType, format!("`{column}` is {text:?}; write a JSON array of strings such as [\"a\",\"b\"]")));

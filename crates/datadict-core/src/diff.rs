@@ -53,8 +53,13 @@ impl DictionaryDiff {
 /// Compares two dictionaries. Objects are compared key by key (key order does not matter);
 /// arrays and scalars as wholes.
 pub fn diff_dictionaries(old: &[SchemaEntry], new: &[SchemaEntry]) -> DictionaryDiff {
+    // Built by inserting, not by `collect`: collecting into a B-tree sorts first, which puts one
+    // more copy of the standard sort into the web app's wasm (see `order`). A later entry with
+    // the same key wins either way.
     let index = |entries: &[SchemaEntry]| -> BTreeMap<EntityKey, SchemaEntry> {
-        entries.iter().map(|e| (EntityKey { entity_type: e.entity_type, name: e.name.clone() }, e.clone())).collect()
+        let mut index = BTreeMap::new();
+        index.extend(entries.iter().map(|e| (EntityKey { entity_type: e.entity_type, name: e.name.clone() }, e.clone())));
+        index
     };
     let (old, new) = (index(old), index(new));
     let mut diff = DictionaryDiff::default();
@@ -79,7 +84,9 @@ pub fn diff_dictionaries(old: &[SchemaEntry], new: &[SchemaEntry]) -> Dictionary
 fn diff_values(path: &str, a: Option<&Value>, b: Option<&Value>, out: &mut Vec<FieldChange>) {
     match (a, b) {
         (Some(Value::Object(x)), Some(Value::Object(y))) => {
-            let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+            // Inserted, not collected, for the reason given in `diff_dictionaries`.
+            let mut keys = std::collections::BTreeSet::new();
+            keys.extend(x.keys().chain(y.keys()));
             for k in keys {
                 diff_values(&child_path(path, k), x.get(k), y.get(k), out);
             }

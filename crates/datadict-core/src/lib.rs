@@ -79,6 +79,7 @@ pub mod json_schema;
 pub mod limits;
 pub mod merge;
 pub mod migration;
+pub mod order;
 pub mod profile;
 pub mod readback;
 pub mod request;

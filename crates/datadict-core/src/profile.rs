@@ -368,7 +368,7 @@ pub fn parse_profile_update(text: &str, kind: ProfileKind, limits: &Limits, toke
         let ids = list(kind.id_fields());
         vec![Issue::new("", IssueCode::WrongType, format!("the update does not have the shape of a {}; send {ids} and one operation", kind.update()))]
     };
-    let Ok(Value::Object(mut obj)) = serde_json::from_str::<Value>(text) else { return Err(shape()) };
+    let Ok(Value::Object(mut obj)) = serde_json::from_slice::<Value>(text.as_bytes()) else { return Err(shape()) };
     let token = match obj.remove("$token") {
         Some(Value::String(t)) => Some(t),
         _ => None,

@@ -361,7 +361,7 @@ impl Upload {
             self.entries.remove(&seq);
         }
         let mut waiting: Vec<u64> = self.entries.iter().filter(|(_, e)| matches!(e.state, State::Waiting { .. })).map(|(s, _)| *s).collect();
-        waiting.sort_unstable();
+        crate::order::sort(&mut waiting);
         waiting
             .into_iter()
             .filter_map(|seq| {
@@ -384,7 +384,7 @@ impl Upload {
     /// The acknowledged batches, in order: what a checkpoint records.
     pub fn acknowledged(&self) -> Vec<u64> {
         let mut sequences: Vec<u64> = self.acknowledged.iter().copied().collect();
-        sequences.sort_unstable();
+        crate::order::sort(&mut sequences);
         sequences
     }
 

@@ -20,7 +20,7 @@ impl Default for SchemaRules {
 
 /// Validates the text of one `SchemaEntry`; undecodable JSON is reported as an issue at the root.
 pub fn validate_schema_entry_json(text: &str, rules: &SchemaRules) -> Vec<Issue> {
-    match serde_json::from_str::<Value>(text) {
+    match serde_json::from_slice::<Value>(text.as_bytes()) {
         Ok(value) => validate_schema_entry(&value, rules),
         Err(err) => vec![Issue::new(
             "",

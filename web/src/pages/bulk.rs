@@ -69,7 +69,7 @@ pub fn preview(file: Vec<SchemaEntry>, current: &[SchemaEntry]) -> Preview {
 /// `{"results":[...]}` (the list answer, so an export can be uploaded back). Every problem of every
 /// entry is returned, prefixed with the entry's position.
 pub fn parse_dictionary(text: &str) -> Result<Vec<SchemaEntry>, Vec<String>> {
-    let value: Value = serde_json::from_str(text).map_err(|e| vec![format!("the file is not valid JSON ({e}); export a dictionary as JSON and try again")])?;
+    let value: Value = serde_json::from_slice(text.as_bytes()).map_err(|e| vec![format!("the file is not valid JSON ({e}); export a dictionary as JSON and try again")])?;
     let items = match &value {
         Value::Array(items) => items,
         Value::Object(o) => match o.get("entries").or_else(|| o.get("results")) {

@@ -160,7 +160,9 @@ pub fn DictionaryPage() -> Html {
         Callback::from(move |_| {
             let Some(d) = &dictionary else { return };
             let body = datadict_core::BatchUploadRequest { entries: (*d.entries).clone(), truncate: false };
-            let text = serde_json::to_string_pretty(&body).unwrap_or_default();
+            // Through a `Value`, like every pretty-printed JSON of the app: the same text, and one copy
+            // of the pretty printer in the wasm instead of one per printed type.
+            let text = serde_json::to_string_pretty(&serde_json::to_value(&body).unwrap_or_default()).unwrap_or_default();
             match download("dictionary.json", "application/json", &text) {
                 Ok(()) => push(&state, Level::Info, format!("exported {} entities as dictionary.json", d.entries.len())),
                 Err(err) => push(&state, Level::Error, format!("the export could not be saved: {err}")),
@@ -381,7 +383,8 @@ fn detail(entry: &SchemaEntry, state: &StateHandle, confirming: &UseStateHandle<
         }
     });
     let json_schema = serde_json::to_string_pretty(&datadict_core::entity_json_schema(entry, DEFAULT_NAMESPACE)).unwrap_or_default();
-    let stored = serde_json::to_string_pretty(&entry.schema_json).unwrap_or_default();
+    // Through a `Value` for the reason given in `onexport`.
+    let stored = serde_json::to_string_pretty(&serde_json::to_value(&entry.schema_json).unwrap_or_default()).unwrap_or_default();
     let edit = go(state, entry.entity_type, Panel::Edit(entry.name.clone()));
     let delete = {
         let confirming = confirming.clone();

@@ -79,7 +79,7 @@ async fn send(method: &str, url: &str, body: Option<&Value>) -> Result<Value, St
     let status = resp.status();
     let text = resp.text().await.map_err(|e| e.to_string())?;
     if (200..300).contains(&status) {
-        Ok(serde_json::from_str(&text).unwrap_or(Value::String(text)))
+        Ok(serde_json::from_slice(text.as_bytes()).unwrap_or(Value::String(text)))
     } else {
         Err(datadict_core::explain_answer(status, text.as_bytes(), &context))
     }

@@ -50,7 +50,7 @@ fn storage() -> Option<web_sys::Storage> {
 }
 
 fn remembered() -> Option<Remembered> {
-    storage().and_then(|s| s.get_item(STORAGE_KEY).ok().flatten()).and_then(|t| serde_json::from_str(&t).ok())
+    storage().and_then(|s| s.get_item(STORAGE_KEY).ok().flatten()).and_then(|t| serde_json::from_slice(t.as_bytes()).ok())
 }
 
 fn session_storage() -> Option<web_sys::Storage> {
@@ -59,7 +59,7 @@ fn session_storage() -> Option<web_sys::Storage> {
 
 /// This tab's settings from an earlier sign-in, with an empty secret (it is never stored there).
 fn this_tab() -> Option<Remembered> {
-    session_storage().and_then(|s| s.get_item(SESSION_KEY).ok().flatten()).and_then(|t| serde_json::from_str(&t).ok())
+    session_storage().and_then(|s| s.get_item(SESSION_KEY).ok().flatten()).and_then(|t| serde_json::from_slice(t.as_bytes()).ok())
 }
 
 /// Keeps the settings for this tab, without the secret.

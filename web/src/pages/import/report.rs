@@ -25,7 +25,7 @@ pub struct ReportRow {
 /// does not list a record twice) and the server's.
 pub(super) fn report_of(local: &BTreeMap<u64, ReportRow>, server: &[ReportRow]) -> Rc<Vec<ReportRow>> {
     let mut rows: Vec<ReportRow> = local.values().cloned().chain(server.iter().cloned()).collect();
-    rows.sort_by_key(|r| (r.line, r.index));
+    datadict_core::order::sort_by(&mut rows, &|a, b| (a.line, a.index).cmp(&(b.line, b.index)));
     Rc::new(rows)
 }
 
@@ -75,7 +75,9 @@ pub fn report_csv(rows: &[ReportRow]) -> String {
 pub fn report_json(rows: &[ReportRow]) -> String {
     let json: Vec<serde_json::Value> =
         rows.iter().map(|r| serde_json::json!({"line": r.line, "index": r.index, "source": r.source, "field": r.field, "message": r.message})).collect();
-    serde_json::to_string_pretty(&json).unwrap_or_default()
+    // Printed as one `Value`, the type every pretty-printed JSON of the app goes through, so the
+    // wasm keeps one copy of the pretty printer.
+    serde_json::to_string_pretty(&serde_json::Value::Array(json)).unwrap_or_default()
 }
 
 #[cfg(test)]
