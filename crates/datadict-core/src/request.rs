@@ -169,6 +169,32 @@ impl Endpoints {
         url
     }
 
+    /// The data-quality summary of a datadict server:
+    /// `/projects/{projectId}/quality/summary[?since=S][&until=U]`, where `since` and `until` are a
+    /// `YYYY-MM-DD` date, milliseconds since the epoch, or a time before now such as `10m`.
+    pub fn quality_summary(&self, region: Region, project_id: u64, since: Option<&str>, until: Option<&str>) -> String {
+        let mut url = format!("{}/quality/summary", self.project(region, project_id));
+        let mut sep = '?';
+        for (name, value) in [("since", since), ("until", until)] {
+            if let Some(value) = value {
+                url.push_str(&format!("{sep}{name}={}", percent_encode(value)));
+                sep = '&';
+            }
+        }
+        url
+    }
+
+    /// `DELETE /projects/{projectId}/quality[?events=true]`: resets a project's violations and
+    /// rejected records, and with `events` its stored events too.
+    pub fn quality_reset(&self, region: Region, project_id: u64, events: bool) -> String {
+        let url = format!("{}/quality", self.project(region, project_id));
+        if events {
+            url + "?events=true"
+        } else {
+            url
+        }
+    }
+
     /// Spec §4.3: `POST {migrate_url}/<source_tool>`.
     pub fn migrate(&self, source_tool: &str) -> String {
         format!("{}/{}", self.migrate.trim_end_matches('/'), percent_encode(source_tool))

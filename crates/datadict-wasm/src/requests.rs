@@ -27,6 +27,10 @@ struct UrlRequest {
     source_tool: Option<String>,
     #[serde(default = "yes")]
     strict: bool,
+    since: Option<String>,
+    until: Option<String>,
+    #[serde(default)]
+    events: bool,
 }
 
 fn yes() -> bool {
@@ -36,7 +40,8 @@ fn yes() -> bool {
 /// The URL of one operation: `{endpoints, region?, operation, projectId, ...}` with operation one
 /// of `schemas`, `schemasOfType` (`entityType`, optional `name`), `schema` (`entityType`,
 /// `name`), `manualSync` (`importId`), `import` (`strict`, default true), `engage`, `migrate`
-/// (`sourceTool`).
+/// (`sourceTool`), `qualitySummary` (optional `since`, `until`), `qualityReset` (`events`, default
+/// false).
 #[wasm_bindgen(js_name = operationUrl)]
 pub fn operation_url(#[wasm_bindgen(unchecked_param_type = "UrlRequest")] request: JsValue) -> Result<String, JsError> {
     let r: UrlRequest = from_js(request, "the URL request")?;
@@ -51,7 +56,13 @@ pub fn operation_url(#[wasm_bindgen(unchecked_param_type = "UrlRequest")] reques
         "import" => e.import(r.region, r.project_id, r.strict),
         "engage" => e.engage(r.region),
         "migrate" => e.migrate(&need(r.source_tool.clone(), "sourceTool")?),
-        other => return Err(JsError::new(&format!("unknown operation `{other}`: use schemas, schemasOfType, schema, manualSync, import, engage or migrate"))),
+        "qualitySummary" => e.quality_summary(r.region, r.project_id, r.since.as_deref(), r.until.as_deref()),
+        "qualityReset" => e.quality_reset(r.region, r.project_id, r.events),
+        other => {
+            return Err(JsError::new(&format!(
+                "unknown operation `{other}`: use schemas, schemasOfType, schema, manualSync, import, engage, migrate, qualitySummary or qualityReset"
+            )))
+        }
     })
 }
 
@@ -211,13 +222,19 @@ export interface Endpoints {
 export interface UrlRequest {
   endpoints: Endpoints;
   region?: Region;
-  operation: "schemas" | "schemasOfType" | "schema" | "manualSync" | "import" | "engage" | "migrate";
+  operation: "schemas" | "schemasOfType" | "schema" | "manualSync" | "import" | "engage" | "migrate" | "qualitySummary" | "qualityReset";
   projectId?: number;
   entityType?: EntityType;
   name?: string;
   importId?: string;
   sourceTool?: string;
   strict?: boolean;
+  /** `qualitySummary`: the first day, a `YYYY-MM-DD` date, epoch milliseconds or a time before now (`10m`, `2h`, `7d`). */
+  since?: string;
+  /** `qualitySummary`: the last day, inclusive, written like `since`. */
+  until?: string;
+  /** `qualityReset`: also delete the project's stored events. */
+  events?: boolean;
 }
 
 export type Credentials =

@@ -39,6 +39,12 @@ fn urls_of_every_operation_and_region() {
         (e.lookup_tables(Region::India, 7), "https://in.app.test/api/app/projects/7/lookup-tables"),
         (e.lookup_table(Region::Default, 7, "t-1", 100, None), "https://app.test/api/app/projects/7/lookup-tables/t-1?limit=100"),
         (e.lookup_table(Region::Default, 7, "t-1", 100, Some("a b")), "https://app.test/api/app/projects/7/lookup-tables/t-1?limit=100&cursor=a%20b"),
+        (e.quality_summary(Region::Default, 7, None, None), "https://app.test/api/app/projects/7/quality/summary"),
+        (e.quality_summary(Region::Eu, 7, Some("10m"), None), "https://eu.app.test/api/app/projects/7/quality/summary?since=10m"),
+        (e.quality_summary(Region::Default, 7, None, Some("2026-01-02")), "https://app.test/api/app/projects/7/quality/summary?until=2026-01-02"),
+        (e.quality_summary(Region::Default, 7, Some("7d"), Some("1 d")), "https://app.test/api/app/projects/7/quality/summary?since=7d&until=1%20d"),
+        (e.quality_reset(Region::India, 7, false), "https://in.app.test/api/app/projects/7/quality"),
+        (e.quality_reset(Region::Default, 7, true), "https://app.test/api/app/projects/7/quality?events=true"),
     ];
     for (got, want) in cases {
         assert_eq!(got, want);

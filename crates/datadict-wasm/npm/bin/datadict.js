@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// `npx datadict`: validate and import event/profile files, and keep a project's dictionary in a
-// file (pull, diff, push). A thin shell over the package's importer and wasm core.
+// `npx datadict`: validate and import event/profile files, keep a project's dictionary in a file
+// (pull, diff, push), and gate a CI job on the violations the server recorded. A thin shell over
+// the package's importer and wasm core.
 "use strict";
 
 // V8 doubles the young generation (up to 16 MiB semi-spaces) whenever many objects survive a
@@ -25,6 +26,10 @@ commands:
   schemas diff FILE        show what pushing FILE would change; exit 1 when it differs
   schemas push FILE        show the diff, then upload FILE; --truncate first deletes every schema
                            of the project (entries missing from FILE are otherwise kept)
+  violations               the project's dictionary violations and rejected records by code,
+                           event and property; exit 1 when a --fail-on code occurred (a CI gate)
+  violations reset         delete the project's violations and rejected records (no question
+                           asked); --events deletes its stored events too
 
 connection (or environment variables):
   --base-url URL           DATADICT_BASE_URL, e.g. http://127.0.0.1:8080
@@ -45,7 +50,15 @@ import and validate:
   --json                   print the result as JSON
   --namespace NS           the dictionary's metadata key (default com.vendor)
 
-exit codes: 0 ok, 1 problems found (invalid records, a diff), 2 usage error, 3 server or network error
+violations:
+  --since T --until T      only these UTC days: YYYY-MM-DD, epoch ms, or before now (10m, 2h, 7d)
+  --fail-on CODE           any (default), rejected, no_schema, unknown_property, type_mismatch,
+                           hidden_event, hidden_property, dropped_event, dropped_property;
+                           repeat it or separate codes with commas
+  --json                   print the server's summary as JSON (the exit code is the same)
+
+exit codes: 0 ok, 1 problems found (invalid records, a diff, violations), 2 usage error,
+3 server or network error
 `;
 
 const OPTIONS = {
@@ -71,6 +84,10 @@ const OPTIONS = {
   truncate: { type: "boolean" },
   progress: { type: "boolean" },
   "max-attempts": { type: "string" },
+  since: { type: "string" },
+  until: { type: "string" },
+  "fail-on": { type: "string", multiple: true },
+  events: { type: "boolean" },
   help: { type: "boolean", short: "h" },
 };
 
@@ -245,8 +262,16 @@ async function runImport(file, v, { validateOnly }) {
   return result.counts.failed > 0 ? 1 : 0;
 }
 
-async function schemaRequest(conn, method, body) {
-  const url = wasm.operationUrl({ endpoints: conn.endpoints ?? wasm.singleHostEndpoints(conn.baseUrl), region: conn.region ?? "default", operation: "schemas", projectId: Number(conn.projectId) });
+/** The URL of `operation` (with `extra` fields such as `since`) for the connection's project. */
+function urlOf(conn, operation, extra = {}) {
+  const endpoints = conn.endpoints ?? wasm.singleHostEndpoints(conn.baseUrl);
+  return wasm.operationUrl({ endpoints, region: conn.region ?? "default", operation, projectId: Number(conn.projectId), ...extra });
+}
+
+const schemaRequest = (conn, method, body) => apiRequest(conn, method, urlOf(conn, "schemas"), body);
+
+/** A JSON request of the application API with the service account; resolves to the parsed body. */
+async function apiRequest(conn, method, url, body) {
   const headers = { accept: "application/json", authorization: wasm.authorizationHeader(conn.credentials) };
   if (body) headers["content-type"] = "application/json";
   // The core's words for a failed request; a write's 403 names the role that writes need.
@@ -314,6 +339,81 @@ async function runSchemas(sub, file, v) {
   return 0;
 }
 
+// The codes `--fail-on` takes: `any` (any violation or rejected record), `rejected` (any rejected
+// record), or one of the issue codes the core's dictionary check gives.
+const FAIL_ON = ["any", "rejected", "no_schema", "unknown_property", "type_mismatch", "hidden_event", "hidden_property", "dropped_event", "dropped_property"];
+const TOP = 10;
+
+function failOnCodes(values) {
+  const codes = (values ?? ["any"]).flatMap((v) => v.split(",")).map((c) => c.trim());
+  for (const c of codes) {
+    if (!FAIL_ON.includes(c)) throw new UsageError(`--fail-on \`${c}\` is not a code: use ${FAIL_ON.join(", ")} (repeat the flag or separate codes with commas)`);
+  }
+  return [...new Set(codes)];
+}
+
+/** What of `codes` occurred in the summary: `[label, count]` pairs, nothing when the gate passes. */
+function gateHits(summary, codes) {
+  const hits = new Map();
+  const { violations, rejected } = summary;
+  for (const c of codes) {
+    if (c === "any" || c === "rejected") {
+      if (c === "any") for (const [code, n] of Object.entries(violations.by_code)) if (n > 0) hits.set(code, n);
+      if (rejected.total > 0) hits.set("rejected", rejected.total);
+    } else if ((violations.by_code[c] ?? 0) > 0) {
+      hits.set(c, violations.by_code[c]);
+    }
+  }
+  return [...hits];
+}
+
+/** The `TOP` largest keys of the `by` maps (summed), as table rows with one count per map. */
+function topRows(...by) {
+  const keys = [...new Set(by.flatMap((m) => Object.keys(m ?? {})))];
+  const total = (k) => by.reduce((sum, m) => sum + (m?.[k] ?? 0), 0);
+  keys.sort((a, b) => total(b) - total(a) || a.localeCompare(b));
+  const rows = keys.slice(0, TOP).map((k) => [k === "" ? "(no event name)" : k, ...by.map((m) => fmt(m?.[k] ?? 0))]);
+  if (keys.length > TOP) rows.push([`... ${keys.length - TOP} more`, ...by.map(() => "")]);
+  return rows;
+}
+
+function printViolations(summary, { conn, since, until, codes, hits, out = process.stdout }) {
+  const { violations: v, rejected: r } = summary;
+  const days = since || until ? ` for the UTC days ${since ? `from ${since}` : ""}${since && until ? " " : ""}${until ? `to ${until}` : ""}` : "";
+  out.write(`project ${conn.projectId}: ${fmt(v.total)} dictionary violation(s), ${fmt(r.total)} rejected record(s)${days}\n`);
+  const codeKeys = [...new Set([...Object.keys(v.by_code), ...Object.keys(r.by_code)])].sort();
+  if (codeKeys.length) {
+    const rows = [["code", "violations", "rejected"], ...codeKeys.map((c) => [c, fmt(v.by_code[c] ?? 0), fmt(r.by_code[c] ?? 0)]), ["total", fmt(v.total), fmt(r.total)]];
+    out.write("\n" + table(rows) + "\n");
+    out.write("\n" + table([["top events", "violations", "rejected"], ...topRows(v.by_event, r.by_event)]) + "\n");
+    if (Object.keys(v.by_property).length) out.write("\n" + table([["top properties", "violations"], ...topRows(v.by_property)]) + "\n");
+  }
+  const list = hits.map(([code, n]) => `${code} ${fmt(n)}`).join(", ");
+  out.write(hits.length ? `\nfailed: ${list} (--fail-on ${codes.join(",")})\n` : `\npassed: nothing of --fail-on ${codes.join(",")} occurred\n`);
+}
+
+async function runViolations(sub, v) {
+  if (sub !== undefined && sub !== "reset") throw new UsageError(`violations takes no argument but \`reset\` (got \`${sub}\`)`);
+  const conn = connection(v);
+  if (!conn.username) throw new UsageError("the data-quality API needs a service account: pass --username and --secret");
+  if (sub === "reset") {
+    for (const flag of ["since", "until", "fail-on"]) if (v[flag] !== undefined) throw new UsageError(`violations reset deletes every day; it takes no --${flag}`);
+    const url = urlOf(conn, "qualityReset", { events: Boolean(v.events) });
+    const { results: d } = await apiRequest(conn, "DELETE", url);
+    const events = v.events ? `, ${fmt(d.events_deleted)} stored event(s)` : "";
+    process.stdout.write(`reset project ${conn.projectId}: deleted ${fmt(d.violations_deleted)} violation row(s), ${fmt(d.rejected_deleted)} rejected-record row(s)${events}\n`);
+    return 0;
+  }
+  if (v.events) throw new UsageError("--events goes with `violations reset` (it deletes the stored events)");
+  const codes = failOnCodes(v["fail-on"]);
+  const url = urlOf(conn, "qualitySummary", { since: v.since, until: v.until });
+  const { results: summary } = await apiRequest(conn, "GET", url);
+  const hits = gateHits(summary, codes);
+  if (v.json) process.stdout.write(JSON.stringify(summary) + "\n");
+  else printViolations(summary, { conn, since: v.since, until: v.until, codes, hits });
+  return hits.length ? 1 : 0;
+}
+
 async function main(argv) {
   let parsed;
   try {
@@ -335,6 +435,8 @@ async function main(argv) {
         return await runImport(rest[0], v, { validateOnly: false });
       case "schemas":
         return await runSchemas(rest[0], rest[1], v);
+      case "violations":
+        return await runViolations(rest[0], v);
       default:
         throw new UsageError(`unknown command \`${command}\``);
     }
