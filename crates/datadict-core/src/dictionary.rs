@@ -2,7 +2,10 @@
 //! schema, a property its schema does not define, a property whose JSON type differs from its
 //! definition, events and properties marked `dropped` (removed from the output, with a list of
 //! what was removed) or `hidden`. The findings are advisory: the import itself accepts such events,
-//! except that dropped data is discarded at ingestion.
+//! except that dropped data is discarded at ingestion. User profile updates are checked against the
+//! `$user` profile schema by [`profile`].
+
+pub mod profile;
 
 use crate::api::warehouse;
 use crate::event::EventCheck;
@@ -45,35 +48,53 @@ struct EventRule {
     properties: HashMap<String, PropertyRule>,
 }
 
-/// A project's event schemas indexed for checking events; built once, used for every event.
+/// A project's event schemas and its user-profile schema indexed for checking; built once, used
+/// for every event and update.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Dictionary {
     events: HashMap<String, EventRule>,
+    /// The properties of the user-profile schema (FACTS.md: `entityType=profile`, `name=$user`),
+    /// `None` when the dictionary has none. Other profile entries describe nothing that arrives.
+    user: Option<HashMap<String, PropertyRule>>,
+}
+
+/// The rules of a schema's properties, with the vendor metadata under `namespace`.
+fn property_rules(entry: &SchemaEntry, namespace: &str) -> HashMap<String, PropertyRule> {
+    (entry.schema_json.properties.iter().flatten())
+        .map(|(name, def)| {
+            let m = def.vendor(namespace);
+            (name.clone(), PropertyRule { kind: def.kind, hidden: m.hidden == Some(true), dropped: m.dropped == Some(true) })
+        })
+        .collect()
 }
 
 impl Dictionary {
-    /// Indexes the event entries of `entries` (profile entries are ignored), reading the vendor
-    /// metadata under `namespace` (normally [`crate::DEFAULT_NAMESPACE`]).
+    /// Indexes the event entries of `entries` and the user-profile entry (`profile` `$user`; other
+    /// profile entries are ignored), reading the vendor metadata under `namespace` (normally
+    /// [`crate::DEFAULT_NAMESPACE`]).
     pub fn new(entries: &[SchemaEntry], namespace: &str) -> Self {
         let mut events = HashMap::new();
-        for entry in entries.iter().filter(|e| e.entity_type == EntityType::Event) {
-            let meta = entry.schema_json.vendor(namespace);
-            let properties = entry
-                .schema_json
-                .properties
-                .iter()
-                .flatten()
-                .map(|(name, def)| {
-                    let m = def.vendor(namespace);
-                    (name.clone(), PropertyRule { kind: def.kind, hidden: m.hidden == Some(true), dropped: m.dropped == Some(true) })
-                })
-                .collect();
-            events.insert(
-                entry.name.clone(),
-                EventRule { hidden: meta.hidden == Some(true), dropped: meta.dropped == Some(true), properties },
-            );
+        let mut user = None;
+        for entry in entries {
+            match entry.entity_type {
+                EntityType::Event => {
+                    let meta = entry.schema_json.vendor(namespace);
+                    let properties = property_rules(entry, namespace);
+                    events.insert(
+                        entry.name.clone(),
+                        EventRule { hidden: meta.hidden == Some(true), dropped: meta.dropped == Some(true), properties },
+                    );
+                }
+                EntityType::Profile if entry.name == profile::USER_PROFILE => user = Some(property_rules(entry, namespace)),
+                EntityType::Profile => {}
+            }
         }
-        Self { events }
+        Self { events, user }
+    }
+
+    /// Whether the dictionary has the user-profile schema (`profile` `$user`).
+    pub fn has_user_profile(&self) -> bool {
+        self.user.is_some()
     }
 
     /// The number of event schemas.
@@ -81,6 +102,7 @@ impl Dictionary {
         self.events.len()
     }
 
+    /// Whether there is no event schema (the user-profile schema aside).
     pub fn is_empty(&self) -> bool {
         self.events.is_empty()
     }

@@ -53,9 +53,9 @@ pub enum IssueCode {
     /// A profile update names more than one operation.
     MultipleOperations,
     // Checks of events against the data dictionary.
-    /// The event has no schema in the dictionary.
+    /// The event (or user profile update) has no schema in the dictionary.
     NoSchema,
-    /// The event carries a property its schema does not define.
+    /// The event (or user profile update) carries a property its schema does not define.
     UnknownProperty,
     /// A property's JSON type differs from its definition.
     TypeMismatch,

@@ -4,13 +4,14 @@
 //! There is no second way of inserting events.
 
 use crate::error::ApiError;
+use crate::ingest::quality::{self, Findings};
 use crate::ingest::{check_batch, now_ms, Drops, Intake};
 use crate::store;
 use crate::AppState;
 use datadict_core::profile::{self, ProfileOperation, ProfileTarget};
-use datadict_core::{FailedRecord, InputFormat, Issue, Limits};
+use datadict_core::{Dictionary, EntityType, FailedRecord, InputFormat, Issue, Limits, ProfileKind, USER_PROFILE};
 use serde_json::{Map, Value};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// What loading one batch did.
 #[derive(Debug, Default)]
@@ -122,23 +123,60 @@ pub fn apply_profile_updates<'a>(
     Ok((applied, refused))
 }
 
+/// Applies updates of one `kind` (each with its position among the updates given) in one
+/// transaction through [`apply_profile_updates`], then checks the applied ones against the
+/// project's dictionary on arrival and records what it finds (`ingest::quality`), unless the
+/// server runs with `--no-dictionary-check`. `/engage`, `/groups`, warehouse syncs and migrations
+/// all store profiles through here. Returns how many updates were applied and the refused ones.
+pub async fn store_profile_updates(
+    state: &AppState,
+    project_id: i64,
+    kind: ProfileKind,
+    updates: Vec<(usize, ProfileTarget, ProfileOperation)>,
+) -> Result<(usize, Vec<Refused>), ApiError> {
+    let dictionary = user_dictionary(state, project_id, kind).await?;
+    let limits = state.config.limits.clone();
+    let now = now_ms();
+    let (updates, (applied, refused)) = state
+        .store
+        .call(move |conn| {
+            let tx = conn.transaction()?;
+            let result = apply_profile_updates(&tx, project_id, updates.iter().map(|(i, target, op)| (*i, target, op)), &limits)?;
+            tx.commit()?;
+            Ok((updates, result))
+        })
+        .await?;
+    if let Some(dictionary) = dictionary {
+        // Only stored updates are checked: a refused one is reported to the sender instead.
+        let refused_at: HashSet<usize> = refused.iter().map(|r| r.index).collect();
+        let mut findings = Findings::default();
+        for (_, target, operation) in updates.iter().filter(|(i, _, _)| !refused_at.contains(i)) {
+            findings.violations.check_profile(target, operation, &dictionary);
+        }
+        quality::record(state, project_id, findings, now).await?;
+    }
+    Ok((applied, refused))
+}
+
+/// The project's dictionary for checking updates of `kind` on arrival: its user-profile schema
+/// (`profile` `$user`) for user updates. `None` when the check is off, and for group updates,
+/// which the core does not check (the dictionary has no entity type for group profiles).
+async fn user_dictionary(state: &AppState, project_id: i64, kind: ProfileKind) -> Result<Option<Dictionary>, ApiError> {
+    if !state.config.dictionary_check || kind == ProfileKind::Group {
+        return Ok(None);
+    }
+    let entries = state.store.read(move |conn| store::list_schemas(conn, project_id, Some(EntityType::Profile), Some(USER_PROFILE))).await?;
+    Ok(Some(Dictionary::new(&entries, &state.config.namespace)))
+}
+
 /// Applies a job's `$set` updates (spec §2.9: a profile holds the latest value of each property)
-/// in one transaction, through [`apply_profile_updates`] as `/engage` does. Returns how many
-/// updates were applied and the refused ones (`index` into `updates`).
+/// through [`store_profile_updates`], as `/engage` does, the check on arrival included. Returns
+/// how many updates were applied and the refused ones (`index` into `updates`).
 pub async fn set_profiles(state: &AppState, project_id: i64, updates: Vec<(String, Map<String, Value>)>) -> anyhow::Result<(usize, Vec<Refused>)> {
     if updates.is_empty() {
         return Ok((0, Vec::new()));
     }
-    let limits = state.config.limits.clone();
-    state
-        .store
-        .call(move |conn| {
-            let tx = conn.transaction()?;
-            let operations: Vec<(ProfileTarget, ProfileOperation)> =
-                updates.into_iter().map(|(distinct_id, set)| (ProfileTarget::User { distinct_id }, ProfileOperation::Set(set))).collect();
-            let result = apply_profile_updates(&tx, project_id, operations.iter().enumerate().map(|(i, (target, op))| (i, target, op)), &limits)?;
-            tx.commit()?;
-            Ok(result)
-        })
-        .await
+    let operations =
+        updates.into_iter().enumerate().map(|(i, (distinct_id, set))| (i, ProfileTarget::User { distinct_id }, ProfileOperation::Set(set))).collect();
+    Ok(store_profile_updates(state, project_id, ProfileKind::User, operations).await?)
 }

@@ -8,7 +8,7 @@ pub mod load;
 pub mod quality;
 
 pub use batch::{check_batch, event_tokens, store_events, Checked, Drops, Intake, Tokens};
-pub use load::{apply_profile_updates, set_profiles, Loaded, Loader, Refused};
+pub use load::{apply_profile_updates, set_profiles, store_profile_updates, Loaded, Loader, Refused};
 
 /// The current time in milliseconds since the epoch (0 if the clock is before it).
 pub fn now_ms() -> i64 {

@@ -1,13 +1,16 @@
-//! Violations of the dictionary seen on arrival (issue 20): the core's dictionary check run on
-//! every stored event, its findings tallied per request in memory ([`Violations`]) and written
-//! once per request, one upsert per key (`store::record_violations`), so that ingestion pays for
-//! a hash-map update per finding rather than a database write.
+//! Violations of the dictionary seen on arrival (issue 20): the core's dictionary checks run on
+//! every stored event and every applied user profile update (kind `user`, entity `$user`; group
+//! updates have no schema to check against), their findings tallied per request in memory
+//! ([`Violations`]) and written once per request, one upsert per key
+//! (`store::record_violations`), so that ingestion pays for a hash-map update per finding rather
+//! than a database write.
 
 use crate::store::quality::Table;
 use crate::store::ViolationRow;
 use serde_json::{json, Value};
+use datadict_core::dictionary::profile::operand_type;
 use datadict_core::event::EventCheck;
-use datadict_core::{check_against_dictionary, Dictionary};
+use datadict_core::{check_against_dictionary, check_profile_against_dictionary, Dictionary, ProfileOperation, ProfileTarget, ProfileUpdate, USER_PROFILE};
 use std::collections::{BTreeSet, HashMap};
 
 /// The most samples kept per violation key.
@@ -135,6 +138,22 @@ impl Violations {
         }
     }
 
+    /// Checks one applied profile update against `dictionary` with the core's check and tallies
+    /// each finding under kind `user` and entity `$user`, keeping the update (without its token) as
+    /// a sample. The core checks no group update.
+    pub fn check_profile(&mut self, target: &ProfileTarget, operation: &ProfileOperation, dictionary: &Dictionary) {
+        for issue in check_profile_against_dictionary(target.kind(), operation, dictionary) {
+            // Paths are the operation and the property (`$set.plan`), or empty for the whole update.
+            let property = issue.path.strip_prefix(operation.key()).map(property_name).unwrap_or_default();
+            let ty = operand(operation, &property).map(|v| operand_type(operation, v).as_str());
+            let sample = || {
+                let update = ProfileUpdate { token: None, target: target.clone(), operation: operation.clone() };
+                Value::from(cut_sample(&serde_json::to_string(&update).unwrap_or_default()))
+            };
+            self.add("user", USER_PROFILE, &property, issue.code.as_str(), &issue.message, ty, sample);
+        }
+    }
+
     /// Tallies one finding.
     #[allow(clippy::too_many_arguments)]
     pub fn add(&mut self, kind: &'static str, entity: &str, property: &str, code: &'static str, message: &str, ty: Option<&'static str>, sample: impl FnOnce() -> Value) {
@@ -184,6 +203,20 @@ fn property_name(rest: &str) -> String {
         .and_then(|r| r.strip_suffix(']'))
         .and_then(|quoted| serde_json::from_str::<String>(quoted).ok())
         .unwrap_or_default()
+}
+
+/// The value an operation carries for `property` (`None` for `$unset`, `$delete`, or no such
+/// property).
+fn operand<'o>(operation: &'o ProfileOperation, property: &str) -> Option<&'o Value> {
+    match operation {
+        ProfileOperation::Set(m)
+        | ProfileOperation::SetOnce(m)
+        | ProfileOperation::Add(m)
+        | ProfileOperation::Union(m)
+        | ProfileOperation::Append(m)
+        | ProfileOperation::Remove(m) => m.get(property),
+        ProfileOperation::Unset(_) | ProfileOperation::Delete => None,
+    }
 }
 
 /// Tallies one rejected record of `route`: per code of its issues (each once), with the record's

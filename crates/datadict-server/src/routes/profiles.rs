@@ -3,12 +3,13 @@
 //! wire format (`routes::wire`) is read into updates, each parsed and checked by the core's one
 //! profile parser; the project is the caller's (an `Authorization` header) or the one whose token
 //! the updates carry in `$token`; the valid updates of that project are applied in one
-//! transaction through `ingest::apply_profile_updates` (the core's `profile::apply`, with the
-//! property cap), and the others are reported.
+//! transaction by `ingest::store_profile_updates` (the core's `profile::apply`, with the property
+//! cap; then the dictionary check on arrival of the applied user updates), and the others are
+//! reported.
 
 use crate::auth::{records_project, token_projects, IngestCaller};
 use crate::error::ApiError;
-use crate::ingest::apply_profile_updates;
+use crate::ingest::store_profile_updates;
 use crate::routes::ingest::{charge, IngestError};
 use crate::routes::wire::{answer_batch, receive, Refused, Style, Tally};
 use crate::AppState;
@@ -59,17 +60,8 @@ pub async fn update_profiles(
         field: "$token".into(),
         message: format!("`$token` is not the token of project {project_id}; send each project's updates in their own request"),
     }));
-    let limits = state.config.limits.clone();
-    let (applied, refused) = state
-        .store
-        .call(move |conn| {
-            let tx = conn.transaction()?;
-            let result = apply_profile_updates(&tx, project_id, ours.iter().map(|u| (u.index, &u.update.target, &u.update.operation)), &limits)?;
-            tx.commit()?;
-            Ok(result)
-        })
-        .await
-        .map_err(|e| refuse(ApiError::Internal(e)))?;
+    let ours = ours.into_iter().map(|u| (u.index, u.update.target, u.update.operation)).collect();
+    let (applied, refused) = store_profile_updates(&state, project_id, kind, ours).await.map_err(&refuse)?;
     failed.extend(refused.into_iter().map(|r| FailedRecord { index: r.index, insert_id: String::new(), field: r.issue.path, message: r.issue.message }));
     failed.sort_by_key(|f| f.index);
     Ok(answer_batch(&received.style, Tally { records, stored: applied, failed, noun: "update", verb: "applied" }))

@@ -11,6 +11,12 @@
 //! - `DELETE quality[?events=true]`: resets a project's violations and rejected records (and, with
 //!   the explicit flag, its stored events), so that a CI job starts clean.
 //!
+//! Violations have a kind: `event` rows name the event; `user` rows come from user profile updates
+//! (`/engage`, warehouse `people` syncs, migrations) checked against the dictionary's `profile`
+//! schema named `$user`, and name the entity `$user`. Group profile updates (`/groups`) record
+//! nothing: the dictionary has no entity type for group profiles, and inventing one (a `profile`
+//! schema named after each `$group_key`, say) would make a rule the spec does not have.
+//!
 //! `since` and `until` are a `YYYY-MM-DD` date, milliseconds since the epoch, or a time before
 //! now such as `10m`, `2h` or `7d`; rows are per UTC day, so each selects the days it falls in,
 //! both ends included.
@@ -126,7 +132,7 @@ fn result(v: StoredViolation) -> Value {
         ("event" = Option<String>, Query, description = "only this event (or profile kind's entity)"),
         ("property" = Option<String>, Query, description = "only this property (empty: the whole record)"),
         ("code" = Option<String>, Query, description = "only this issue code (`no_schema`, `unknown_property`, `type_mismatch`, ...)"),
-        ("kind" = Option<String>, Query, description = "only `event`, `user` or `group` records"),
+        ("kind" = Option<String>, Query, description = "only `event` or `user` (profile update) records; group updates are not checked"),
         ("limit" = Option<u32>, Query, description = "page size, 1 to 1000 (default 100)"),
         ("cursor" = Option<String>, Query, description = "the `next_cursor` of the previous page")),
     responses(

@@ -1,6 +1,6 @@
-//! Data quality (issue 20): the dictionary check on arrival through `/import` and `/track`, the
-//! violations API with its counts, samples, bounds and reset, the rejected records with their
-//! reasons, and the same findings as the core's pre-import check for the same records.
+//! Data quality (issue 20): the dictionary check on arrival through `/import`, `/track` and
+//! `/engage`, the violations API with its counts, samples, bounds and reset, the rejected records
+//! with their reasons, and the same findings as the core's checks for the same records.
 
 use crate::common::{now_ms, on_both_stores, Account, Backend, Server};
 use datadict_server::store::Role;
@@ -46,7 +46,12 @@ impl Fixture {
 
     /// `(event, property, code) -> count` of every violation row.
     fn counts(&self) -> BTreeMap<(String, String, String), i64> {
-        self.violations("")
+        self.counts_where("")
+    }
+
+    /// `(event, property, code) -> count` of the violation rows `query` selects.
+    fn counts_where(&self, query: &str) -> BTreeMap<(String, String, String), i64> {
+        self.violations(query)
             .iter()
             .map(|v| {
                 let s = |k: &str| v[k].as_str().unwrap().to_owned();
@@ -54,6 +59,39 @@ impl Fixture {
             })
             .collect()
     }
+}
+
+impl Fixture {
+    /// Sends profile updates to `/engage` with the project token in each, as a tracking library does.
+    fn engage(&self, updates: &[Value]) -> crate::common::Reply {
+        let updates: Vec<Value> = updates.iter().map(|u| with_token(u, &self.token)).collect();
+        self.server.send("POST", "/engage", None, &[("Content-Type", "application/json")], Some(serde_json::to_vec(&updates).unwrap()))
+    }
+
+    /// Defines the user-profile schema: `plan` a string, `seats` an integer, `tags` a list.
+    fn define_user_profile(&self) {
+        let schema = json!({"properties": {"plan": {"type": "string"}, "seats": {"type": "integer"}, "tags": {"type": "array"}}});
+        let r = self.server.post_json(&format!("/api/app/projects/{}/schemas/profile/$user", self.p), &self.owner, &schema);
+        assert_eq!(r.status, 200, "{}", r.text);
+    }
+}
+
+fn with_token(update: &Value, token: &str) -> Value {
+    let mut u = update.clone();
+    u.as_object_mut().unwrap().insert("$token".into(), token.into());
+    u
+}
+
+/// Profile updates with each kind of finding against [`Fixture::define_user_profile`]'s schema.
+fn violating_updates() -> Vec<Value> {
+    vec![
+        json!({"$distinct_id": "u1", "$set": {"plan": "pro", "seats": "many", "color": "red"}}),
+        json!({"$distinct_id": "u2", "$set": {"plan": 3, "color": "blue"}}),
+        json!({"$distinct_id": "u1", "$add": {"seats": 1.5}}),
+        json!({"$distinct_id": "u1", "$append": {"tags": "a", "plan": "x"}}),
+        json!({"$distinct_id": "u1", "$unset": ["color", "gone"]}),
+        json!({"$distinct_id": "u2", "$delete": ""}),
+    ]
 }
 
 fn event(name: &str, i: usize, props: Value) -> Value {
@@ -205,7 +243,81 @@ fn rejected_records_are_kept_with_their_reasons(backend: Backend) {
 fn the_check_can_be_turned_off(backend: Backend) {
     let f = fixture_with(backend, Config { dictionary_check: false, ..Config::default() });
     assert_eq!(f.import(&violating_records()).status, 200);
+    let r = f.engage(&violating_updates());
+    assert_eq!((r.status, &r.json()["num_records_imported"]), (200, &json!(6)), "{}", r.text);
+    f.define_user_profile();
+    assert_eq!(f.engage(&violating_updates()).status, 200);
     assert!(f.violations("").is_empty());
+}
+
+/// `/engage` updates are checked against the `$user` schema: one `no_schema` note per update
+/// without it, then unknown properties and wrong types per property, with observed types and
+/// samples (without the token), as kind `user`. Group updates record nothing.
+fn engage_records_user_violations_with_counts_types_and_samples(backend: Backend) {
+    let f = fixture(backend);
+    let updates = [json!({"$distinct_id": "u1", "$set": {"plan": "pro"}}), json!({"$distinct_id": "u1", "$unset": ["plan"]}), json!({"$distinct_id": "u1", "$delete": ""})];
+    assert_eq!(f.engage(&updates).status, 200);
+    assert_eq!(f.counts_where("&kind=user"), BTreeMap::from([(key("$user", "", "no_schema"), 2)]));
+    assert_eq!(f.server.delete(&format!("/api/app/projects/{}/quality", f.p), &f.owner).status, 200);
+
+    f.define_user_profile();
+    let r = f.engage(&violating_updates());
+    assert_eq!((r.status, &r.json()["num_records_imported"]), (200, &json!(6)), "{}", r.text);
+    let expected = BTreeMap::from([
+        (key("$user", "seats", "type_mismatch"), 2),
+        (key("$user", "plan", "type_mismatch"), 2),
+        (key("$user", "color", "unknown_property"), 3),
+        (key("$user", "gone", "unknown_property"), 1),
+    ]);
+    assert_eq!(f.counts_where("&kind=user"), expected);
+    assert!(f.violations("&kind=event").is_empty());
+    let row = |property: &str, code: &str| f.violations(&format!("&kind=user&property={property}&code={code}")).remove(0);
+    let color = row("color", "unknown_property");
+    assert_eq!((color["kind"].as_str(), color["event"].as_str()), (Some("user"), Some("$user")));
+    // `$unset` carries no value: only the two `$set` values give a type.
+    assert_eq!(color["types"], json!(["string"]));
+    let samples = color["samples"].as_array().unwrap();
+    assert_eq!(samples.len(), 3);
+    let first = samples[0].as_str().unwrap();
+    assert!(first.contains(r#""$distinct_id":"u1""#) && first.contains(r#""color":"red""#), "{first}");
+    assert!(!first.contains(&f.token), "the token is left out of samples: {first}");
+    assert_eq!(row("seats", "type_mismatch")["types"], json!(["number", "string"]));
+    assert_eq!(row("plan", "type_mismatch")["types"], json!(["array", "integer"]));
+    assert!(row("plan", "type_mismatch")["message"].as_str().unwrap().contains("its schema says string"));
+    let summary = f.server.get(&format!("/api/app/projects/{}/quality/summary", f.p), &f.owner).json();
+    assert_eq!(summary["results"]["violations"]["by_event"]["$user"], 8);
+    // The updates were stored all the same.
+    let u1 = f.server.get(&format!("/api/app/projects/{}/profiles/u1", f.p), &f.owner).json();
+    assert_eq!(u1["results"]["$properties"], json!({"plan": ["x"], "seats": 1.5, "tags": ["a"]}));
+
+    let group = with_token(&json!({"$group_key": "Company", "$group_id": "c1", "$set": {"anything": 1}}), &f.token);
+    let r = f.server.send("POST", "/groups", None, &[("Content-Type", "application/json")], Some(group.to_string().into_bytes()));
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(f.counts_where("&kind=user"), expected);
+    assert!(f.violations("&kind=group").is_empty());
+}
+
+/// The server's findings for `/engage` updates are the core's profile check's for the same
+/// updates: the same (entity, property, code) counts.
+fn the_server_and_the_core_agree_on_profile_updates(backend: Backend) {
+    use datadict_core::{check_profile_against_dictionary, parse_profile_update, Dictionary, Limits, ProfileKind, SchemaEntry, TokenRule, USER_PROFILE};
+    let f = fixture(backend);
+    f.define_user_profile();
+    let updates = violating_updates();
+    assert_eq!(f.engage(&updates).status, 200);
+    let r = f.server.get(&format!("/api/app/projects/{}/schemas", f.p), &f.owner);
+    let entries: Vec<SchemaEntry> = serde_json::from_value(r.json()["results"].clone()).unwrap();
+    let dictionary = Dictionary::new(&entries, datadict_core::DEFAULT_NAMESPACE);
+    let mut core: BTreeMap<(String, String, String), i64> = BTreeMap::new();
+    for update in &updates {
+        let parsed = parse_profile_update(&update.to_string(), ProfileKind::User, &Limits::default(), TokenRule::Optional).unwrap();
+        for issue in check_profile_against_dictionary(ProfileKind::User, &parsed.operation, &dictionary) {
+            let property = issue.path.strip_prefix(parsed.operation.key()).and_then(|p| p.strip_prefix('.')).unwrap_or("").to_owned();
+            *core.entry((USER_PROFILE.to_owned(), property, issue.code.as_str().to_owned())).or_default() += 1;
+        }
+    }
+    assert!(!core.is_empty());
+    assert_eq!(f.counts_where("&kind=user"), core);
 }
 
 /// The server's findings are the core's pre-import check's (as the web app runs it) for the same
@@ -271,4 +383,6 @@ on_both_stores!(
     rejected_records_are_kept_with_their_reasons,
     the_check_can_be_turned_off,
     the_server_and_the_core_agree,
+    engage_records_user_violations_with_counts_types_and_samples,
+    the_server_and_the_core_agree_on_profile_updates,
 );

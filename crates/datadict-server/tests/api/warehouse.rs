@@ -286,6 +286,11 @@ fn people_sync_cannot_grow_a_profile_past_the_cap(backend: Backend) {
     let r = server.get(&format!("/api/app/projects/{p}/profiles/u1"), &owner);
     assert_eq!(r.status, 404, "the refused update must not be stored: {}", &r.text[..r.text.len().min(200)]);
     assert_eq!(server.get(&format!("/api/app/projects/{p}/profiles/u2"), &owner).status, 200);
+    // Issue 20: the dictionary check on arrival sees only the stored update; the project has no
+    // `$user` schema, so that update gets one `no_schema` note.
+    let v = server.get(&format!("/api/app/projects/{p}/violations?kind=user"), &owner).json();
+    let rows = v["results"].as_array().unwrap();
+    assert_eq!((rows.len(), rows[0]["code"].as_str(), rows[0]["count"].as_i64()), (1, Some("no_schema"), Some(1)), "{v}");
 }
 
 fn postgres_import_synced_twice_makes_no_duplicates(backend: Backend) {
