@@ -2,24 +2,15 @@
 //! order, optionally of one group key, with "Show more" for the next page; a group opens in the
 //! side panel with its properties, read again from the server so that an address shows it too.
 
-use super::{failed, go, loading, properties_table, More};
+use super::{field, go, pager, pending, properties_table, read, More, Next};
 use crate::api;
-use crate::components::log::log_request;
 use crate::components::side_panel::SidePanel;
 use crate::router::DataView;
 use crate::state::{use_app_state, Load};
 use datadict_core::count;
-use datadict_core::readback::GroupProfile;
+use serde_json::Value;
 use web_sys::HtmlInputElement;
 use yew::prelude::*;
-
-/// The pages read so far.
-#[derive(Debug, Clone, PartialEq)]
-struct Listed {
-    groups: Vec<GroupProfile>,
-    /// The cursor of the next page; `None` once the last was read.
-    next_after: Option<String>,
-}
 
 #[derive(Properties, PartialEq)]
 pub struct GroupListProps {
@@ -27,6 +18,13 @@ pub struct GroupListProps {
     pub open: Option<(String, String)>,
 }
 
+/// The group key of the filter as the server takes it: none for all keys.
+fn key_filter(key: &str) -> Option<&str> {
+    Some(key).filter(|k| !k.is_empty())
+}
+
+/// The list of group profiles. `list` holds the first page's answer with the profiles of the pages
+/// after it appended to its `results`, and the last page's `next_after`.
 #[component]
 pub fn GroupList(props: &GroupListProps) -> Html {
     let state = use_app_state();
@@ -34,7 +32,7 @@ pub fn GroupList(props: &GroupListProps) -> Html {
     // The key the list shows and a reload counter: the list is read again when either changes.
     let shown_key = use_state(String::new);
     let reload = use_state(|| 0u32);
-    let list = use_state(|| Load::<Listed>::Idle);
+    let list = use_state(|| Load::<Value>::Idle);
     let more = use_state(|| More::Idle);
     {
         let (state, list, more) = (state.clone(), list.clone(), more.clone());
@@ -42,66 +40,32 @@ pub fn GroupList(props: &GroupListProps) -> Html {
             (state.connection.clone(), (*shown_key).clone(), *reload),
             move |(conn, key, _)| {
                 let Some(conn) = conn.clone() else { return };
-                let key = key.clone();
-                list.set(Load::Loading);
                 more.set(More::Idle);
-                wasm_bindgen_futures::spawn_local(async move {
-                    let log = log_request(&state);
-                    let key = Some(key.as_str()).filter(|k| !k.is_empty());
-                    list.set(match api::list_groups(&conn, key, None, &log).await {
-                        Ok(page) => Load::Loaded(Listed {
-                            groups: page.results,
-                            next_after: page.next_after,
-                        }),
-                        Err(e) => Load::Failed(e.to_string()),
-                    });
-                });
+                let url = api::groups_url(&conn, key_filter(key), None);
+                read(&state, conn, url, list, None);
             },
         );
     }
     let show_more = {
-        let (state, list, more, shown_key) =
-            (state.clone(), list.clone(), more.clone(), shown_key.clone());
+        let (state, list, more, shown_key) = (state.clone(), list.clone(), more.clone(), shown_key.clone());
         Callback::from(move |_| {
-            let (Some(conn), Load::Loaded(listed)) = (state.connection.clone(), (*list).clone())
-            else {
+            let (Some(conn), Load::Loaded(so_far)) = (state.connection.clone(), (*list).clone()) else {
                 return;
             };
-            let Some(after) = listed.next_after.clone() else {
+            let Some(after) = so_far["next_after"].as_str() else {
                 return;
             };
-            let (state, list, more, key) = (
-                state.clone(),
-                list.clone(),
-                more.clone(),
-                (*shown_key).clone(),
-            );
-            more.set(More::Loading);
-            wasm_bindgen_futures::spawn_local(async move {
-                let log = log_request(&state);
-                let key = Some(key.as_str()).filter(|k| !k.is_empty());
-                match api::list_groups(&conn, key, Some(&after), &log).await {
-                    Ok(page) => {
-                        let mut groups = listed.groups;
-                        groups.extend(page.results);
-                        list.set(Load::Loaded(Listed {
-                            groups,
-                            next_after: page.next_after,
-                        }));
-                        more.set(More::Idle);
-                    }
-                    Err(e) => more.set(More::Failed(e.to_string())),
-                }
-            });
+            let url = api::groups_url(&conn, key_filter(&shown_key), Some(after));
+            let next = Next { more: more.clone(), so_far, rows: "/results" };
+            read(&state, conn, url, list.clone(), Some(next));
         })
     };
-    {
-        let shown = match &*list {
-            Load::Loaded(listed) => listed.groups.len(),
-            _ => 0,
-        };
-        use_effect_with(shown, |_| super::focus_if_lost("groups-count"));
-    }
+    let empty: &[Value] = &[];
+    let (groups, has_next) = match &*list {
+        Load::Loaded(listed) => (listed["results"].as_array().map_or(empty, Vec::as_slice), !listed["next_after"].is_null()),
+        _ => (empty, false),
+    };
+    use_effect_with(groups.len(), |_| super::focus_if_lost("groups-count"));
     let onsubmit = {
         let (typed, shown_key, reload) = (typed.clone(), shown_key.clone(), reload.clone());
         Callback::from(move |e: SubmitEvent| {
@@ -112,53 +76,41 @@ pub fn GroupList(props: &GroupListProps) -> Html {
     };
     let oninput = {
         let typed = typed.clone();
-        Callback::from(move |e: InputEvent| {
-            typed.set(e.target_unchecked_into::<HtmlInputElement>().value())
-        })
+        Callback::from(move |e: InputEvent| typed.set(e.target_unchecked_into::<HtmlInputElement>().value()))
     };
-    let open = |g: &GroupProfile| {
-        let state = state.clone();
-        let target = (g.group_key.clone(), g.group_id.clone());
-        Callback::from(move |_| go(&state, DataView::Groups(Some(target.clone()))))
-    };
-    let body = match &*list {
-        Load::Idle | Load::Loading => loading(),
-        Load::Failed(message) => failed(message),
-        Load::Loaded(listed) if listed.groups.is_empty() => html! {
+    let body = match pending(&list) {
+        Err(shown) => shown,
+        Ok(_) if groups.is_empty() => html! {
             <p class="hint" id="groups-empty">{ if shown_key.is_empty() {
                 "No group profiles yet. A group profile is made by a $set for its $group_key and $group_id sent to /groups.".to_owned()
             } else {
                 format!("No group profiles with the group key {}.", *shown_key)
             } }</p>
         },
-        Load::Loaded(listed) => html! {
+        Ok(_) => html! {
             <>
-                <p class="hint" id="groups-count">{ format!("{} shown{}", count(listed.groups.len() as u64, "group", "groups"),
-                    if listed.next_after.is_some() { ", more to show" } else { "" }) }</p>
+                <p class="hint" id="groups-count">{ count(groups.len() as u64, "group", "groups") }{ " shown" }{ if has_next { ", more to show" } else { "" } }</p>
                 <table id="group-list" class="schemas cards">
                     <thead><tr><th scope="col">{ "Group key" }</th><th scope="col">{ "Group id" }</th><th scope="col" class="count">{ "Properties" }</th></tr></thead>
-                    <tbody>{ for listed.groups.iter().map(|g| {
-                        let is_open = props.open.as_ref().is_some_and(|(k, i)| *k == g.group_key && *i == g.group_id);
+                    <tbody>{ for groups.iter().map(|g| {
+                        let (key, id) = (field(g, "$group_key"), field(g, "$group_id"));
+                        let is_open = props.open.as_ref().is_some_and(|(k, i)| *k == key && *i == id);
+                        let label = format!("Properties of {key} {id}");
+                        let properties = g["$properties"].as_object().map_or(0, |p| p.len());
+                        let onclick = {
+                            let (state, target) = (state.clone(), (key.clone(), id.clone()));
+                            Callback::from(move |_| go(&state, DataView::Groups(Some(target.clone()))))
+                        };
                         html! {
                             <tr class={classes!("group-row", is_open.then_some("open"))}>
-                                <td data-label="Group key"><code>{ g.group_key.clone() }</code></td>
-                                <td data-label="Group id"><button class="link open-group" onclick={open(g)}
-                                    aria-label={format!("Properties of {} {}", g.group_key, g.group_id)}>{ g.group_id.clone() }</button></td>
-                                <td data-label="Properties" class="count">{ g.properties.len() }</td>
+                                <td data-label="Group key"><code>{ key }</code></td>
+                                <td data-label="Group id"><button class="link open-group" {onclick} aria-label={label}>{ id }</button></td>
+                                <td data-label="Properties" class="count">{ properties }</td>
                             </tr>
                         }
                     }) }</tbody>
                 </table>
-                if listed.next_after.is_some() {
-                    <div class="actions">
-                        <button id="groups-more" onclick={show_more} disabled={*more == More::Loading}>{ "Show more" }</button>
-                    </div>
-                }
-                { match &*more {
-                    More::Idle => html! {},
-                    More::Loading => loading(),
-                    More::Failed(message) => failed(message),
-                } }
+                { pager("groups-more", "Show more", has_next, &more, show_more) }
             </>
         },
     };
@@ -196,20 +148,14 @@ struct GroupDetailProps {
 #[component]
 fn GroupDetail(props: &GroupDetailProps) -> Html {
     let state = use_app_state();
-    let group = use_state(|| Load::<GroupProfile>::Idle);
+    let group = use_state(|| Load::<Value>::Idle);
     {
         let (state, group) = (state.clone(), group.clone());
         let (key, id) = (props.group_key.clone(), props.group_id.clone());
         use_effect_with(state.connection.clone(), move |conn| {
             let Some(conn) = conn.clone() else { return };
-            group.set(Load::Loading);
-            wasm_bindgen_futures::spawn_local(async move {
-                let log = log_request(&state);
-                group.set(match api::get_group(&conn, &key, &id, &log).await {
-                    Ok(g) => Load::Loaded(g),
-                    Err(e) => Load::Failed(e.to_string()),
-                });
-            });
+            let url = api::group_url(&conn, &key, &id);
+            read(&state, conn, url, group, None);
         });
     }
     let onclose = props.onclose.reform(|_: MouseEvent| ());
@@ -218,11 +164,7 @@ fn GroupDetail(props: &GroupDetailProps) -> Html {
             <h2>{ format!("{} {}", props.group_key, props.group_id) }</h2>
             <p class="hint">{ "Group key " }<code>{ props.group_key.clone() }</code>{ ", group id " }<code>{ props.group_id.clone() }</code></p>
             <div class="actions"><button id="close-panel" onclick={onclose}>{ "Close" }</button></div>
-            { match &*group {
-                Load::Idle | Load::Loading => loading(),
-                Load::Failed(message) => failed(message),
-                Load::Loaded(g) => properties_table("group-properties", &g.properties),
-            } }
+            { pending(&group).map_or_else(|shown| shown, |g| properties_table("group-properties", &g["results"]["$properties"])) }
         </section>
     }
 }

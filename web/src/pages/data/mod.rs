@@ -8,9 +8,11 @@ mod groups;
 mod profiles;
 mod tables;
 
+use crate::api::{self, Connection};
+use crate::components::log::log_request;
 use crate::router::{DataView, Route};
-use crate::state::{use_app_state, Action, StateHandle};
-use serde_json::{Map, Value};
+use crate::state::{use_app_state, Action, Load, StateHandle};
+use serde_json::Value;
 use yew::prelude::*;
 
 /// The state of a list's next page, beside its "Show more" button: explicit, so that a failed
@@ -69,11 +71,12 @@ pub(crate) fn failed(message: &str) -> Html {
     html! { <p class="error" role="alert">{ message.to_owned() }</p> }
 }
 
-/// A profile's properties by name, one card per property on a phone.
-pub(crate) fn properties_table(id: &'static str, properties: &Map<String, Value>) -> Html {
-    if properties.is_empty() {
+/// A profile's properties by name (the `$properties` object of an answer), one card per
+/// property on a phone: the one key/value table of the profile and group views.
+pub(crate) fn properties_table(id: &'static str, properties: &Value) -> Html {
+    let Some(properties) = properties.as_object().filter(|p| !p.is_empty()) else {
         return html! { <p class="hint">{ "No properties." }</p> };
-    }
+    };
     let mut names: Vec<&String> = properties.keys().collect();
     names.sort();
     html! {
@@ -86,6 +89,73 @@ pub(crate) fn properties_table(id: &'static str, properties: &Map<String, Value>
                 </tr>
             }) }</tbody>
         </table>
+    }
+}
+
+/// A field of an answer as text (an absent one as empty text).
+pub(crate) fn field(value: &Value, name: &str) -> String {
+    value.get(name).map(value_text).unwrap_or_default()
+}
+
+/// A next page being read: its "Show more" state, the answer so far, and where in an answer its
+/// rows are (a JSON pointer), so that the new page's rows are appended to those read before.
+pub(crate) struct Next {
+    pub more: UseStateHandle<More>,
+    pub so_far: Value,
+    pub rows: &'static str,
+}
+
+/// Reads `url` of the server's read API into `target`, or, with `next`, appends the page's rows
+/// to the answer so far. One reader for every tab: the screen only shows what it reads, so every
+/// answer stays JSON rather than a type of its own.
+pub(crate) fn read(state: &StateHandle, conn: Connection, url: String, target: UseStateHandle<Load<Value>>, next: Option<Next>) {
+    match &next {
+        Some(n) => n.more.set(More::Loading),
+        None => target.set(Load::Loading),
+    }
+    let state = state.clone();
+    wasm_bindgen_futures::spawn_local(async move {
+        let log = log_request(&state);
+        let answer = api::read_data(&conn, &url, &log).await.map_err(|e| e.to_string());
+        match (answer, next) {
+            (Ok(mut page), Some(Next { more, mut so_far, rows })) => {
+                if let (Some(Value::Array(old)), Some(Value::Array(new))) = (so_far.pointer_mut(rows), page.pointer_mut(rows)) {
+                    old.append(new);
+                    std::mem::swap(old, new);
+                }
+                target.set(Load::Loaded(page));
+                more.set(More::Idle);
+            }
+            (Err(message), Some(n)) => n.more.set(More::Failed(message)),
+            (answer, None) => target.set(answer.map_or_else(Load::Failed, Load::Loaded)),
+        }
+    });
+}
+
+/// The "Show more" button of a list (while there is a next page) and the state of that page.
+pub(crate) fn pager(id: &'static str, label: &'static str, has_next: bool, more: &More, onclick: Callback<MouseEvent>) -> Html {
+    html! {
+        <>
+            if has_next {
+                <div class="actions">
+                    <button {id} {onclick} disabled={*more == More::Loading}>{ label }</button>
+                </div>
+            }
+            { match more {
+                More::Idle => html! {},
+                More::Loading => loading(),
+                More::Failed(message) => failed(message),
+            } }
+        </>
+    }
+}
+
+/// "Loading…" or the failure of a read that has not answered well, `None` once it has.
+pub(crate) fn pending(load: &Load<Value>) -> Result<&Value, Html> {
+    match load {
+        Load::Idle | Load::Loading => Err(loading()),
+        Load::Failed(message) => Err(failed(message)),
+        Load::Loaded(value) => Ok(value),
     }
 }
 

@@ -2,12 +2,11 @@
 //! server and shown property by property. The id looked up is the address's, so a refresh or a
 //! shared link shows the same profile.
 
-use super::{failed, go, loading, properties_table};
+use super::{field, go, pending, properties_table, read};
 use crate::api;
-use crate::components::log::log_request;
 use crate::router::DataView;
 use crate::state::{use_app_state, Load};
-use datadict_core::readback::UserProfile;
+use serde_json::Value;
 use web_sys::HtmlInputElement;
 use yew::prelude::*;
 
@@ -22,7 +21,7 @@ pub fn ProfileLookup(props: &ProfileLookupProps) -> Html {
     let state = use_app_state();
     let typed = use_state(|| props.id.clone().unwrap_or_default());
     let blank = use_state(|| false);
-    let profile = use_state(|| Load::<UserProfile>::Idle);
+    let profile = use_state(|| Load::<Value>::Idle);
     {
         let (state, profile) = (state.clone(), profile.clone());
         use_effect_with(
@@ -32,14 +31,8 @@ pub fn ProfileLookup(props: &ProfileLookupProps) -> Html {
                     profile.set(Load::Idle);
                     return;
                 };
-                profile.set(Load::Loading);
-                wasm_bindgen_futures::spawn_local(async move {
-                    let log = log_request(&state);
-                    profile.set(match api::get_profile(&conn, &id, &log).await {
-                        Ok(p) => Load::Loaded(p),
-                        Err(e) => Load::Failed(e.to_string()),
-                    });
-                });
+                let url = api::profile_url(&conn, &id);
+                read(&state, conn, url, profile, None);
             },
         );
     }
@@ -62,16 +55,18 @@ pub fn ProfileLookup(props: &ProfileLookupProps) -> Html {
             }
         })
     };
-    let result = match &*profile {
-        Load::Idle => html! {},
-        Load::Loading => loading(),
-        Load::Failed(message) => failed(message),
-        Load::Loaded(p) => html! {
-            <div id="profile">
-                <h3>{ "Profile of " }<code>{ p.distinct_id.clone() }</code></h3>
-                { properties_table("profile-properties", &p.properties) }
-            </div>
-        },
+    let result = match (&*profile, pending(&profile)) {
+        (Load::Idle, _) => html! {},
+        (_, Err(shown)) => shown,
+        (_, Ok(answer)) => {
+            let p = &answer["results"];
+            html! {
+                <div id="profile">
+                    <h3>{ "Profile of " }<code>{ field(p, "$distinct_id") }</code></h3>
+                    { properties_table("profile-properties", &p["$properties"]) }
+                </div>
+            }
+        }
     };
     html! {
         <>
