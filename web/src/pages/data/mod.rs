@@ -6,10 +6,9 @@
 
 mod groups;
 mod profiles;
+mod reader;
 mod tables;
 
-use crate::api::{self, Connection};
-use crate::components::log::log_request;
 use crate::router::{DataView, Route};
 use crate::state::{use_app_state, Action, Load, StateHandle};
 use serde_json::Value;
@@ -95,41 +94,6 @@ pub(crate) fn properties_table(id: &'static str, properties: &Value) -> Html {
 /// A field of an answer as text (an absent one as empty text).
 pub(crate) fn field(value: &Value, name: &str) -> String {
     value.get(name).map(value_text).unwrap_or_default()
-}
-
-/// A next page being read: its "Show more" state, the answer so far, and where in an answer its
-/// rows are (a JSON pointer), so that the new page's rows are appended to those read before.
-pub(crate) struct Next {
-    pub more: UseStateHandle<More>,
-    pub so_far: Value,
-    pub rows: &'static str,
-}
-
-/// Reads `url` of the server's read API into `target`, or, with `next`, appends the page's rows
-/// to the answer so far. One reader for every tab: the screen only shows what it reads, so every
-/// answer stays JSON rather than a type of its own.
-pub(crate) fn read(state: &StateHandle, conn: Connection, url: String, target: UseStateHandle<Load<Value>>, next: Option<Next>) {
-    match &next {
-        Some(n) => n.more.set(More::Loading),
-        None => target.set(Load::Loading),
-    }
-    let state = state.clone();
-    wasm_bindgen_futures::spawn_local(async move {
-        let log = log_request(&state);
-        let answer = api::read_data(&conn, &url, &log).await.map_err(|e| e.to_string());
-        match (answer, next) {
-            (Ok(mut page), Some(Next { more, mut so_far, rows })) => {
-                if let (Some(Value::Array(old)), Some(Value::Array(new))) = (so_far.pointer_mut(rows), page.pointer_mut(rows)) {
-                    old.append(new);
-                    std::mem::swap(old, new);
-                }
-                target.set(Load::Loaded(page));
-                more.set(More::Idle);
-            }
-            (Err(message), Some(n)) => n.more.set(More::Failed(message)),
-            (answer, None) => target.set(answer.map_or_else(Load::Failed, Load::Loaded)),
-        }
-    });
 }
 
 /// The "Show more" button of a list (while there is a next page) and the state of that page.

@@ -2,11 +2,10 @@
 //! server and shown property by property. The id looked up is the address's, so a refresh or a
 //! shared link shows the same profile.
 
-use super::{field, go, pending, properties_table, read};
-use crate::api;
+use super::reader::{Kind, Reader, Shown};
+use super::{field, go, pending, properties_table};
 use crate::router::DataView;
 use crate::state::{use_app_state, Load};
-use serde_json::Value;
 use web_sys::HtmlInputElement;
 use yew::prelude::*;
 
@@ -21,21 +20,6 @@ pub fn ProfileLookup(props: &ProfileLookupProps) -> Html {
     let state = use_app_state();
     let typed = use_state(|| props.id.clone().unwrap_or_default());
     let blank = use_state(|| false);
-    let profile = use_state(|| Load::<Value>::Idle);
-    {
-        let (state, profile) = (state.clone(), profile.clone());
-        use_effect_with(
-            (state.connection.clone(), props.id.clone()),
-            move |(conn, id)| {
-                let (Some(conn), Some(id)) = (conn.clone(), id.clone()) else {
-                    profile.set(Load::Idle);
-                    return;
-                };
-                let url = api::profile_url(&conn, &id);
-                read(&state, conn, url, profile, None);
-            },
-        );
-    }
     let oninput = {
         let (typed, blank) = (typed.clone(), blank.clone());
         Callback::from(move |e: InputEvent| {
@@ -55,19 +39,6 @@ pub fn ProfileLookup(props: &ProfileLookupProps) -> Html {
             }
         })
     };
-    let result = match (&*profile, pending(&profile)) {
-        (Load::Idle, _) => html! {},
-        (_, Err(shown)) => shown,
-        (_, Ok(answer)) => {
-            let p = &answer["results"];
-            html! {
-                <div id="profile">
-                    <h3>{ "Profile of " }<code>{ field(p, "$distinct_id") }</code></h3>
-                    { properties_table("profile-properties", &p["$properties"]) }
-                </div>
-            }
-        }
-    };
     html! {
         <>
             <form id="profile-lookup" {onsubmit} novalidate=true>
@@ -81,7 +52,26 @@ pub fn ProfileLookup(props: &ProfileLookupProps) -> Html {
                 </div>
                 <div class="actions"><button type="submit" id="profile-go">{ "Look up" }</button></div>
             </form>
-            { result }
+            if let Some(id) = props.id.clone() {
+                <Reader kind={Kind::Profile} arg={id} />
+            }
         </>
+    }
+}
+
+/// The profile read, under the form.
+pub(crate) fn profile_view(shown: &Shown) -> Html {
+    match (shown.load, pending(shown.load)) {
+        (Load::Idle, _) => html! {},
+        (_, Err(pending)) => pending,
+        (_, Ok(answer)) => {
+            let p = &answer["results"];
+            html! {
+                <div id="profile">
+                    <h3>{ "Profile of " }<code>{ field(p, "$distinct_id") }</code></h3>
+                    { properties_table("profile-properties", &p["$properties"]) }
+                </div>
+            }
+        }
     }
 }

@@ -1,8 +1,8 @@
 //! The lookup tables of the Data screen: the project's tables with their row counts, and one open
 //! in the side panel with its rows a page at a time in the order of their keys ("Show more rows").
 
-use super::{field, go, pager, pending, read, time_text, More, Next};
-use crate::api;
+use super::reader::{Kind, Reader, Shown};
+use super::{field, go, pager, pending, time_text, value_text};
 use crate::components::side_panel::SidePanel;
 use crate::router::DataView;
 use crate::state::{use_app_state, Load};
@@ -18,79 +18,72 @@ pub struct TableListProps {
 
 /// The strings of an array in an answer (its text for anything else), empty when it is absent.
 fn texts(value: &Value) -> Vec<String> {
-    value.as_array().map_or_else(Vec::new, |items| items.iter().map(super::value_text).collect())
+    value.as_array().map_or_else(Vec::new, |items| items.iter().map(value_text).collect())
 }
 
 #[component]
 pub fn TableList(props: &TableListProps) -> Html {
     let state = use_app_state();
     let reload = use_state(|| 0u32);
-    let list = use_state(|| Load::<Value>::Idle);
-    {
-        let (state, list) = (state.clone(), list.clone());
-        use_effect_with((state.connection.clone(), *reload), move |(conn, _)| {
-            let Some(conn) = conn.clone() else { return };
-            let url = api::lookup_tables_url(&conn);
-            read(&state, conn, url, list, None);
-        });
-    }
     let onreload = {
         let reload = reload.clone();
         Callback::from(move |_| reload.set(*reload + 1))
-    };
-    let body = match pending(&list).map(|answer| answer["results"].as_array().map_or(&[][..], Vec::as_slice)) {
-        Err(shown) => shown,
-        Ok([]) => html! {
-            <p class="hint" id="tables-empty">{ "No lookup tables yet. A table is made with POST /api/app/projects/{id}/lookup-tables and filled by sending a CSV file to PUT /lookup-tables/{table id}." }</p>
-        },
-        Ok(tables) => html! {
-            <table id="table-list" class="schemas cards">
-                <thead><tr>
-                    <th scope="col">{ "Name" }</th><th scope="col" class="count">{ "Rows" }</th>
-                    <th scope="col">{ "Columns" }</th><th scope="col">{ "Updated" }</th>
-                </tr></thead>
-                <tbody>{ for tables.iter().map(|t| {
-                    let (id, name) = (field(t, "id"), field(t, "name"));
-                    let is_open = props.open.as_deref() == Some(id.as_str());
-                    let label = format!("Rows of {name}");
-                    let onclick = {
-                        let (state, id) = (state.clone(), id.clone());
-                        Callback::from(move |_| go(&state, DataView::Tables(Some(id.clone()))))
-                    };
-                    html! {
-                        <tr class={classes!("table-row", is_open.then_some("open"))} data-id={id}>
-                            <td data-label="Name"><button class="link open-table" {onclick} aria-label={label}>{ name }</button></td>
-                            <td data-label="Rows" class="count">{ field(t, "row_count") }</td>
-                            <td data-label="Columns">{ texts(&t["columns"]).join(", ") }</td>
-                            <td data-label="Updated">{ time_text(t["updated_at"].as_i64().unwrap_or_default()) }</td>
-                        </tr>
-                    }
-                }) }</tbody>
-            </table>
-        },
     };
     let panel = props.open.clone().map(|id| {
         let state = state.clone();
         let onclose = Callback::from(move |_| go(&state, DataView::Tables(None)));
         html! {
-            <SidePanel content_key={id.clone()} label="Lookup table" onclose={onclose.clone()}>
-                <TableRows key={id.clone()} table_id={id.clone()} {onclose} />
+            <SidePanel content_key={id.clone()} label="Lookup table" {onclose}>
+                <Reader key={id.as_str()} kind={Kind::Rows} arg={id.clone()} />
             </SidePanel>
         }
     });
+    let open = props.open.clone().map(|id| (id, String::new()));
     html! {
         <>
             <div class="actions"><button id="tables-reload" onclick={onreload}>{ "Reload" }</button></div>
-            { body }
+            <Reader kind={Kind::Tables} {open} reload={*reload} />
             { for panel }
         </>
     }
 }
 
-#[derive(Properties, PartialEq)]
-struct TableRowsProps {
-    table_id: String,
-    onclose: Callback<()>,
+/// The project's lookup tables with their row counts.
+pub(crate) fn tables_view(shown: &Shown) -> Html {
+    let tables = match pending(shown.load) {
+        Err(pending) => return pending,
+        Ok(answer) => answer["results"].as_array().map_or(&[][..], Vec::as_slice),
+    };
+    if tables.is_empty() {
+        return html! {
+            <p class="hint" id="tables-empty">{ "No lookup tables yet. A table is made with POST /api/app/projects/{id}/lookup-tables and filled by sending a CSV file to PUT /lookup-tables/{table id}." }</p>
+        };
+    }
+    html! {
+        <table id="table-list" class="schemas cards">
+            <thead><tr>
+                <th scope="col">{ "Name" }</th><th scope="col" class="count">{ "Rows" }</th>
+                <th scope="col">{ "Columns" }</th><th scope="col">{ "Updated" }</th>
+            </tr></thead>
+            <tbody>{ for tables.iter().map(|t| {
+                let (id, name) = (field(t, "id"), field(t, "name"));
+                let is_open = shown.props.open.as_ref().is_some_and(|(open, _)| *open == id);
+                let label = format!("Rows of {name}");
+                let onclick = {
+                    let (state, id) = (shown.state.clone(), id.clone());
+                    Callback::from(move |_| go(&state, DataView::Tables(Some(id.clone()))))
+                };
+                html! {
+                    <tr class={classes!("table-row", is_open.then_some("open"))} data-id={id}>
+                        <td data-label="Name"><button class="link open-table" {onclick} aria-label={label}>{ name }</button></td>
+                        <td data-label="Rows" class="count">{ field(t, "row_count") }</td>
+                        <td data-label="Columns">{ texts(&t["columns"]).join(", ") }</td>
+                        <td data-label="Updated">{ time_text(t["updated_at"].as_i64().unwrap_or_default()) }</td>
+                    </tr>
+                }
+            }) }</tbody>
+        </table>
+    }
 }
 
 /// A table of text, one card per row on a phone: each cell is labelled by its column's header,
@@ -110,47 +103,19 @@ fn text_table(id: &'static str, headers: &[String], rows: &[Value]) -> Html {
     }
 }
 
-/// One lookup table in the side panel: its rows, one card per row on a phone. `read` holds the
-/// first page's answer with the rows of the pages after it appended to its `results.rows`, and
-/// the last page's table and `next_cursor`.
-#[component]
-fn TableRows(props: &TableRowsProps) -> Html {
-    let state = use_app_state();
-    let read_so_far = use_state(|| Load::<Value>::Idle);
-    let more = use_state(|| More::Idle);
-    {
-        let (state, target, id) = (state.clone(), read_so_far.clone(), props.table_id.clone());
-        use_effect_with(state.connection.clone(), move |conn| {
-            let Some(conn) = conn.clone() else { return };
-            let url = api::lookup_table_url(&conn, &id, None);
-            read(&state, conn, url, target, None);
-        });
-    }
-    let show_more = {
-        let (state, target, more, id) = (state.clone(), read_so_far.clone(), more.clone(), props.table_id.clone());
-        Callback::from(move |_| {
-            let (Some(conn), Load::Loaded(so_far)) = (state.connection.clone(), (*target).clone()) else {
-                return;
-            };
-            let Some(cursor) = so_far["next_cursor"].as_str() else {
-                return;
-            };
-            let url = api::lookup_table_url(&conn, &id, Some(cursor));
-            let next = Next { more: more.clone(), so_far, rows: "/results/rows" };
-            read(&state, conn, url, target.clone(), Some(next));
-        })
+/// One lookup table in the side panel: the first page's answer with the rows of the pages after it
+/// appended to its `results.rows`, and the last page's table and `next_cursor`; one card per row
+/// on a phone.
+pub(crate) fn rows_view(shown: &Shown) -> Html {
+    let onclose = {
+        let state = shown.state.clone();
+        Callback::from(move |_: MouseEvent| go(&state, DataView::Tables(None)))
     };
-    let empty: &[Value] = &[];
-    let rows = match &*read_so_far {
-        Load::Loaded(r) => r["results"]["rows"].as_array().map_or(empty, Vec::as_slice),
-        _ => empty,
-    };
-    use_effect_with(rows.len(), |_| super::focus_if_lost("rows-count"));
-    let onclose = props.onclose.reform(|_: MouseEvent| ());
-    let content = match pending(&read_so_far) {
-        Err(shown) => shown,
-        Ok(r) => {
-            let table = &r["results"];
+    let rows = shown.rows;
+    let content = match pending(shown.load) {
+        Err(pending) => pending,
+        Ok(answer) => {
+            let table = &answer["results"];
             // A column without a header (never stored so, but a table read half-way through a
             // change could be) is named by its position rather than left blank.
             let mut headers = texts(&table["columns"]);
@@ -166,14 +131,14 @@ fn TableRows(props: &TableRowsProps) -> Html {
                     } else {
                         { text_table("table-rows", &headers, rows) }
                     }
-                    { pager("rows-more", "Show more rows", !r["next_cursor"].is_null(), &more, show_more) }
+                    { pager("rows-more", "Show more rows", !answer["next_cursor"].is_null(), shown.more, shown.show_more.clone()) }
                 </>
             }
         }
     };
     // The heading is there from the start, so that the panel focuses it on opening.
-    let heading = match &*read_so_far {
-        Load::Loaded(r) => field(&r["results"], "name"),
+    let heading = match shown.load {
+        Load::Loaded(answer) => field(&answer["results"], "name"),
         _ => "Lookup table".to_owned(),
     };
     html! {
