@@ -33,11 +33,17 @@ mod tests {
 
     #[test]
     fn the_servers_answers_read_into_these_types() {
-        let group: GroupProfile =
-            serde_json::from_value(json!({"$group_key": "Company", "$group_id": "acme", "$properties": {"plan": "pro"}})).unwrap();
-        assert_eq!((group.group_key.as_str(), group.group_id.as_str()), ("Company", "acme"));
+        let group: GroupProfile = serde_json::from_value(
+            json!({"$group_key": "Company", "$group_id": "acme", "$properties": {"plan": "pro"}}),
+        )
+        .unwrap();
+        assert_eq!(
+            (group.group_key.as_str(), group.group_id.as_str()),
+            ("Company", "acme")
+        );
         assert_eq!(group.properties["plan"], "pro");
-        let profile: UserProfile = serde_json::from_value(json!({"$distinct_id": "u1", "$properties": {}})).unwrap();
+        let profile: UserProfile =
+            serde_json::from_value(json!({"$distinct_id": "u1", "$properties": {}})).unwrap();
         assert_eq!(profile.distinct_id, "u1");
         assert!(profile.properties.is_empty());
     }

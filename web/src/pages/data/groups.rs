@@ -3,7 +3,7 @@
 //! side panel with its properties, read again from the server so that an address shows it too.
 
 use super::reader::{Kind, Reader, Shown};
-use super::{field, go, pager, pending, properties_table};
+use super::{code, field, go, grid, link, pager, pending, properties_table, text, Col, Row};
 use crate::components::side_panel::SidePanel;
 use crate::router::DataView;
 use crate::state::use_app_state;
@@ -34,7 +34,9 @@ pub fn GroupList(props: &GroupListProps) -> Html {
     };
     let oninput = {
         let typed = typed.clone();
-        Callback::from(move |e: InputEvent| typed.set(e.target_unchecked_into::<HtmlInputElement>().value()))
+        Callback::from(move |e: InputEvent| {
+            typed.set(e.target_unchecked_into::<HtmlInputElement>().value())
+        })
     };
     let panel = props.open.clone().map(|(key, id)| {
         let state = state.clone();
@@ -78,29 +80,50 @@ pub(crate) fn groups_view(shown: &Shown) -> Html {
         };
     }
     let has_next = !answer["next_after"].is_null();
+    let cols = [
+        Col::plain("Group key"),
+        Col::plain("Group id"),
+        Col {
+            head: "Properties".into(),
+            th: Some("count"),
+            td: Some("count"),
+        },
+    ];
+    let rows = groups
+        .iter()
+        .map(|g| {
+            let (key, id) = (field(g, "$group_key"), field(g, "$group_id"));
+            let is_open = shown
+                .props
+                .open
+                .as_ref()
+                .is_some_and(|(k, i)| *k == key && *i == id);
+            let label = format!("Properties of {key} {id}");
+            let properties = g["$properties"].as_object().map_or(0, |p| p.len());
+            let onclick = {
+                let (state, target) = (shown.state.clone(), (key.clone(), id.clone()));
+                Callback::from(move |_| go(&state, DataView::Groups(Some(target.clone()))))
+            };
+            let cells = vec![
+                code(key),
+                link("link open-group", label, id, onclick),
+                text(properties.to_string()),
+            ];
+            Row {
+                class: Some(if is_open {
+                    "group-row open"
+                } else {
+                    "group-row"
+                }),
+                id: None,
+                cells,
+            }
+        })
+        .collect();
     html! {
         <>
             <p class="hint" id="groups-count">{ count(groups.len() as u64, "group", "groups") }{ " shown" }{ if has_next { ", more to show" } else { "" } }</p>
-            <table id="group-list" class="schemas cards">
-                <thead><tr><th scope="col">{ "Group key" }</th><th scope="col">{ "Group id" }</th><th scope="col" class="count">{ "Properties" }</th></tr></thead>
-                <tbody>{ for groups.iter().map(|g| {
-                    let (key, id) = (field(g, "$group_key"), field(g, "$group_id"));
-                    let is_open = shown.props.open.as_ref().is_some_and(|(k, i)| *k == key && *i == id);
-                    let label = format!("Properties of {key} {id}");
-                    let properties = g["$properties"].as_object().map_or(0, |p| p.len());
-                    let onclick = {
-                        let (state, target) = (shown.state.clone(), (key.clone(), id.clone()));
-                        Callback::from(move |_| go(&state, DataView::Groups(Some(target.clone()))))
-                    };
-                    html! {
-                        <tr class={classes!("group-row", is_open.then_some("open"))}>
-                            <td data-label="Group key"><code>{ key }</code></td>
-                            <td data-label="Group id"><button class="link open-group" {onclick} aria-label={label}>{ id }</button></td>
-                            <td data-label="Properties" class="count">{ properties }</td>
-                        </tr>
-                    }
-                }) }</tbody>
-            </table>
+            { grid("group-list", "schemas cards", &cols, rows) }
             { pager("groups-more", "Show more", has_next, shown.more, shown.show_more.clone()) }
         </>
     }

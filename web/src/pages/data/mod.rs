@@ -70,25 +70,88 @@ pub(crate) fn failed(message: &str) -> Html {
     html! { <p class="error" role="alert">{ message.to_owned() }</p> }
 }
 
-/// A profile's properties by name (the `$properties` object of an answer), one card per
-/// property on a phone: the one key/value table of the profile and group views.
+/// A column of a [`grid`]: its header, and the classes of its header cell and of its cells.
+pub(crate) struct Col {
+    pub head: String,
+    pub th: Option<&'static str>,
+    pub td: Option<&'static str>,
+}
+
+impl Col {
+    /// A column of text without classes.
+    pub(crate) fn plain(head: impl Into<String>) -> Col {
+        Col {
+            head: head.into(),
+            th: None,
+            td: None,
+        }
+    }
+}
+
+/// A row of a [`grid`]: its class, its `data-id`, and its cells in the order of the columns.
+pub(crate) struct Row {
+    pub class: Option<&'static str>,
+    pub id: Option<String>,
+    pub cells: Vec<Html>,
+}
+
+/// The one table of the Data screen, one card per row on a phone: each cell is labelled by its
+/// column's header (`data-label`), which the phone layout shows beside it.
+pub(crate) fn grid(id: &'static str, class: &'static str, cols: &[Col], rows: Vec<Row>) -> Html {
+    html! {
+        <table {id} {class}>
+            <thead><tr>{ for cols.iter().map(|c| html! { <th scope="col" class={c.th}>{ c.head.clone() }</th> }) }</tr></thead>
+            <tbody>{ for rows.into_iter().map(|row| html! {
+                <tr class={row.class} data-id={row.id}>{ for row.cells.into_iter().zip(cols).map(|(cell, c)| html! {
+                    <td data-label={c.head.clone()} class={c.td}>{ cell }</td>
+                }) }</tr>
+            }) }</tbody>
+        </table>
+    }
+}
+
+/// A cell of text.
+pub(crate) fn text(text: String) -> Html {
+    html! { { text } }
+}
+
+/// A cell of a name or key, as code.
+pub(crate) fn code(text: String) -> Html {
+    html! { <code>{ text }</code> }
+}
+
+/// A cell that opens something in the side panel.
+pub(crate) fn link(
+    class: &'static str,
+    label: String,
+    text: String,
+    onclick: Callback<MouseEvent>,
+) -> Html {
+    html! { <button {class} {onclick} aria-label={label}>{ text }</button> }
+}
+
+/// A profile's properties by name (the `$properties` object of an answer): the one key/value
+/// table of the profile and group views.
 pub(crate) fn properties_table(id: &'static str, properties: &Value) -> Html {
     let Some(properties) = properties.as_object().filter(|p| !p.is_empty()) else {
         return html! { <p class="hint">{ "No properties." }</p> };
     };
     let mut names: Vec<&String> = properties.keys().collect();
     names.sort();
-    html! {
-        <table {id} class="schemas cards data-properties">
-            <thead><tr><th scope="col">{ "Property" }</th><th scope="col">{ "Value" }</th></tr></thead>
-            <tbody>{ for names.into_iter().map(|name| html! {
-                <tr>
-                    <td data-label="Property"><code>{ name.clone() }</code></td>
-                    <td data-label="Value" class="value">{ value_text(&properties[name]) }</td>
-                </tr>
-            }) }</tbody>
-        </table>
-    }
+    let cols = [
+        Col::plain("Property"),
+        Col {
+            head: "Value".into(),
+            th: None,
+            td: Some("value"),
+        },
+    ];
+    let rows = names.into_iter().map(|name| Row {
+        class: None,
+        id: None,
+        cells: vec![code(name.clone()), text(value_text(&properties[name]))],
+    });
+    grid(id, "schemas cards data-properties", &cols, rows.collect())
 }
 
 /// A field of an answer as text (an absent one as empty text).
@@ -97,7 +160,13 @@ pub(crate) fn field(value: &Value, name: &str) -> String {
 }
 
 /// The "Show more" button of a list (while there is a next page) and the state of that page.
-pub(crate) fn pager(id: &'static str, label: &'static str, has_next: bool, more: &More, onclick: Callback<MouseEvent>) -> Html {
+pub(crate) fn pager(
+    id: &'static str,
+    label: &'static str,
+    has_next: bool,
+    more: &More,
+    onclick: Callback<MouseEvent>,
+) -> Html {
     html! {
         <>
             if has_next {

@@ -2,7 +2,7 @@
 //! in the side panel with its rows a page at a time in the order of their keys ("Show more rows").
 
 use super::reader::{Kind, Reader, Shown};
-use super::{field, go, pager, pending, time_text, value_text};
+use super::{field, go, grid, link, pager, pending, text, time_text, value_text, Col, Row};
 use crate::components::side_panel::SidePanel;
 use crate::router::DataView;
 use crate::state::{use_app_state, Load};
@@ -18,7 +18,9 @@ pub struct TableListProps {
 
 /// The strings of an array in an answer (its text for anything else), empty when it is absent.
 fn texts(value: &Value) -> Vec<String> {
-    value.as_array().map_or_else(Vec::new, |items| items.iter().map(value_text).collect())
+    value
+        .as_array()
+        .map_or_else(Vec::new, |items| items.iter().map(value_text).collect())
 }
 
 #[component]
@@ -59,48 +61,48 @@ pub(crate) fn tables_view(shown: &Shown) -> Html {
             <p class="hint" id="tables-empty">{ "No lookup tables yet. A table is made with POST /api/app/projects/{id}/lookup-tables and filled by sending a CSV file to PUT /lookup-tables/{table id}." }</p>
         };
     }
-    html! {
-        <table id="table-list" class="schemas cards">
-            <thead><tr>
-                <th scope="col">{ "Name" }</th><th scope="col" class="count">{ "Rows" }</th>
-                <th scope="col">{ "Columns" }</th><th scope="col">{ "Updated" }</th>
-            </tr></thead>
-            <tbody>{ for tables.iter().map(|t| {
-                let (id, name) = (field(t, "id"), field(t, "name"));
-                let is_open = shown.props.open.as_ref().is_some_and(|(open, _)| *open == id);
-                let label = format!("Rows of {name}");
-                let onclick = {
-                    let (state, id) = (shown.state.clone(), id.clone());
-                    Callback::from(move |_| go(&state, DataView::Tables(Some(id.clone()))))
-                };
-                html! {
-                    <tr class={classes!("table-row", is_open.then_some("open"))} data-id={id}>
-                        <td data-label="Name"><button class="link open-table" {onclick} aria-label={label}>{ name }</button></td>
-                        <td data-label="Rows" class="count">{ field(t, "row_count") }</td>
-                        <td data-label="Columns">{ texts(&t["columns"]).join(", ") }</td>
-                        <td data-label="Updated">{ time_text(t["updated_at"].as_i64().unwrap_or_default()) }</td>
-                    </tr>
-                }
-            }) }</tbody>
-        </table>
-    }
-}
-
-/// A table of text, one card per row on a phone: each cell is labelled by its column's header,
-/// and a row shorter than the header is filled with empty cells.
-fn text_table(id: &'static str, headers: &[String], rows: &[Value]) -> Html {
-    html! {
-        <div class="table-wrap">
-        <table {id} class="schemas cards">
-            <thead><tr>{ for headers.iter().map(|h| html! { <th scope="col">{ h.clone() }</th> }) }</tr></thead>
-            <tbody>{ for rows.iter().map(|row| html! {
-                <tr>{ for headers.iter().enumerate().map(|(i, h)| html! {
-                    <td data-label={h.clone()}>{ row[i].as_str().unwrap_or_default().to_owned() }</td>
-                }) }</tr>
-            }) }</tbody>
-        </table>
-        </div>
-    }
+    let cols = [
+        Col::plain("Name"),
+        Col {
+            head: "Rows".into(),
+            th: Some("count"),
+            td: Some("count"),
+        },
+        Col::plain("Columns"),
+        Col::plain("Updated"),
+    ];
+    let rows = tables
+        .iter()
+        .map(|t| {
+            let (id, name) = (field(t, "id"), field(t, "name"));
+            let is_open = shown
+                .props
+                .open
+                .as_ref()
+                .is_some_and(|(open, _)| *open == id);
+            let label = format!("Rows of {name}");
+            let onclick = {
+                let (state, id) = (shown.state.clone(), id.clone());
+                Callback::from(move |_| go(&state, DataView::Tables(Some(id.clone()))))
+            };
+            let cells = vec![
+                link("link open-table", label, name, onclick),
+                text(field(t, "row_count")),
+                text(texts(&t["columns"]).join(", ")),
+                text(time_text(t["updated_at"].as_i64().unwrap_or_default())),
+            ];
+            Row {
+                class: Some(if is_open {
+                    "table-row open"
+                } else {
+                    "table-row"
+                }),
+                id: Some(id),
+                cells,
+            }
+        })
+        .collect();
+    grid("table-list", "schemas cards", &cols, rows)
 }
 
 /// One lookup table in the side panel: the first page's answer with the rows of the pages after it
@@ -118,18 +120,38 @@ pub(crate) fn rows_view(shown: &Shown) -> Html {
             let table = &answer["results"];
             // A column without a header (never stored so, but a table read half-way through a
             // change could be) is named by its position rather than left blank.
-            let mut headers = texts(&table["columns"]);
-            let width = rows.iter().filter_map(|row| row.as_array().map(Vec::len)).max().unwrap_or(0);
-            for i in headers.len()..width {
-                headers.push(format!("Column {}", i + 1));
+            let mut cols: Vec<Col> = texts(&table["columns"])
+                .into_iter()
+                .map(Col::plain)
+                .collect();
+            let width = rows
+                .iter()
+                .filter_map(|row| row.as_array().map(Vec::len))
+                .max()
+                .unwrap_or(0);
+            for i in cols.len()..width {
+                cols.push(Col::plain(format!("Column {}", i + 1)));
             }
+            // A row shorter than the header is filled with empty cells.
+            let table_rows = rows
+                .iter()
+                .map(|row| Row {
+                    class: None,
+                    id: None,
+                    cells: (0..cols.len())
+                        .map(|i| text(row[i].as_str().unwrap_or_default().to_owned()))
+                        .collect(),
+                })
+                .collect();
             html! {
                 <>
                     <p class="hint" id="rows-count">{ count(rows.len() as u64, "row", "rows") }{ " of " }{ field(table, "row_count") }{ " shown" }</p>
                     if rows.is_empty() {
                         <p class="hint">{ "This table has no rows yet; send it a CSV file with PUT /lookup-tables/{table id}." }</p>
                     } else {
-                        { text_table("table-rows", &headers, rows) }
+                        <div class="table-wrap">
+                            { grid("table-rows", "schemas cards", &cols, table_rows) }
+                        </div>
                     }
                     { pager("rows-more", "Show more rows", !answer["next_cursor"].is_null(), shown.more, shown.show_more.clone()) }
                 </>
