@@ -3,43 +3,30 @@
 //! side panel with its properties, read again from the server so that an address shows it too.
 
 use super::reader::{Kind, Reader, Shown};
-use super::{code, field, go, grid, link, pager, pending, properties_table, text, Col, Row};
+use super::{code, field, go, grid, link, pager, pending, properties_table, text, Col, Row, Tab};
 use crate::components::side_panel::SidePanel;
 use crate::router::DataView;
-use crate::state::use_app_state;
 use datadict_core::count;
-use web_sys::HtmlInputElement;
 use yew::prelude::*;
 
-#[derive(Properties, PartialEq)]
-pub struct GroupListProps {
-    /// The group open in the panel: its key and id.
-    pub open: Option<(String, String)>,
-}
-
-#[component]
-pub fn GroupList(props: &GroupListProps) -> Html {
-    let state = use_app_state();
-    let typed = use_state(String::new);
-    // The key the list shows and a reload counter: the list is read again when either changes.
-    let shown_key = use_state(String::new);
-    let reload = use_state(|| 0u32);
+/// The group list's tab: the filter by group key, the list, and the group open in the side panel
+/// (its key and id).
+pub(crate) fn group_tab(
+    tab: &Tab,
+    open: Option<(String, String)>,
+    oninput: Callback<InputEvent>,
+) -> Html {
     let onsubmit = {
-        let (typed, shown_key, reload) = (typed.clone(), shown_key.clone(), reload.clone());
+        let (typed, shown_key, reload) =
+            (tab.typed.clone(), tab.shown_key.clone(), tab.reload.clone());
         Callback::from(move |e: SubmitEvent| {
             e.prevent_default();
             shown_key.set(typed.trim().to_owned());
             reload.set(*reload + 1);
         })
     };
-    let oninput = {
-        let typed = typed.clone();
-        Callback::from(move |e: InputEvent| {
-            typed.set(e.target_unchecked_into::<HtmlInputElement>().value())
-        })
-    };
-    let panel = props.open.clone().map(|(key, id)| {
-        let state = state.clone();
+    let panel = open.clone().map(|(key, id)| {
+        let state = tab.state.clone();
         let onclose = Callback::from(move |_| go(&state, DataView::Groups(None)));
         let open_key = format!("{key}\u{0}{id}");
         html! {
@@ -52,10 +39,10 @@ pub fn GroupList(props: &GroupListProps) -> Html {
         <>
             <form class="toolbar" id="group-filter" {onsubmit}>
                 <label for="group-key">{ "Group key" }</label>
-                <input id="group-key" type="search" placeholder="all keys, or one such as Company" value={(*typed).clone()} {oninput} autocomplete="off" />
+                <input id="group-key" type="search" placeholder="all keys, or one such as Company" value={(*tab.typed).clone()} {oninput} autocomplete="off" />
                 <button type="submit" id="groups-show">{ "Show" }</button>
             </form>
-            <Reader kind={Kind::Groups} arg={(*shown_key).clone()} open={props.open.clone()} reload={*reload} />
+            <Reader kind={Kind::Groups} arg={(*tab.shown_key).clone()} {open} reload={*tab.reload} />
             { for panel }
         </>
     }

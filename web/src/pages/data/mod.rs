@@ -192,6 +192,55 @@ pub(crate) fn pending(load: &Load<Value>) -> Result<&Value, Html> {
     }
 }
 
+/// The state of a tab, kept while its view changes (a panel opens or closes) and dropped when
+/// another tab is shown: one component for the three tabs, keyed by tab.
+pub(crate) struct Tab {
+    pub state: StateHandle,
+    /// What is typed in the tab's field: a user id, or a group key.
+    pub typed: UseStateHandle<String>,
+    /// Whether the profile form was sent without a user id.
+    pub blank: UseStateHandle<bool>,
+    /// The group key the list shows, and a counter that reads a list again.
+    pub shown_key: UseStateHandle<String>,
+    pub reload: UseStateHandle<u32>,
+}
+
+#[derive(Properties, PartialEq)]
+struct TabProps {
+    view: DataView,
+}
+
+#[component]
+fn TabView(props: &TabProps) -> Html {
+    let tab = Tab {
+        state: use_app_state(),
+        typed: use_state(|| match &props.view {
+            DataView::Profiles(Some(id)) => id.clone(),
+            _ => String::new(),
+        }),
+        blank: use_state(|| false),
+        shown_key: use_state(String::new),
+        reload: use_state(|| 0u32),
+    };
+    let oninput = {
+        let (typed, blank) = (tab.typed.clone(), tab.blank.clone());
+        Callback::from(move |e: InputEvent| {
+            typed.set(
+                e.target_unchecked_into::<web_sys::HtmlInputElement>()
+                    .value(),
+            );
+            if *blank {
+                blank.set(false);
+            }
+        })
+    };
+    match props.view.clone() {
+        DataView::Profiles(id) => profiles::profile_tab(&tab, id, oninput),
+        DataView::Groups(open) => groups::group_tab(&tab, open, oninput),
+        DataView::Tables(open) => tables::table_tab(&tab, open),
+    }
+}
+
 #[component]
 pub fn DataPage() -> Html {
     let state = use_app_state();
@@ -209,9 +258,9 @@ pub fn DataPage() -> Html {
     };
     let with_panel = matches!(view, DataView::Groups(Some(_)) | DataView::Tables(Some(_)));
     let body = match view.clone() {
-        DataView::Profiles(id) => html! { <profiles::ProfileLookup {id} /> },
-        DataView::Groups(open) => html! { <groups::GroupList {open} /> },
-        DataView::Tables(open) => html! { <tables::TableList {open} /> },
+        DataView::Profiles(_) => html! { <TabView key="profiles" view={view.clone()} /> },
+        DataView::Groups(_) => html! { <TabView key="groups" view={view.clone()} /> },
+        DataView::Tables(_) => html! { <TabView key="tables" view={view.clone()} /> },
     };
     html! {
         <div id="data" class={classes!("data", with_panel.then_some("with-panel"))}>

@@ -3,32 +3,16 @@
 //! shared link shows the same profile.
 
 use super::reader::{Kind, Reader, Shown};
-use super::{field, go, pending, properties_table};
+use super::{field, go, pending, properties_table, Tab};
 use crate::router::DataView;
-use crate::state::{use_app_state, Load};
-use web_sys::HtmlInputElement;
+use crate::state::Load;
 use yew::prelude::*;
 
-#[derive(Properties, PartialEq)]
-pub struct ProfileLookupProps {
-    /// The `distinct_id` of the address, if one was looked up.
-    pub id: Option<String>,
-}
-
-#[component]
-pub fn ProfileLookup(props: &ProfileLookupProps) -> Html {
-    let state = use_app_state();
-    let typed = use_state(|| props.id.clone().unwrap_or_default());
-    let blank = use_state(|| false);
-    let oninput = {
-        let (typed, blank) = (typed.clone(), blank.clone());
-        Callback::from(move |e: InputEvent| {
-            typed.set(e.target_unchecked_into::<HtmlInputElement>().value());
-            blank.set(false);
-        })
-    };
+/// The user profile's tab: the form, and the profile of the address's user id if there is one.
+pub(crate) fn profile_tab(tab: &Tab, id: Option<String>, oninput: Callback<InputEvent>) -> Html {
+    let blank = *tab.blank;
     let onsubmit = {
-        let (state, typed, blank) = (state.clone(), typed.clone(), blank.clone());
+        let (state, typed, blank) = (tab.state.clone(), tab.typed.clone(), tab.blank.clone());
         Callback::from(move |e: SubmitEvent| {
             e.prevent_default();
             let id = typed.trim().to_owned();
@@ -44,15 +28,15 @@ pub fn ProfileLookup(props: &ProfileLookupProps) -> Html {
             <form id="profile-lookup" {onsubmit} novalidate=true>
                 <div class={classes!("field", blank.then_some("invalid"))}>
                     <label for="profile-id">{ "User id (the distinct_id the events were sent with)" }</label>
-                    <input id="profile-id" type="search" value={(*typed).clone()} {oninput} autocomplete="off"
+                    <input id="profile-id" type="search" value={(*tab.typed).clone()} {oninput} autocomplete="off"
                            aria-invalid={blank.then_some("true")} aria-describedby={blank.then_some("profile-id-error")} />
-                    if *blank {
+                    if blank {
                         <p id="profile-id-error" class="field-error">{ "Type a user id to look up." }</p>
                     }
                 </div>
                 <div class="actions"><button type="submit" id="profile-go">{ "Look up" }</button></div>
             </form>
-            if let Some(id) = props.id.clone() {
+            if let Some(id) = id {
                 <Reader kind={Kind::Profile} arg={id} />
             }
         </>

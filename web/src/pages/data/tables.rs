@@ -2,19 +2,13 @@
 //! in the side panel with its rows a page at a time in the order of their keys ("Show more rows").
 
 use super::reader::{Kind, Reader, Shown};
-use super::{field, go, grid, link, pager, pending, text, time_text, value_text, Col, Row};
+use super::{field, go, grid, link, pager, pending, text, time_text, value_text, Col, Row, Tab};
 use crate::components::side_panel::SidePanel;
 use crate::router::DataView;
-use crate::state::{use_app_state, Load};
+use crate::state::Load;
 use datadict_core::count;
 use serde_json::Value;
 use yew::prelude::*;
-
-#[derive(Properties, PartialEq)]
-pub struct TableListProps {
-    /// The id of the table open in the panel.
-    pub open: Option<String>,
-}
 
 /// The strings of an array in an answer (its text for anything else), empty when it is absent.
 fn texts(value: &Value) -> Vec<String> {
@@ -23,16 +17,14 @@ fn texts(value: &Value) -> Vec<String> {
         .map_or_else(Vec::new, |items| items.iter().map(value_text).collect())
 }
 
-#[component]
-pub fn TableList(props: &TableListProps) -> Html {
-    let state = use_app_state();
-    let reload = use_state(|| 0u32);
+/// The lookup tables' tab: the list, and the table open in the side panel (its id).
+pub(crate) fn table_tab(tab: &Tab, open: Option<String>) -> Html {
     let onreload = {
-        let reload = reload.clone();
+        let reload = tab.reload.clone();
         Callback::from(move |_| reload.set(*reload + 1))
     };
-    let panel = props.open.clone().map(|id| {
-        let state = state.clone();
+    let panel = open.clone().map(|id| {
+        let state = tab.state.clone();
         let onclose = Callback::from(move |_| go(&state, DataView::Tables(None)));
         html! {
             <SidePanel content_key={id.clone()} label="Lookup table" {onclose}>
@@ -40,11 +32,11 @@ pub fn TableList(props: &TableListProps) -> Html {
             </SidePanel>
         }
     });
-    let open = props.open.clone().map(|id| (id, String::new()));
+    let open = open.map(|id| (id, String::new()));
     html! {
         <>
             <div class="actions"><button id="tables-reload" onclick={onreload}>{ "Reload" }</button></div>
-            <Reader kind={Kind::Tables} {open} reload={*reload} />
+            <Reader kind={Kind::Tables} {open} reload={*tab.reload} />
             { for panel }
         </>
     }
