@@ -1,6 +1,8 @@
 //! Shared harness of the end-to-end tests: a real datadict server on 127.0.0.1 with its SQLite
-//! file in a temporary folder, and a small WebDriver client to drive real headless browsers.
+//! file in a temporary folder, a small WebDriver client to drive real headless browsers, and the
+//! read API's answers as types (`readback`).
 
+pub mod readback;
 pub mod server;
 pub mod webdriver;
 

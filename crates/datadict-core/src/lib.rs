@@ -52,8 +52,7 @@
 //!   without I/O (acknowledged batches, retries, refused records by input line, cancel and
 //!   resume): [`Upload`].
 //! - A datadict server's read API (no part of the spec): [`Endpoints::profile`],
-//!   [`Endpoints::groups`], [`Endpoints::lookup_table`] and the others build its URLs; module
-//!   [`readback`] has its answers (profiles, group profiles, lookup tables, their pages).
+//!   [`Endpoints::groups`], [`Endpoints::lookup_table`] and the others build its URLs.
 //! - Migration (spec §4.3): [`validate_migration_request`], [`validate_source_tool`]; the source
 //!   export archive [`ExportArchive`] (zip of gzipped NDJSON, member by member); the FACTS.md
 //!   mapping [`transform_event`], [`transform_ndjson`], [`ProfileAccumulator`].
@@ -82,7 +81,6 @@ pub mod merge;
 pub mod migration;
 pub mod order;
 pub mod profile;
-pub mod readback;
 pub mod request;
 pub mod retry;
 pub mod schema;

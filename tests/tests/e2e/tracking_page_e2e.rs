@@ -6,7 +6,7 @@
 //! `/engage` and a group update to `/groups`, both carrying the project token in `$token`. The test
 //! reads everything back through the read API: events by name, the profile and the group.
 
-use datadict_core::readback::{GroupProfile, UserProfile};
+use datadict_tests::readback::{GroupProfile, UserProfile};
 use datadict_tests::server::TestServer;
 use datadict_tests::webdriver::{Browser, Session};
 use serde_json::{json, Value};
@@ -216,7 +216,7 @@ fn tracks_from_another_origin(browser: Browser) {
         );
     }
 
-    // The profile and the group, read through the read API into the core's types.
+    // The profile and the group, read through the read API into the tests' types.
     let (status, body) = read(&server, "/profiles/visitor-1");
     assert_eq!(status, 200, "{body}");
     let profile: UserProfile = serde_json::from_value(body["results"].clone()).unwrap();

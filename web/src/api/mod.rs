@@ -8,7 +8,6 @@ use datadict_core::{
     BatchUploadResponse, Credentials, DeleteResponse, EntityType, Endpoints, ImportResponse, ListSchemasResponse, Region, RegionUrls,
     SchemaEntry, StatusContext, StatusResponse,
 };
-use datadict_core::readback::{GroupProfile, GroupsPage, LookupTable, LookupTablePage, Results, UserProfile};
 use datadict_core::request::api_request;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -292,37 +291,37 @@ pub async fn event_counts(conn: &Connection, log: &dyn Fn(RequestRecord)) -> Res
 /// How many group profiles, or lookup-table rows, one request of the Data screen reads.
 pub const DATA_PAGE: u32 = 50;
 
-/// `GET …/profiles/{distinct_id}`: one user profile (the server's read API).
-pub async fn get_profile(conn: &Connection, distinct_id: &str, log: &dyn Fn(RequestRecord)) -> Result<UserProfile, ApiError> {
-    let url = conn.endpoints().profile(Region::Default, conn.project_id, distinct_id);
-    let body: Results<UserProfile> = request(conn, Method::Get, &url, None, log).await?;
-    Ok(body.results)
+/// `GET` of the server's read API: the whole answer as JSON. The Data screen only shows what it
+/// reads, so it reads every answer this way rather than through types of their own.
+pub async fn read_data(conn: &Connection, url: &str, log: &dyn Fn(RequestRecord)) -> Result<serde_json::Value, ApiError> {
+    request(conn, Method::Get, url, None, log).await
 }
 
-/// `GET …/groups?group_key=&limit=&after=`: a page of group profiles.
-pub async fn list_groups(conn: &Connection, group_key: Option<&str>, after: Option<&str>, log: &dyn Fn(RequestRecord)) -> Result<GroupsPage, ApiError> {
-    let url = conn.endpoints().groups(Region::Default, conn.project_id, group_key, DATA_PAGE, after);
-    request(conn, Method::Get, &url, None, log).await
+/// `…/profiles/{distinct_id}`: one user profile, as `{"results": {"$distinct_id", "$properties"}}`.
+pub fn profile_url(conn: &Connection, distinct_id: &str) -> String {
+    conn.endpoints().profile(Region::Default, conn.project_id, distinct_id)
 }
 
-/// `GET …/groups/{group_key}/{group_id}`: one group profile.
-pub async fn get_group(conn: &Connection, group_key: &str, group_id: &str, log: &dyn Fn(RequestRecord)) -> Result<GroupProfile, ApiError> {
-    let url = conn.endpoints().group(Region::Default, conn.project_id, group_key, group_id);
-    let body: Results<GroupProfile> = request(conn, Method::Get, &url, None, log).await?;
-    Ok(body.results)
+/// `…/groups?group_key=&limit=&after=`: a page of group profiles, as `{"results": [...],
+/// "next_after"}`.
+pub fn groups_url(conn: &Connection, group_key: Option<&str>, after: Option<&str>) -> String {
+    conn.endpoints().groups(Region::Default, conn.project_id, group_key, DATA_PAGE, after)
 }
 
-/// `GET …/lookup-tables`: the project's lookup tables with their row counts.
-pub async fn list_lookup_tables(conn: &Connection, log: &dyn Fn(RequestRecord)) -> Result<Vec<LookupTable>, ApiError> {
-    let url = conn.endpoints().lookup_tables(Region::Default, conn.project_id);
-    let body: Results<Vec<LookupTable>> = request(conn, Method::Get, &url, None, log).await?;
-    Ok(body.results)
+/// `…/groups/{group_key}/{group_id}`: one group profile, as `{"results": {..., "$properties"}}`.
+pub fn group_url(conn: &Connection, group_key: &str, group_id: &str) -> String {
+    conn.endpoints().group(Region::Default, conn.project_id, group_key, group_id)
 }
 
-/// `GET …/lookup-tables/{id}?limit=&cursor=`: a table and a page of its rows.
-pub async fn lookup_table_page(conn: &Connection, table_id: &str, cursor: Option<&str>, log: &dyn Fn(RequestRecord)) -> Result<LookupTablePage, ApiError> {
-    let url = conn.endpoints().lookup_table(Region::Default, conn.project_id, table_id, DATA_PAGE, cursor);
-    request(conn, Method::Get, &url, None, log).await
+/// `…/lookup-tables`: the project's lookup tables with their row counts, as `{"results": [...]}`.
+pub fn lookup_tables_url(conn: &Connection) -> String {
+    conn.endpoints().lookup_tables(Region::Default, conn.project_id)
+}
+
+/// `…/lookup-tables/{id}?limit=&cursor=`: a table and a page of its rows, as `{"results": {...,
+/// "rows": [...]}, "next_cursor"}`.
+pub fn lookup_table_url(conn: &Connection, table_id: &str, cursor: Option<&str>) -> String {
+    conn.endpoints().lookup_table(Region::Default, conn.project_id, table_id, DATA_PAGE, cursor)
 }
 
 /// Sends one batch of the core's `Batcher` to `url` (the import's or `/engage`'s, spec §4.4) with

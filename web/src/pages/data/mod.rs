@@ -6,11 +6,12 @@
 
 mod groups;
 mod profiles;
+mod reader;
 mod tables;
 
 use crate::router::{DataView, Route};
-use crate::state::{use_app_state, Action, StateHandle};
-use serde_json::{Map, Value};
+use crate::state::{use_app_state, Action, Load, StateHandle};
+use serde_json::Value;
 use yew::prelude::*;
 
 /// The state of a list's next page, beside its "Show more" button: explicit, so that a failed
@@ -69,23 +70,174 @@ pub(crate) fn failed(message: &str) -> Html {
     html! { <p class="error" role="alert">{ message.to_owned() }</p> }
 }
 
-/// A profile's properties by name, one card per property on a phone.
-pub(crate) fn properties_table(id: &'static str, properties: &Map<String, Value>) -> Html {
-    if properties.is_empty() {
-        return html! { <p class="hint">{ "No properties." }</p> };
+/// A column of a [`grid`]: its header, and the classes of its header cell and of its cells.
+pub(crate) struct Col {
+    pub head: String,
+    pub th: Option<&'static str>,
+    pub td: Option<&'static str>,
+}
+
+impl Col {
+    /// A column of text without classes.
+    pub(crate) fn plain(head: impl Into<String>) -> Col {
+        Col {
+            head: head.into(),
+            th: None,
+            td: None,
+        }
     }
-    let mut names: Vec<&String> = properties.keys().collect();
-    names.sort();
+}
+
+/// A row of a [`grid`]: its class, its `data-id`, and its cells in the order of the columns.
+pub(crate) struct Row {
+    pub class: Option<&'static str>,
+    pub id: Option<String>,
+    pub cells: Vec<Html>,
+}
+
+/// The one table of the Data screen, one card per row on a phone: each cell is labelled by its
+/// column's header (`data-label`), which the phone layout shows beside it.
+pub(crate) fn grid(id: &'static str, class: &'static str, cols: &[Col], rows: Vec<Row>) -> Html {
     html! {
-        <table {id} class="schemas cards data-properties">
-            <thead><tr><th scope="col">{ "Property" }</th><th scope="col">{ "Value" }</th></tr></thead>
-            <tbody>{ for names.into_iter().map(|name| html! {
-                <tr>
-                    <td data-label="Property"><code>{ name.clone() }</code></td>
-                    <td data-label="Value" class="value">{ value_text(&properties[name]) }</td>
-                </tr>
+        <table {id} {class}>
+            <thead><tr>{ for cols.iter().map(|c| html! { <th scope="col" class={c.th}>{ c.head.clone() }</th> }) }</tr></thead>
+            <tbody>{ for rows.into_iter().map(|row| html! {
+                <tr class={row.class} data-id={row.id}>{ for row.cells.into_iter().zip(cols).map(|(cell, c)| html! {
+                    <td data-label={c.head.clone()} class={c.td}>{ cell }</td>
+                }) }</tr>
             }) }</tbody>
         </table>
+    }
+}
+
+/// A cell of text.
+pub(crate) fn text(text: String) -> Html {
+    html! { { text } }
+}
+
+/// A cell of a name or key, as code.
+pub(crate) fn code(text: String) -> Html {
+    html! { <code>{ text }</code> }
+}
+
+/// A cell that opens something in the side panel.
+pub(crate) fn link(
+    class: &'static str,
+    label: String,
+    text: String,
+    onclick: Callback<MouseEvent>,
+) -> Html {
+    html! { <button {class} {onclick} aria-label={label}>{ text }</button> }
+}
+
+/// A profile's properties by name (the `$properties` object of an answer): the one key/value
+/// table of the profile and group views.
+pub(crate) fn properties_table(id: &'static str, properties: &Value) -> Html {
+    let Some(properties) = properties.as_object().filter(|p| !p.is_empty()) else {
+        return html! { <p class="hint">{ "No properties." }</p> };
+    };
+    let mut names: Vec<&String> = properties.keys().collect();
+    names.sort();
+    let cols = [
+        Col::plain("Property"),
+        Col {
+            head: "Value".into(),
+            th: None,
+            td: Some("value"),
+        },
+    ];
+    let rows = names.into_iter().map(|name| Row {
+        class: None,
+        id: None,
+        cells: vec![code(name.clone()), text(value_text(&properties[name]))],
+    });
+    grid(id, "schemas cards data-properties", &cols, rows.collect())
+}
+
+/// A field of an answer as text (an absent one as empty text).
+pub(crate) fn field(value: &Value, name: &str) -> String {
+    value.get(name).map(value_text).unwrap_or_default()
+}
+
+/// The "Show more" button of a list (while there is a next page) and the state of that page.
+pub(crate) fn pager(
+    id: &'static str,
+    label: &'static str,
+    has_next: bool,
+    more: &More,
+    onclick: Callback<MouseEvent>,
+) -> Html {
+    html! {
+        <>
+            if has_next {
+                <div class="actions">
+                    <button {id} {onclick} disabled={*more == More::Loading}>{ label }</button>
+                </div>
+            }
+            { match more {
+                More::Idle => html! {},
+                More::Loading => loading(),
+                More::Failed(message) => failed(message),
+            } }
+        </>
+    }
+}
+
+/// "Loading…" or the failure of a read that has not answered well, `None` once it has.
+pub(crate) fn pending(load: &Load<Value>) -> Result<&Value, Html> {
+    match load {
+        Load::Idle | Load::Loading => Err(loading()),
+        Load::Failed(message) => Err(failed(message)),
+        Load::Loaded(value) => Ok(value),
+    }
+}
+
+/// The state of a tab, kept while its view changes (a panel opens or closes) and dropped when
+/// another tab is shown: one component for the three tabs, keyed by tab.
+pub(crate) struct Tab {
+    pub state: StateHandle,
+    /// What is typed in the tab's field: a user id, or a group key.
+    pub typed: UseStateHandle<String>,
+    /// Whether the profile form was sent without a user id.
+    pub blank: UseStateHandle<bool>,
+    /// The group key the list shows, and a counter that reads a list again.
+    pub shown_key: UseStateHandle<String>,
+    pub reload: UseStateHandle<u32>,
+}
+
+#[derive(Properties, PartialEq)]
+struct TabProps {
+    view: DataView,
+}
+
+#[component]
+fn TabView(props: &TabProps) -> Html {
+    let tab = Tab {
+        state: use_app_state(),
+        typed: use_state(|| match &props.view {
+            DataView::Profiles(Some(id)) => id.clone(),
+            _ => String::new(),
+        }),
+        blank: use_state(|| false),
+        shown_key: use_state(String::new),
+        reload: use_state(|| 0u32),
+    };
+    let oninput = {
+        let (typed, blank) = (tab.typed.clone(), tab.blank.clone());
+        Callback::from(move |e: InputEvent| {
+            typed.set(
+                e.target_unchecked_into::<web_sys::HtmlInputElement>()
+                    .value(),
+            );
+            if *blank {
+                blank.set(false);
+            }
+        })
+    };
+    match props.view.clone() {
+        DataView::Profiles(id) => profiles::profile_tab(&tab, id, oninput),
+        DataView::Groups(open) => groups::group_tab(&tab, open, oninput),
+        DataView::Tables(open) => tables::table_tab(&tab, open),
     }
 }
 
@@ -106,9 +258,9 @@ pub fn DataPage() -> Html {
     };
     let with_panel = matches!(view, DataView::Groups(Some(_)) | DataView::Tables(Some(_)));
     let body = match view.clone() {
-        DataView::Profiles(id) => html! { <profiles::ProfileLookup {id} /> },
-        DataView::Groups(open) => html! { <groups::GroupList {open} /> },
-        DataView::Tables(open) => html! { <tables::TableList {open} /> },
+        DataView::Profiles(_) => html! { <TabView key="profiles" view={view.clone()} /> },
+        DataView::Groups(_) => html! { <TabView key="groups" view={view.clone()} /> },
+        DataView::Tables(_) => html! { <TabView key="tables" view={view.clone()} /> },
     };
     html! {
         <div id="data" class={classes!("data", with_panel.then_some("with-panel"))}>

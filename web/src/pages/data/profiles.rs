@@ -2,56 +2,17 @@
 //! server and shown property by property. The id looked up is the address's, so a refresh or a
 //! shared link shows the same profile.
 
-use super::{failed, go, loading, properties_table};
-use crate::api;
-use crate::components::log::log_request;
+use super::reader::{Kind, Reader, Shown};
+use super::{field, go, pending, properties_table, Tab};
 use crate::router::DataView;
-use crate::state::{use_app_state, Load};
-use datadict_core::readback::UserProfile;
-use web_sys::HtmlInputElement;
+use crate::state::Load;
 use yew::prelude::*;
 
-#[derive(Properties, PartialEq)]
-pub struct ProfileLookupProps {
-    /// The `distinct_id` of the address, if one was looked up.
-    pub id: Option<String>,
-}
-
-#[component]
-pub fn ProfileLookup(props: &ProfileLookupProps) -> Html {
-    let state = use_app_state();
-    let typed = use_state(|| props.id.clone().unwrap_or_default());
-    let blank = use_state(|| false);
-    let profile = use_state(|| Load::<UserProfile>::Idle);
-    {
-        let (state, profile) = (state.clone(), profile.clone());
-        use_effect_with(
-            (state.connection.clone(), props.id.clone()),
-            move |(conn, id)| {
-                let (Some(conn), Some(id)) = (conn.clone(), id.clone()) else {
-                    profile.set(Load::Idle);
-                    return;
-                };
-                profile.set(Load::Loading);
-                wasm_bindgen_futures::spawn_local(async move {
-                    let log = log_request(&state);
-                    profile.set(match api::get_profile(&conn, &id, &log).await {
-                        Ok(p) => Load::Loaded(p),
-                        Err(e) => Load::Failed(e.to_string()),
-                    });
-                });
-            },
-        );
-    }
-    let oninput = {
-        let (typed, blank) = (typed.clone(), blank.clone());
-        Callback::from(move |e: InputEvent| {
-            typed.set(e.target_unchecked_into::<HtmlInputElement>().value());
-            blank.set(false);
-        })
-    };
+/// The user profile's tab: the form, and the profile of the address's user id if there is one.
+pub(crate) fn profile_tab(tab: &Tab, id: Option<String>, oninput: Callback<InputEvent>) -> Html {
+    let blank = *tab.blank;
     let onsubmit = {
-        let (state, typed, blank) = (state.clone(), typed.clone(), blank.clone());
+        let (state, typed, blank) = (tab.state.clone(), tab.typed.clone(), tab.blank.clone());
         Callback::from(move |e: SubmitEvent| {
             e.prevent_default();
             let id = typed.trim().to_owned();
@@ -62,31 +23,39 @@ pub fn ProfileLookup(props: &ProfileLookupProps) -> Html {
             }
         })
     };
-    let result = match &*profile {
-        Load::Idle => html! {},
-        Load::Loading => loading(),
-        Load::Failed(message) => failed(message),
-        Load::Loaded(p) => html! {
-            <div id="profile">
-                <h3>{ "Profile of " }<code>{ p.distinct_id.clone() }</code></h3>
-                { properties_table("profile-properties", &p.properties) }
-            </div>
-        },
-    };
     html! {
         <>
             <form id="profile-lookup" {onsubmit} novalidate=true>
                 <div class={classes!("field", blank.then_some("invalid"))}>
                     <label for="profile-id">{ "User id (the distinct_id the events were sent with)" }</label>
-                    <input id="profile-id" type="search" value={(*typed).clone()} {oninput} autocomplete="off"
+                    <input id="profile-id" type="search" value={(*tab.typed).clone()} {oninput} autocomplete="off"
                            aria-invalid={blank.then_some("true")} aria-describedby={blank.then_some("profile-id-error")} />
-                    if *blank {
+                    if blank {
                         <p id="profile-id-error" class="field-error">{ "Type a user id to look up." }</p>
                     }
                 </div>
                 <div class="actions"><button type="submit" id="profile-go">{ "Look up" }</button></div>
             </form>
-            { result }
+            if let Some(id) = id {
+                <Reader kind={Kind::Profile} arg={id} />
+            }
         </>
+    }
+}
+
+/// The profile read, under the form.
+pub(crate) fn profile_view(shown: &Shown) -> Html {
+    match (shown.load, pending(shown.load)) {
+        (Load::Idle, _) => html! {},
+        (_, Err(pending)) => pending,
+        (_, Ok(answer)) => {
+            let p = &answer["results"];
+            html! {
+                <div id="profile">
+                    <h3>{ "Profile of " }<code>{ field(p, "$distinct_id") }</code></h3>
+                    { properties_table("profile-properties", &p["$properties"]) }
+                </div>
+            }
+        }
     }
 }

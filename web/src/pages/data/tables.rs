@@ -1,233 +1,158 @@
 //! The lookup tables of the Data screen: the project's tables with their row counts, and one open
 //! in the side panel with its rows a page at a time in the order of their keys ("Show more rows").
 
-use super::{failed, go, loading, time_text, More};
-use crate::api;
-use crate::components::log::log_request;
+use super::reader::{Kind, Reader, Shown};
+use super::{field, go, grid, link, pager, pending, text, time_text, value_text, Col, Row, Tab};
 use crate::components::side_panel::SidePanel;
 use crate::router::DataView;
-use crate::state::{use_app_state, Load};
+use crate::state::Load;
 use datadict_core::count;
-use datadict_core::readback::LookupTable;
+use serde_json::Value;
 use yew::prelude::*;
 
-#[derive(Properties, PartialEq)]
-pub struct TableListProps {
-    /// The id of the table open in the panel.
-    pub open: Option<String>,
+/// The strings of an array in an answer (its text for anything else), empty when it is absent.
+fn texts(value: &Value) -> Vec<String> {
+    value
+        .as_array()
+        .map_or_else(Vec::new, |items| items.iter().map(value_text).collect())
 }
 
-#[component]
-pub fn TableList(props: &TableListProps) -> Html {
-    let state = use_app_state();
-    let reload = use_state(|| 0u32);
-    let list = use_state(|| Load::<Vec<LookupTable>>::Idle);
-    {
-        let (state, list) = (state.clone(), list.clone());
-        use_effect_with((state.connection.clone(), *reload), move |(conn, _)| {
-            let Some(conn) = conn.clone() else { return };
-            list.set(Load::Loading);
-            wasm_bindgen_futures::spawn_local(async move {
-                let log = log_request(&state);
-                list.set(match api::list_lookup_tables(&conn, &log).await {
-                    Ok(tables) => Load::Loaded(tables),
-                    Err(e) => Load::Failed(e.to_string()),
-                });
-            });
-        });
-    }
+/// The lookup tables' tab: the list, and the table open in the side panel (its id).
+pub(crate) fn table_tab(tab: &Tab, open: Option<String>) -> Html {
     let onreload = {
-        let reload = reload.clone();
+        let reload = tab.reload.clone();
         Callback::from(move |_| reload.set(*reload + 1))
     };
-    let body = match &*list {
-        Load::Idle | Load::Loading => loading(),
-        Load::Failed(message) => failed(message),
-        Load::Loaded(tables) if tables.is_empty() => html! {
-            <p class="hint" id="tables-empty">{ "No lookup tables yet. A table is made with POST /api/app/projects/{id}/lookup-tables and filled by sending a CSV file to PUT /lookup-tables/{table id}." }</p>
-        },
-        Load::Loaded(tables) => html! {
-            <table id="table-list" class="schemas cards">
-                <thead><tr>
-                    <th scope="col">{ "Name" }</th><th scope="col" class="count">{ "Rows" }</th>
-                    <th scope="col">{ "Columns" }</th><th scope="col">{ "Updated" }</th>
-                </tr></thead>
-                <tbody>{ for tables.iter().map(|t| {
-                    let onclick = {
-                        let (state, id) = (state.clone(), t.id.clone());
-                        Callback::from(move |_| go(&state, DataView::Tables(Some(id.clone()))))
-                    };
-                    let is_open = props.open.as_deref() == Some(t.id.as_str());
-                    html! {
-                        <tr class={classes!("table-row", is_open.then_some("open"))} data-id={t.id.clone()}>
-                            <td data-label="Name"><button class="link open-table" {onclick} aria-label={format!("Rows of {}", t.name)}>{ t.name.clone() }</button></td>
-                            <td data-label="Rows" class="count">{ t.row_count }</td>
-                            <td data-label="Columns">{ t.columns.join(", ") }</td>
-                            <td data-label="Updated">{ time_text(t.updated_at) }</td>
-                        </tr>
-                    }
-                }) }</tbody>
-            </table>
-        },
-    };
-    let panel = props.open.clone().map(|id| {
-        let state = state.clone();
+    let panel = open.clone().map(|id| {
+        let state = tab.state.clone();
         let onclose = Callback::from(move |_| go(&state, DataView::Tables(None)));
         html! {
-            <SidePanel content_key={id.clone()} label="Lookup table" onclose={onclose.clone()}>
-                <TableRows key={id.clone()} table_id={id.clone()} {onclose} />
+            <SidePanel content_key={id.clone()} label="Lookup table" {onclose}>
+                <Reader key={id.as_str()} kind={Kind::Rows} arg={id.clone()} />
             </SidePanel>
         }
     });
+    let open = open.map(|id| (id, String::new()));
     html! {
         <>
             <div class="actions"><button id="tables-reload" onclick={onreload}>{ "Reload" }</button></div>
-            { body }
+            <Reader kind={Kind::Tables} {open} reload={*tab.reload} />
             { for panel }
         </>
     }
 }
 
-/// A table and the rows read so far.
-#[derive(Debug, Clone, PartialEq)]
-struct Read {
-    table: LookupTable,
-    rows: Vec<Vec<String>>,
-    /// The cursor of the next page; `None` once the last was read.
-    next_cursor: Option<String>,
-}
-
-#[derive(Properties, PartialEq)]
-struct TableRowsProps {
-    table_id: String,
-    onclose: Callback<()>,
-}
-
-/// One lookup table in the side panel: its rows, one card per row on a phone.
-#[component]
-fn TableRows(props: &TableRowsProps) -> Html {
-    let state = use_app_state();
-    let read = use_state(|| Load::<Read>::Idle);
-    let more = use_state(|| More::Idle);
-    {
-        let (state, read, id) = (state.clone(), read.clone(), props.table_id.clone());
-        use_effect_with(state.connection.clone(), move |conn| {
-            let Some(conn) = conn.clone() else { return };
-            read.set(Load::Loading);
-            wasm_bindgen_futures::spawn_local(async move {
-                let log = log_request(&state);
-                read.set(match api::lookup_table_page(&conn, &id, None, &log).await {
-                    Ok(page) => {
-                        let (table, rows) = page.results.split();
-                        Load::Loaded(Read {
-                            table,
-                            rows,
-                            next_cursor: page.next_cursor,
-                        })
-                    }
-                    Err(e) => Load::Failed(e.to_string()),
-                });
-            });
-        });
-    }
-    let show_more = {
-        let (state, read, more, id) = (
-            state.clone(),
-            read.clone(),
-            more.clone(),
-            props.table_id.clone(),
-        );
-        Callback::from(move |_| {
-            let (Some(conn), Load::Loaded(current)) = (state.connection.clone(), (*read).clone())
-            else {
-                return;
-            };
-            let Some(cursor) = current.next_cursor.clone() else {
-                return;
-            };
-            let (state, read, more, id) = (state.clone(), read.clone(), more.clone(), id.clone());
-            more.set(More::Loading);
-            wasm_bindgen_futures::spawn_local(async move {
-                let log = log_request(&state);
-                match api::lookup_table_page(&conn, &id, Some(&cursor), &log).await {
-                    Ok(page) => {
-                        let (table, more_rows) = page.results.split();
-                        let mut rows = current.rows;
-                        rows.extend(more_rows);
-                        read.set(Load::Loaded(Read {
-                            table,
-                            rows,
-                            next_cursor: page.next_cursor,
-                        }));
-                        more.set(More::Idle);
-                    }
-                    Err(e) => more.set(More::Failed(e.to_string())),
-                }
-            });
-        })
+/// The project's lookup tables with their row counts.
+pub(crate) fn tables_view(shown: &Shown) -> Html {
+    let tables = match pending(shown.load) {
+        Err(pending) => return pending,
+        Ok(answer) => answer["results"].as_array().map_or(&[][..], Vec::as_slice),
     };
-    {
-        let shown = match &*read {
-            Load::Loaded(r) => r.rows.len(),
-            _ => 0,
+    if tables.is_empty() {
+        return html! {
+            <p class="hint" id="tables-empty">{ "No lookup tables yet. A table is made with POST /api/app/projects/{id}/lookup-tables and filled by sending a CSV file to PUT /lookup-tables/{table id}." }</p>
         };
-        use_effect_with(shown, |_| super::focus_if_lost("rows-count"));
     }
-    let onclose = props.onclose.reform(|_: MouseEvent| ());
-    let content = match &*read {
-        Load::Idle | Load::Loading => loading(),
-        Load::Failed(message) => failed(message),
-        Load::Loaded(r) => {
+    let cols = [
+        Col::plain("Name"),
+        Col {
+            head: "Rows".into(),
+            th: Some("count"),
+            td: Some("count"),
+        },
+        Col::plain("Columns"),
+        Col::plain("Updated"),
+    ];
+    let rows = tables
+        .iter()
+        .map(|t| {
+            let (id, name) = (field(t, "id"), field(t, "name"));
+            let is_open = shown
+                .props
+                .open
+                .as_ref()
+                .is_some_and(|(open, _)| *open == id);
+            let label = format!("Rows of {name}");
+            let onclick = {
+                let (state, id) = (shown.state.clone(), id.clone());
+                Callback::from(move |_| go(&state, DataView::Tables(Some(id.clone()))))
+            };
+            let cells = vec![
+                link("link open-table", label, name, onclick),
+                text(field(t, "row_count")),
+                text(texts(&t["columns"]).join(", ")),
+                text(time_text(t["updated_at"].as_i64().unwrap_or_default())),
+            ];
+            Row {
+                class: Some(if is_open {
+                    "table-row open"
+                } else {
+                    "table-row"
+                }),
+                id: Some(id),
+                cells,
+            }
+        })
+        .collect();
+    grid("table-list", "schemas cards", &cols, rows)
+}
+
+/// One lookup table in the side panel: the first page's answer with the rows of the pages after it
+/// appended to its `results.rows`, and the last page's table and `next_cursor`; one card per row
+/// on a phone.
+pub(crate) fn rows_view(shown: &Shown) -> Html {
+    let onclose = {
+        let state = shown.state.clone();
+        Callback::from(move |_: MouseEvent| go(&state, DataView::Tables(None)))
+    };
+    let rows = shown.rows;
+    let content = match pending(shown.load) {
+        Err(pending) => pending,
+        Ok(answer) => {
+            let table = &answer["results"];
             // A column without a header (never stored so, but a table read half-way through a
             // change could be) is named by its position rather than left blank.
-            let column = |i: usize| {
-                r.table
-                    .columns
-                    .get(i)
-                    .cloned()
-                    .unwrap_or_else(|| format!("Column {}", i + 1))
-            };
-            let width = r
-                .rows
+            let mut cols: Vec<Col> = texts(&table["columns"])
+                .into_iter()
+                .map(Col::plain)
+                .collect();
+            let width = rows
                 .iter()
-                .map(Vec::len)
+                .filter_map(|row| row.as_array().map(Vec::len))
                 .max()
-                .unwrap_or(0)
-                .max(r.table.columns.len());
+                .unwrap_or(0);
+            for i in cols.len()..width {
+                cols.push(Col::plain(format!("Column {}", i + 1)));
+            }
+            // A row shorter than the header is filled with empty cells.
+            let table_rows = rows
+                .iter()
+                .map(|row| Row {
+                    class: None,
+                    id: None,
+                    cells: (0..cols.len())
+                        .map(|i| text(row[i].as_str().unwrap_or_default().to_owned()))
+                        .collect(),
+                })
+                .collect();
             html! {
                 <>
-                    <p class="hint" id="rows-count">{ format!("{} of {} shown", count(r.rows.len() as u64, "row", "rows"), r.table.row_count) }</p>
-                    if r.rows.is_empty() {
+                    <p class="hint" id="rows-count">{ count(rows.len() as u64, "row", "rows") }{ " of " }{ field(table, "row_count") }{ " shown" }</p>
+                    if rows.is_empty() {
                         <p class="hint">{ "This table has no rows yet; send it a CSV file with PUT /lookup-tables/{table id}." }</p>
                     } else {
                         <div class="table-wrap">
-                        <table id="table-rows" class="schemas cards">
-                            <thead><tr>{ for (0..width).map(|i| html! { <th scope="col">{ column(i) }</th> }) }</tr></thead>
-                            <tbody>{ for r.rows.iter().map(|row| html! {
-                                <tr>{ for (0..width).map(|i| html! {
-                                    <td data-label={column(i)}>{ row.get(i).cloned().unwrap_or_default() }</td>
-                                }) }</tr>
-                            }) }</tbody>
-                        </table>
+                            { grid("table-rows", "schemas cards", &cols, table_rows) }
                         </div>
                     }
-                    if r.next_cursor.is_some() {
-                        <div class="actions">
-                            <button id="rows-more" onclick={show_more} disabled={*more == More::Loading}>{ "Show more rows" }</button>
-                        </div>
-                    }
-                    { match &*more {
-                        More::Idle => html! {},
-                        More::Loading => loading(),
-                        More::Failed(message) => failed(message),
-                    } }
+                    { pager("rows-more", "Show more rows", !answer["next_cursor"].is_null(), shown.more, shown.show_more.clone()) }
                 </>
             }
         }
     };
     // The heading is there from the start, so that the panel focuses it on opening.
-    let heading = match &*read {
-        Load::Loaded(r) => r.table.name.clone(),
+    let heading = match shown.load {
+        Load::Loaded(answer) => field(&answer["results"], "name"),
         _ => "Lookup table".to_owned(),
     };
     html! {
