@@ -246,9 +246,14 @@ pub async fn record(state: &crate::AppState, project_id: i64, findings: Findings
         .store
         .call(move |conn| {
             use crate::store::quality::record_violations;
-            record_violations(conn, Table::Violations, project_id, &day, violations, max_keys, MAX_SAMPLES)?;
-            record_violations(conn, Table::Rejected, project_id, &day, rejected, max_keys, MAX_SAMPLES)?;
-            record_violations(conn, Table::EventCounts, project_id, &day, counts, max_keys, MAX_SAMPLES)
+            // One transaction for the request's rows: without it every statement commits (and
+            // fsyncs) on its own, dozens per request, and concurrent tracking requests queued
+            // behind the writer for each of them.
+            let tx = conn.transaction()?;
+            record_violations(&tx, Table::Violations, project_id, &day, violations, max_keys, MAX_SAMPLES)?;
+            record_violations(&tx, Table::Rejected, project_id, &day, rejected, max_keys, MAX_SAMPLES)?;
+            record_violations(&tx, Table::EventCounts, project_id, &day, counts, max_keys, MAX_SAMPLES)?;
+            tx.commit()
         })
         .await?;
     Ok(())

@@ -70,7 +70,10 @@ pub struct ViolationFilter {
 /// Adds a request's tallies to the day `day` of a project: an existing key adds its count and
 /// widens its times, merges its types and keeps samples up to `max_samples`; a new key past the
 /// day's `max_keys` is counted in the `$others` row of its kind and code instead.
-pub fn record_violations(conn: &Conn<'_>, table: Table, project_id: i64, day: &str, rows: Vec<ViolationRow>, max_keys: usize, max_samples: usize) -> anyhow::Result<()> {
+pub fn record_violations(conn: &Conn<'_>, table: Table, project_id: i64, day: &str, mut rows: Vec<ViolationRow>, max_keys: usize, max_samples: usize) -> anyhow::Result<()> {
+    // Rows are written in key order: requests recording in one transaction each then lock shared
+    // rows in the same order, so that two of them on PostgreSQL cannot deadlock.
+    rows.sort_by(|a, b| (&a.kind, &a.entity, &a.property, &a.code).cmp(&(&b.kind, &b.entity, &b.property, &b.code)));
     let mut keys = dispatch!(conn, quality::count_violation_keys(table, project_id, day))?;
     for mut row in rows {
         // PostgreSQL's text holds no zero byte, which an event or property name may; both stores
