@@ -10,7 +10,7 @@ use crate::store::ViolationRow;
 use serde_json::{json, Value};
 use datadict_core::dictionary::profile::operand_type;
 use datadict_core::event::EventCheck;
-use datadict_core::{check_against_dictionary, check_profile_against_dictionary, Dictionary, ProfileOperation, ProfileTarget, ProfileUpdate, USER_PROFILE};
+use datadict_core::{check_profile_against_dictionary, for_each_dictionary_finding, Dictionary, ProfileOperation, ProfileTarget, ProfileUpdate, USER_PROFILE};
 use std::collections::{BTreeSet, HashMap};
 
 /// The most samples kept per violation key.
@@ -42,9 +42,16 @@ struct Tally {
 
 /// One request's violations (or rejected records, keyed by route), tallied in memory. Every record of a request arrives at the same
 /// moment, so first and last seen are the request's time.
+///
+/// A finding whose key was seen before costs one hash-map lookup and no allocation: the key is
+/// written into a reused `scratch` string (`kind code entity-length:entity property`; the length
+/// keeps an entity and a property that hold the separator from meeting another pair) and looked up
+/// by `&str`; only a new key allocates its owned [`Key`] and its message.
 #[derive(Debug, Default)]
 pub struct Violations {
-    tallies: HashMap<Key, Tally>,
+    index: HashMap<String, usize>,
+    tallies: Vec<(Key, Tally)>,
+    scratch: String,
 }
 
 /// Good and bad records per event name of one request. A name already seen costs a lookup and no
@@ -125,17 +132,16 @@ impl Violations {
     /// keeping `record` (its bytes) as a sample. Returns nothing: the drops are decided apart, by
     /// `Drops`, which agrees with the core on them.
     pub fn check_event(&mut self, check: &EventCheck<'_>, dictionary: &Dictionary, record: &[u8]) {
-        let findings = check_against_dictionary(check, dictionary);
-        let Some(entity) = check.event.as_deref() else { return };
-        for issue in &findings.issues {
-            let property = issue.path.strip_prefix("properties").map(property_name).unwrap_or_default();
+        for_each_dictionary_finding(check, dictionary, |f| {
+            let property = f.property.unwrap_or_default();
+            // The type recorded is that of the first property of the name, as sent.
             let types = match check.properties.iter().find(|p| p.name == property) {
                 Some(p) if !property.is_empty() => Some(p.kind.as_str()),
                 _ => None,
             };
             let sample = || Value::from(cut_sample(&String::from_utf8_lossy(record)));
-            self.add("event", entity, &property, issue.code.as_str(), &issue.message, types, sample);
-        }
+            self.tally("event", f.event, property, f.code.as_str(), || f.message(), types, sample);
+        });
     }
 
     /// Checks one applied profile update against `dictionary` with the core's check and tallies
@@ -150,15 +156,42 @@ impl Violations {
                 let update = ProfileUpdate { token: None, target: target.clone(), operation: operation.clone() };
                 Value::from(cut_sample(&serde_json::to_string(&update).unwrap_or_default()))
             };
-            self.add("user", USER_PROFILE, &property, issue.code.as_str(), &issue.message, ty, sample);
+            self.tally("user", USER_PROFILE, &property, issue.code.as_str(), || issue.message.clone(), ty, sample);
         }
     }
 
     /// Tallies one finding.
     #[allow(clippy::too_many_arguments)]
     pub fn add(&mut self, kind: &'static str, entity: &str, property: &str, code: &'static str, message: &str, ty: Option<&'static str>, sample: impl FnOnce() -> Value) {
-        let key = Key { kind, entity: entity.to_owned(), property: property.to_owned(), code };
-        let tally = self.tallies.entry(key).or_insert_with(|| Tally { message: message.to_owned(), count: 0, types: BTreeSet::new(), samples: Vec::new() });
+        self.tally(kind, entity, property, code, || message.to_owned(), ty, sample);
+    }
+
+    /// Tallies one finding, making its message only for a key not seen before in this request.
+    #[allow(clippy::too_many_arguments)]
+    fn tally(
+        &mut self,
+        kind: &'static str,
+        entity: &str,
+        property: &str,
+        code: &'static str,
+        message: impl FnOnce() -> String,
+        ty: Option<&'static str>,
+        sample: impl FnOnce() -> Value,
+    ) {
+        use std::fmt::Write as _;
+        self.scratch.clear();
+        // Writing to a `String` cannot fail.
+        let _ = write!(self.scratch, "{kind} {code} {}:{entity}{property}", entity.len());
+        let at = match self.index.get(self.scratch.as_str()) {
+            Some(&at) => at,
+            None => {
+                let key = Key { kind, entity: entity.to_owned(), property: property.to_owned(), code };
+                self.tallies.push((key, Tally { message: message(), count: 0, types: BTreeSet::new(), samples: Vec::new() }));
+                self.index.insert(self.scratch.clone(), self.tallies.len() - 1);
+                self.tallies.len() - 1
+            }
+        };
+        let tally = &mut self.tallies[at].1;
         tally.count += 1;
         if let Some(ty) = ty {
             tally.types.insert(ty);
