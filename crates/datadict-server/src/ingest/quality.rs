@@ -44,14 +44,14 @@ struct Tally {
 /// moment, so first and last seen are the request's time.
 ///
 /// A finding whose key was seen before costs one hash-map lookup and no allocation: the key is
-/// written into a reused `scratch` string (`kind code entity-length:entity property`; the length
-/// keeps an entity and a property that hold the separator from meeting another pair) and looked up
-/// by `&str`; only a new key allocates its owned [`Key`] and its message.
+/// written into a reused `scratch` buffer (kind, code, the entity's length, entity, property; the
+/// length keeps one (entity, property) pair from spelling another) and looked up by `&[u8]`; only
+/// a new key allocates its owned [`Key`] and its message.
 #[derive(Debug, Default)]
 pub struct Violations {
-    index: HashMap<String, usize>,
+    index: HashMap<Vec<u8>, usize>,
     tallies: Vec<(Key, Tally)>,
-    scratch: String,
+    scratch: Vec<u8>,
 }
 
 /// Good and bad records per event name of one request. A name already seen costs a lookup and no
@@ -178,11 +178,14 @@ impl Violations {
         ty: Option<&'static str>,
         sample: impl FnOnce() -> Value,
     ) {
-        use std::fmt::Write as _;
         self.scratch.clear();
-        // Writing to a `String` cannot fail.
-        let _ = write!(self.scratch, "{kind} {code} {}:{entity}{property}", entity.len());
-        let at = match self.index.get(self.scratch.as_str()) {
+        for part in [kind, " ", code, " "] {
+            self.scratch.extend_from_slice(part.as_bytes());
+        }
+        self.scratch.extend_from_slice(&entity.len().to_le_bytes());
+        self.scratch.extend_from_slice(entity.as_bytes());
+        self.scratch.extend_from_slice(property.as_bytes());
+        let at = match self.index.get(self.scratch.as_slice()) {
             Some(&at) => at,
             None => {
                 let key = Key { kind, entity: entity.to_owned(), property: property.to_owned(), code };
@@ -296,6 +299,17 @@ mod tests {
         assert_eq!(property_name(".price"), "price");
         assert_eq!(property_name(r#"["a b"]"#), "a b");
         assert_eq!(property_name(""), "");
+    }
+
+    #[test]
+    fn keys_that_spell_alike_are_tallied_apart() {
+        let mut v = Violations::default();
+        for (entity, property) in [("ab", "c"), ("a", "bc"), ("ab", "c")] {
+            v.add("event", entity, property, "unknown_property", "m", None, || Value::Null);
+        }
+        let mut got: Vec<(String, String, i64)> = v.into_rows(0).into_iter().map(|r| (r.entity, r.property, r.count)).collect();
+        got.sort();
+        assert_eq!(got, [("a".to_owned(), "bc".to_owned(), 1), ("ab".to_owned(), "c".to_owned(), 2)]);
     }
 
     #[test]
