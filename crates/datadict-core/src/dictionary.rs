@@ -133,67 +133,110 @@ pub fn type_matches(defined: PropertyType, seen: PropertyType) -> bool {
     defined == seen || (defined == PropertyType::Number && seen == PropertyType::Integer)
 }
 
-/// Checks one event (as extracted by [`crate::check_event`]) against the dictionary.
-pub fn check_against_dictionary(event: &EventCheck<'_>, dictionary: &Dictionary) -> DictionaryFindings {
-    let mut out = DictionaryFindings::default();
+/// One finding of the dictionary check, borrowed from the event and the dictionary so that a
+/// caller that only counts findings allocates nothing: the path and the message are built only
+/// when asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Finding<'a> {
+    /// The event's name.
+    pub event: &'a str,
+    /// The property the finding is about, `None` for the whole event.
+    pub property: Option<&'a str>,
+    /// The kind of problem.
+    pub code: IssueCode,
+    /// The property's JSON type as sent and its type in the schema, for a type mismatch.
+    types: Option<(PropertyType, PropertyType)>,
+}
+
+impl Finding<'_> {
+    /// The issue path: `event` for the whole event, `properties.name` (or `properties["odd name"]`)
+    /// for a property.
+    pub fn path(&self) -> String {
+        match self.property {
+            Some(name) => child_path("properties", name),
+            None => "event".to_owned(),
+        }
+    }
+
+    /// The message that says what was found and what to do.
+    pub fn message(&self) -> String {
+        let (name, prop) = (self.event, self.property.unwrap_or_default());
+        match self.code {
+            IssueCode::NoSchema => format!("event `{name}` has no schema in the dictionary; add one to describe it, or fix the event name"),
+            IssueCode::DroppedEvent => format!(
+                "event `{name}` is marked dropped: it is discarded at ingestion and left out of the output; clear `dropped` in its schema to keep it"
+            ),
+            IssueCode::HiddenEvent => format!("event `{name}` is marked hidden: it is ingested but not shown in the UI"),
+            IssueCode::UnknownProperty => format!("property `{prop}` is not in the schema of `{name}`; add it to the schema, or fix its name"),
+            IssueCode::DroppedProperty => {
+                format!("property `{prop}` is marked dropped: it is removed from the output; clear `dropped` in the schema to keep it")
+            }
+            IssueCode::TypeMismatch => match self.types {
+                Some((seen, defined)) => format!("property `{prop}` is a JSON {seen}; its schema says {defined}: send a {defined} or change the definition"),
+                None => self.code.describe().to_owned(),
+            },
+            IssueCode::HiddenProperty => format!("property `{prop}` is marked hidden: it is ingested but not shown in the UI"),
+            // The check reports no other code.
+            other => other.describe().to_owned(),
+        }
+    }
+
+    /// The finding as an owned [`Issue`].
+    pub fn to_issue(&self) -> Issue {
+        Issue::new(self.path(), self.code, self.message())
+    }
+}
+
+/// Checks one event (as extracted by [`crate::check_event`]) against the dictionary and hands each
+/// finding to `visit`, in the order: event-level, then properties in input order. This is the one
+/// rule; [`check_against_dictionary`] collects its findings, and the server tallies them without
+/// building a path or a message per finding.
+pub fn for_each_dictionary_finding<'a>(event: &'a EventCheck<'_>, dictionary: &'a Dictionary, mut visit: impl FnMut(Finding<'a>)) {
     let Some(name) = event.event.as_deref() else {
-        return out;
+        return;
     };
+    let whole = |code| Finding { event: name, property: None, code, types: None };
     let Some(rule) = dictionary.events.get(name) else {
-        out.issues.push(Issue::new(
-            "event",
-            IssueCode::NoSchema,
-            format!("event `{name}` has no schema in the dictionary; add one to describe it, or fix the event name"),
-        ));
-        return out;
+        visit(whole(IssueCode::NoSchema));
+        return;
     };
     if rule.dropped {
-        out.drop_event = true;
-        out.issues.push(Issue::new(
-            "event",
-            IssueCode::DroppedEvent,
-            format!("event `{name}` is marked dropped: it is discarded at ingestion and left out of the output; clear `dropped` in its schema to keep it"),
-        ));
-        return out;
+        visit(whole(IssueCode::DroppedEvent));
+        return;
     }
     if rule.hidden {
-        out.issues.push(Issue::new("event", IssueCode::HiddenEvent, format!("event `{name}` is marked hidden: it is ingested but not shown in the UI")));
+        visit(whole(IssueCode::HiddenEvent));
     }
     for prop in &event.properties {
-        let path = child_path("properties", &prop.name);
-        match rule.properties.get(prop.name.as_ref()) {
-            None if SYSTEM_PROPERTIES.contains(&prop.name.as_ref()) => {}
-            None => out.issues.push(Issue::new(
-                path,
-                IssueCode::UnknownProperty,
-                format!("property `{}` is not in the schema of `{name}`; add it to the schema, or fix its name", prop.name),
-            )),
-            Some(def) if def.dropped => {
-                out.dropped_properties.push(prop.name.clone().into_owned());
-                out.issues.push(Issue::new(
-                    path,
-                    IssueCode::DroppedProperty,
-                    format!("property `{}` is marked dropped: it is removed from the output; clear `dropped` in the schema to keep it", prop.name),
-                ));
-            }
+        let prop_name: &str = prop.name.as_ref();
+        let at = |code, types| Finding { event: name, property: Some(prop_name), code, types };
+        match rule.properties.get(prop_name) {
+            None if SYSTEM_PROPERTIES.contains(&prop_name) => {}
+            None => visit(at(IssueCode::UnknownProperty, None)),
+            Some(def) if def.dropped => visit(at(IssueCode::DroppedProperty, None)),
             Some(def) => {
                 if !type_matches(def.kind, prop.kind) {
-                    out.issues.push(Issue::new(
-                        path.clone(),
-                        IssueCode::TypeMismatch,
-                        format!("property `{}` is a JSON {}; its schema says {}: send a {} or change the definition", prop.name, prop.kind, def.kind, def.kind),
-                    ));
+                    visit(at(IssueCode::TypeMismatch, Some((prop.kind, def.kind))));
                 }
                 if def.hidden {
-                    out.issues.push(Issue::new(
-                        path,
-                        IssueCode::HiddenProperty,
-                        format!("property `{}` is marked hidden: it is ingested but not shown in the UI", prop.name),
-                    ));
+                    visit(at(IssueCode::HiddenProperty, None));
                 }
             }
         }
     }
+}
+
+/// Checks one event (as extracted by [`crate::check_event`]) against the dictionary.
+pub fn check_against_dictionary(event: &EventCheck<'_>, dictionary: &Dictionary) -> DictionaryFindings {
+    let mut out = DictionaryFindings::default();
+    for_each_dictionary_finding(event, dictionary, |f| {
+        match (f.code, f.property) {
+            (IssueCode::DroppedEvent, _) => out.drop_event = true,
+            (IssueCode::DroppedProperty, Some(name)) => out.dropped_properties.push(name.to_owned()),
+            _ => {}
+        }
+        out.issues.push(f.to_issue());
+    });
     out
 }
 

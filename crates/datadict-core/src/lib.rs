@@ -117,7 +117,7 @@ pub use split::{split_body, InputFormat, RawRecord, RecordPos, RecordSplitter, S
 pub use gzip::{gunzip, gzip, is_gzip, GzipError};
 pub use import::{check_import_body, check_import_records, CheckedRecord, ImportBodyCheck, ImportBodyError, ImportRecords};
 pub use dictionary::profile::{check_profile_against_dictionary, USER_PROFILE};
-pub use dictionary::{check_against_dictionary, remove_properties, Dictionary, DictionaryFindings};
+pub use dictionary::{check_against_dictionary, for_each_dictionary_finding, remove_properties, Dictionary, DictionaryFindings, Finding};
 pub use summary::{IssueSummary, Tally};
 pub use batch::{Batch, BatchOptions, BatchStats, Batcher, RecordKind, Rejected};
 pub use request::{

@@ -1,7 +1,7 @@
 //! Violations of the dictionary seen on arrival (issue 20): the core's dictionary checks run on
 //! every stored event and every applied user profile update (kind `user`, entity `$user`; group
 //! updates have no schema to check against), their findings tallied per request in memory
-//! ([`Violations`]) and written once per request, one upsert per key
+//! ([`Violations`]) and written once per request in one transaction, one upsert per key
 //! (`store::record_violations`), so that ingestion pays for a hash-map update per finding rather
 //! than a database write.
 
@@ -10,7 +10,7 @@ use crate::store::ViolationRow;
 use serde_json::{json, Value};
 use datadict_core::dictionary::profile::operand_type;
 use datadict_core::event::EventCheck;
-use datadict_core::{check_against_dictionary, check_profile_against_dictionary, Dictionary, ProfileOperation, ProfileTarget, ProfileUpdate, USER_PROFILE};
+use datadict_core::{check_profile_against_dictionary, for_each_dictionary_finding, Dictionary, ProfileOperation, ProfileTarget, ProfileUpdate, USER_PROFILE};
 use std::collections::{BTreeSet, HashMap};
 
 /// The most samples kept per violation key.
@@ -42,9 +42,16 @@ struct Tally {
 
 /// One request's violations (or rejected records, keyed by route), tallied in memory. Every record of a request arrives at the same
 /// moment, so first and last seen are the request's time.
+///
+/// A finding whose key was seen before costs one hash-map lookup and no allocation: the key is
+/// written into a reused `scratch` buffer (kind, code, the entity's length, entity, property; the
+/// length keeps one (entity, property) pair from spelling another) and looked up by `&[u8]`; only
+/// a new key allocates its owned [`Key`] and its message.
 #[derive(Debug, Default)]
 pub struct Violations {
-    tallies: HashMap<Key, Tally>,
+    index: HashMap<Vec<u8>, usize>,
+    tallies: Vec<(Key, Tally)>,
+    scratch: Vec<u8>,
 }
 
 /// Good and bad records per event name of one request. A name already seen costs a lookup and no
@@ -125,17 +132,16 @@ impl Violations {
     /// keeping `record` (its bytes) as a sample. Returns nothing: the drops are decided apart, by
     /// `Drops`, which agrees with the core on them.
     pub fn check_event(&mut self, check: &EventCheck<'_>, dictionary: &Dictionary, record: &[u8]) {
-        let findings = check_against_dictionary(check, dictionary);
-        let Some(entity) = check.event.as_deref() else { return };
-        for issue in &findings.issues {
-            let property = issue.path.strip_prefix("properties").map(property_name).unwrap_or_default();
+        for_each_dictionary_finding(check, dictionary, |f| {
+            let property = f.property.unwrap_or_default();
+            // The type recorded is that of the first property of the name, as sent.
             let types = match check.properties.iter().find(|p| p.name == property) {
                 Some(p) if !property.is_empty() => Some(p.kind.as_str()),
                 _ => None,
             };
             let sample = || Value::from(cut_sample(&String::from_utf8_lossy(record)));
-            self.add("event", entity, &property, issue.code.as_str(), &issue.message, types, sample);
-        }
+            self.tally("event", f.event, property, f.code.as_str(), || f.message(), types, sample);
+        });
     }
 
     /// Checks one applied profile update against `dictionary` with the core's check and tallies
@@ -150,15 +156,45 @@ impl Violations {
                 let update = ProfileUpdate { token: None, target: target.clone(), operation: operation.clone() };
                 Value::from(cut_sample(&serde_json::to_string(&update).unwrap_or_default()))
             };
-            self.add("user", USER_PROFILE, &property, issue.code.as_str(), &issue.message, ty, sample);
+            self.tally("user", USER_PROFILE, &property, issue.code.as_str(), || issue.message.clone(), ty, sample);
         }
     }
 
     /// Tallies one finding.
     #[allow(clippy::too_many_arguments)]
     pub fn add(&mut self, kind: &'static str, entity: &str, property: &str, code: &'static str, message: &str, ty: Option<&'static str>, sample: impl FnOnce() -> Value) {
-        let key = Key { kind, entity: entity.to_owned(), property: property.to_owned(), code };
-        let tally = self.tallies.entry(key).or_insert_with(|| Tally { message: message.to_owned(), count: 0, types: BTreeSet::new(), samples: Vec::new() });
+        self.tally(kind, entity, property, code, || message.to_owned(), ty, sample);
+    }
+
+    /// Tallies one finding, making its message only for a key not seen before in this request.
+    #[allow(clippy::too_many_arguments)]
+    fn tally(
+        &mut self,
+        kind: &'static str,
+        entity: &str,
+        property: &str,
+        code: &'static str,
+        message: impl FnOnce() -> String,
+        ty: Option<&'static str>,
+        sample: impl FnOnce() -> Value,
+    ) {
+        self.scratch.clear();
+        for part in [kind, " ", code, " "] {
+            self.scratch.extend_from_slice(part.as_bytes());
+        }
+        self.scratch.extend_from_slice(&entity.len().to_le_bytes());
+        self.scratch.extend_from_slice(entity.as_bytes());
+        self.scratch.extend_from_slice(property.as_bytes());
+        let at = match self.index.get(self.scratch.as_slice()) {
+            Some(&at) => at,
+            None => {
+                let key = Key { kind, entity: entity.to_owned(), property: property.to_owned(), code };
+                self.tallies.push((key, Tally { message: message(), count: 0, types: BTreeSet::new(), samples: Vec::new() }));
+                self.index.insert(self.scratch.clone(), self.tallies.len() - 1);
+                self.tallies.len() - 1
+            }
+        };
+        let tally = &mut self.tallies[at].1;
         tally.count += 1;
         if let Some(ty) = ty {
             tally.types.insert(ty);
@@ -240,6 +276,7 @@ pub async fn record(state: &crate::AppState, project_id: i64, findings: Findings
         return Ok(());
     }
     let day = datadict_core::time::format_date(now_ms);
+    // `record_violations` writes rows in key order (PostgreSQL row locks in one order).
     let (violations, rejected, counts) = (violations.into_rows(now_ms), rejected.into_rows(now_ms), counts.into_rows(now_ms));
     let max_keys = state.config.quality_max_keys;
     state
@@ -268,6 +305,17 @@ mod tests {
         assert_eq!(property_name(".price"), "price");
         assert_eq!(property_name(r#"["a b"]"#), "a b");
         assert_eq!(property_name(""), "");
+    }
+
+    #[test]
+    fn keys_that_spell_alike_are_tallied_apart() {
+        let mut v = Violations::default();
+        for (entity, property) in [("ab", "c"), ("a", "bc"), ("ab", "c")] {
+            v.add("event", entity, property, "unknown_property", "m", None, || Value::Null);
+        }
+        let mut got: Vec<(String, String, i64)> = v.into_rows(0).into_iter().map(|r| (r.entity, r.property, r.count)).collect();
+        got.sort();
+        assert_eq!(got, [("a".to_owned(), "bc".to_owned(), 1), ("ab".to_owned(), "c".to_owned(), 2)]);
     }
 
     #[test]
