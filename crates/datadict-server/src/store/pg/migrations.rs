@@ -152,7 +152,7 @@ ALTER TABLE warehouse_runs ADD COLUMN owner text, ADD COLUMN lease_until bigint;
 ALTER TABLE migration_jobs ADD COLUMN owner text, ADD COLUMN lease_until bigint,
     ADD COLUMN done boolean NOT NULL DEFAULT false;
 "#, r#"
--- Data quality (issue 20), as SQLite's (`sqlite::quality::TABLES`): the violations of the
+-- Data quality (issue 20), as SQLite's (`sqlite::quality::tables`): the violations of the
 -- dictionary seen on arrival, the records the rules rejected, and good and bad counts per event
 -- name, per project, UTC day and key.
 CREATE TABLE quality_violations (

@@ -7,8 +7,12 @@ use rusqlite::{params, Connection, OptionalExtension};
 /// The tables of violations, of rejected records and of good and bad counts (the same columns), created when the store
 /// opens (`tables::create`). A database written before gains them empty, so nothing is upgraded.
 /// Types and samples are JSON arrays.
-pub(crate) const TABLES: &str = "
-CREATE TABLE IF NOT EXISTS quality_violations (
+pub(crate) fn tables() -> String {
+    ["quality_violations", "quality_rejected", "quality_event_counts"]
+        .iter()
+        .map(|name| {
+            format!(
+                "CREATE TABLE IF NOT EXISTS {name} (
     project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
     day TEXT NOT NULL,
     kind TEXT NOT NULL,
@@ -23,37 +27,11 @@ CREATE TABLE IF NOT EXISTS quality_violations (
     samples TEXT NOT NULL,
     PRIMARY KEY (project_id, day, kind, entity, property, code)
 ) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS quality_rejected (
-    project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
-    day TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    entity TEXT NOT NULL,
-    property TEXT NOT NULL,
-    code TEXT NOT NULL,
-    message TEXT NOT NULL,
-    count INTEGER NOT NULL,
-    first_seen_ms INTEGER NOT NULL,
-    last_seen_ms INTEGER NOT NULL,
-    types TEXT NOT NULL,
-    samples TEXT NOT NULL,
-    PRIMARY KEY (project_id, day, kind, entity, property, code)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS quality_event_counts (
-    project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
-    day TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    entity TEXT NOT NULL,
-    property TEXT NOT NULL,
-    code TEXT NOT NULL,
-    message TEXT NOT NULL,
-    count INTEGER NOT NULL,
-    first_seen_ms INTEGER NOT NULL,
-    last_seen_ms INTEGER NOT NULL,
-    types TEXT NOT NULL,
-    samples TEXT NOT NULL,
-    PRIMARY KEY (project_id, day, kind, entity, property, code)
-) WITHOUT ROWID;
-";
+"
+            )
+        })
+        .collect()
+}
 
 pub fn count_violation_keys(conn: &Connection, table: Table, project_id: i64, day: &str) -> anyhow::Result<i64> {
     Ok(conn.query_row(&format!("SELECT count(*) FROM {t} WHERE project_id = ?1 AND day = ?2", t = table.name()), params![project_id, day], |r| r.get(0))?)

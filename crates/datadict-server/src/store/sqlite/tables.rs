@@ -97,7 +97,7 @@ pub(super) fn create(conn: &mut Connection) -> anyhow::Result<()> {
     super::jobs::add_lease_columns(&tx).context("cannot add the lease columns to the tables of warehouse imports and migrations")?;
     tx.execute_batch(super::lookup::TABLES).context("cannot create the tables of lookup tables")?;
     tx.execute_batch(super::groups::TABLES).context("cannot create the table of group profiles")?;
-    tx.execute_batch(super::quality::TABLES).context("cannot create the table of data quality")?;
+    tx.execute_batch(&super::quality::tables()).context("cannot create the table of data quality")?;
     if had_events && !had_volume {
         // A database from before `event_volume`: count what it holds, once, and drop the
         // index the table replaces.
