@@ -62,6 +62,7 @@ fn Shell() -> Html {
         Page::Settings => html! { <pages::settings::SettingsPage /> },
         Page::Dictionary => html! { <pages::dictionary::DictionaryPage /> },
         Page::Data => html! { <pages::data::DataPage /> },
+        Page::Quality => html! { <pages::quality::QualityPage /> },
         Page::Import => html! {},
         Page::Warehouse => html! { <pages::warehouse::WarehousePage /> },
         Page::Migrate => html! { <pages::migrate::MigratePage /> },

@@ -108,12 +108,19 @@ enum Step {
 pub struct BulkUploadProps {
     pub current: Rc<Vec<SchemaEntry>>,
     pub onclose: Callback<()>,
+    /// Entries to review instead of a file's (schemas the server drafted from what arrived): the
+    /// preview shows at once, and nothing is sent before the user confirms, as with a file.
+    #[prop_or_default]
+    pub draft: Option<Rc<Vec<SchemaEntry>>>,
 }
 
 #[component]
 pub fn BulkUpload(props: &BulkUploadProps) -> Html {
     let state = use_app_state();
-    let step = use_state(|| Step::Pick);
+    let step = use_state(|| match &props.draft {
+        Some(entries) => Step::Ready(Rc::new(preview((**entries).clone(), &props.current))),
+        None => Step::Pick,
+    });
     let truncate = use_state(|| false);
     let onfile = {
         let (step, current) = (step.clone(), props.current.clone());
@@ -221,10 +228,15 @@ pub fn BulkUpload(props: &BulkUploadProps) -> Html {
     };
     html! {
         <aside class="card detail" id="bulk" aria-label="Bulk upload">
-            <h2>{ "Bulk upload a dictionary" }</h2>
-            <p class="hint">{ "A JSON file (a list of dictionary entries, {\"entries\": [...]}, or this app's JSON export) or this app's CSV export. Nothing is sent before you confirm." }</p>
-            <label for="bulk-file">{ "Dictionary file" }</label>
-            <input id="bulk-file" type="file" accept=".json,application/json,.csv,text/csv" onchange={onfile} />
+            if props.draft.is_some() {
+                <h2>{ "Review the drafted schemas" }</h2>
+                <p class="hint">{ "Drafted by the server from the events that arrived. Nothing is written before you confirm." }</p>
+            } else {
+                <h2>{ "Bulk upload a dictionary" }</h2>
+                <p class="hint">{ "A JSON file (a list of dictionary entries, {\"entries\": [...]}, or this app's JSON export) or this app's CSV export. Nothing is sent before you confirm." }</p>
+                <label for="bulk-file">{ "Dictionary file" }</label>
+                <input id="bulk-file" type="file" accept=".json,application/json,.csv,text/csv" onchange={onfile} />
+            }
             { body }
             <div class="actions"><button onclick={onclose}>{ "Close" }</button></div>
         </aside>
