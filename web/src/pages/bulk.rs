@@ -190,12 +190,13 @@ pub fn BulkUpload(props: &BulkUploadProps) -> Html {
             </details>
         }
     };
+    let is_draft = props.draft.is_some();
     let preview_view = |p: &Preview| {
         html! {
             <div id="bulk-preview">
                 { list("Added", "bulk-added", &p.added) }
                 { list("Changed", "bulk-changed", if *truncate { &p.changed_if_truncated } else { &p.changed }) }
-                { list(if *truncate { "Removed (truncate deletes them)" } else { "Not in the file (kept)" }, "bulk-removed", &p.absent) }
+                { list(if *truncate { "Removed (truncate deletes them)" } else if is_draft { "Not in the draft (kept)" } else { "Not in the file (kept)" }, "bulk-removed", &p.absent) }
                 <p>{ format!("Unchanged: {}", if *truncate { p.unchanged_if_truncated } else { p.unchanged }) }</p>
             </div>
         }
@@ -212,10 +213,13 @@ pub fn BulkUpload(props: &BulkUploadProps) -> Html {
         Step::Ready(p) | Step::Sending(p) | Step::Failed(p, _) => html! {
             <>
             { preview_view(p) }
-            <label class="check warn-box">
-                <input id="bulk-truncate" type="checkbox" checked={*truncate} onchange={ontruncate} />
-                { " Truncate: delete the whole dictionary of this project first (events and profiles), then insert the file" }
-            </label>
+            // A draft only adds to the dictionary: emptying it first is offered for files alone.
+            if !is_draft {
+                <label class="check warn-box">
+                    <input id="bulk-truncate" type="checkbox" checked={*truncate} onchange={ontruncate} />
+                    { " Truncate: delete the whole dictionary of this project first (events and profiles), then insert the file" }
+                </label>
+            }
             <div class="actions">
                 <button id="bulk-send" class={classes!((*truncate).then_some("danger"))} onclick={onsend} disabled={matches!(&*step, Step::Sending(_))}>
                     { format!("{} {}", if *truncate { "Replace the dictionary with" } else { "Upload" }, datadict_core::count(p.entries.len() as u64, "entry", "entries")) }
@@ -228,8 +232,8 @@ pub fn BulkUpload(props: &BulkUploadProps) -> Html {
     };
     html! {
         <aside class="card detail" id="bulk" aria-label="Bulk upload">
-            if props.draft.is_some() {
-                <h2>{ "Review the drafted schemas" }</h2>
+            // A draft's panel has its own heading above.
+            if is_draft {
                 <p class="hint">{ "Drafted by the server from the events that arrived. Nothing is written before you confirm." }</p>
             } else {
                 <h2>{ "Bulk upload a dictionary" }</h2>

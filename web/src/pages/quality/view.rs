@@ -82,11 +82,11 @@ pub(crate) fn overview(a: &Answers, state: &StateHandle) -> Html {
                 <div><b id="total-violations">{ total }</b>{ if total == 1 { "violation" } else { "violations" } }</div>
                 <div><b id="total-rejected">{ n(&r["total"]) }</b>{ if n(&r["total"]) == 1 { "rejected record" } else { "rejected records" } }</div>
             </div>
-            <h3>{ "Per day" }</h3>
-            { chart(&v["per_day"], &r["per_day"]) }
             if total == 0 && n(&r["total"]) == 0 {
                 <p id="quality-empty">{ "Nothing to show: every record of the last 30 days matched the dictionary, and none was refused." }</p>
             } else {
+                <h3>{ "Per day" }</h3>
+                { chart(&v["per_day"], &r["per_day"]) }
                 if !by_code.is_empty() {
                     <h3>{ "Violations by issue" }</h3>
                     { grid("quality-codes", "schemas cards quality-table", &[Col::plain("Issue"), count_col("Violations")], by_code) }
@@ -138,9 +138,8 @@ fn chart(violations: &Value, rejected: &Value) -> Html {
         <figure class="chart" id="quality-chart">
             <ol class="bars" aria-label="Violations and rejected records per day">{ for bars }</ol>
             <figcaption class="hint">
-                <span>{ first }</span>
-                <span><span class="key-v"></span>{ "violations " }<span class="key-r"></span>{ "rejected · highest day " }{ peak }</span>
-                <span>{ last }</span>
+                <div class="axis"><span>{ first }</span><span>{ last }</span></div>
+                <span class="key-v"></span>{ "violations" }<span class="key-r"></span>{ "rejected records · most in one day: " }{ peak }
             </figcaption>
         </figure>
     }
@@ -159,12 +158,13 @@ fn by_event(s: &Value, state: &StateHandle) -> Html {
         }
     }
     let troubles = |name: &str| n(&maps[0][name]) + n(&maps[2][name]);
-    order::sort_by(&mut names, &|a, b| troubles(b).cmp(&troubles(a)).then_with(|| a.cmp(b)));
     if names.is_empty() {
         return html! { <p class="hint">{ "No event in the last 30 days." }</p> };
     }
-    let rows = names
+    // Through the core's one sort of indices: a sort per element type would cost wasm size.
+    let rows = order::sorted_indices(names.len(), &|a, b| troubles(names[b]).cmp(&troubles(names[a])).then_with(|| names[a].cmp(names[b])))
         .into_iter()
+        .map(|i| names[i])
         .map(|name| Row {
             class: Some("event-row"),
             id: Some(name.clone()),
@@ -178,9 +178,9 @@ fn by_event(s: &Value, state: &StateHandle) -> Html {
 /// Per property name, across events: how many violations name it.
 fn by_property(map: &Value) -> Html {
     let Some(map) = map.as_object().filter(|m| !m.is_empty()) else { return html! {} };
-    let mut names: Vec<&String> = map.keys().collect();
-    order::sort_by(&mut names, &|a, b| n(&map[*b]).cmp(&n(&map[*a])).then_with(|| a.cmp(b)));
-    let rows = names.into_iter().map(|p| Row { class: None, id: Some(p.clone()), cells: vec![code(p.clone()), text(n(&map[p]).to_string())] }).collect();
+    let names: Vec<&String> = map.keys().collect();
+    let order = order::sorted_indices(names.len(), &|a, b| n(&map[names[b]]).cmp(&n(&map[names[a]])).then_with(|| names[a].cmp(names[b])));
+    let rows = order.into_iter().map(|i| names[i]).map(|p| Row { class: None, id: Some(p.clone()), cells: vec![code(p.clone()), text(n(&map[p]).to_string())] }).collect();
     html! {
         <>
             <h3>{ "By property" }</h3>
@@ -235,8 +235,7 @@ fn merge(list: &[Value], key: &[&str]) -> Vec<Value> {
             None => out.push(row.clone()),
         }
     }
-    order::sort_by(&mut out, &|a, b| n(&b["count"]).cmp(&n(&a["count"])));
-    out
+    order::sorted_indices(out.len(), &|a, b| n(&out[b]["count"]).cmp(&n(&out[a]["count"]))).into_iter().map(|i| out[i].clone()).collect()
 }
 
 /// Each finding of the last 30 days: the entity, the property, the issue in words, how often,
