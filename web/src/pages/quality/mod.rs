@@ -53,13 +53,19 @@ pub(crate) fn go(state: &StateHandle, view: QualityView) {
 
 /// Reads the summary and both lists, in that order; the first failure is the screen's.
 fn read(state: &StateHandle, load: UseStateHandle<Load<Rc<Answers>>>) {
-    let Some(conn) = state.connection.clone() else { return };
+    let Some(conn) = state.connection.clone() else {
+        return;
+    };
     load.set(Load::Loading);
     let state = state.clone();
     wasm_bindgen_futures::spawn_local(async move {
         let log = log_request(&state);
         let mut answers = Vec::with_capacity(3);
-        for url in [api::quality_summary_url(&conn), api::quality_rows_url(&conn, "violations"), api::quality_rows_url(&conn, "rejected")] {
+        for url in [
+            api::quality_summary_url(&conn),
+            api::quality_rows_url(&conn, "violations"),
+            api::quality_rows_url(&conn, "rejected"),
+        ] {
             match api::read_data(&conn, &url, &log).await {
                 Ok(answer) => answers.push(answer),
                 Err(err) => {
@@ -71,19 +77,31 @@ fn read(state: &StateHandle, load: UseStateHandle<Load<Rc<Answers>>>) {
         let rejected = answers.pop().unwrap_or_default();
         let violations = answers.pop().unwrap_or_default();
         let summary = answers.pop().unwrap_or_default();
-        load.set(Load::Loaded(Rc::new(Answers { summary, violations, rejected })));
+        load.set(Load::Loaded(Rc::new(Answers {
+            summary,
+            violations,
+            rejected,
+        })));
     });
 }
 
 /// Reads the server's draft for `event` (every undocumented event and unknown property when
 /// `None`), and checks its entries with the core as a dictionary file would be.
 fn read_draft(state: &StateHandle, event: Option<String>, draft: UseStateHandle<Load<Rc<Draft>>>) {
-    let Some(conn) = state.connection.clone() else { return };
+    let Some(conn) = state.connection.clone() else {
+        return;
+    };
     draft.set(Load::Loading);
     let state = state.clone();
     wasm_bindgen_futures::spawn_local(async move {
         let log = log_request(&state);
-        let answer = match api::read_data(&conn, &api::quality_draft_url(&conn, event.as_deref()), &log).await {
+        let answer = match api::read_data(
+            &conn,
+            &api::quality_draft_url(&conn, event.as_deref()),
+            &log,
+        )
+        .await
+        {
             Ok(answer) => answer,
             Err(err) => return draft.set(Load::Failed(err.to_string())),
         };
@@ -92,7 +110,12 @@ fn read_draft(state: &StateHandle, event: Option<String>, draft: UseStateHandle<
             .map_or(&[][..], Vec::as_slice)
             .iter()
             .map(|u| {
-                let types: Vec<String> = u["types"].as_array().map_or(&[][..], Vec::as_slice).iter().map(crate::pages::data::value_text).collect();
+                let types: Vec<String> = u["types"]
+                    .as_array()
+                    .map_or(&[][..], Vec::as_slice)
+                    .iter()
+                    .map(crate::pages::data::value_text)
+                    .collect();
                 format!(
                     "{}, property {}: seen as {}; not guessed, give it a type by hand",
                     crate::pages::data::field(u, "event"),
@@ -102,8 +125,14 @@ fn read_draft(state: &StateHandle, event: Option<String>, draft: UseStateHandle<
             })
             .collect();
         match parse_dictionary(&answer["results"].to_string()) {
-            Ok(entries) => draft.set(Load::Loaded(Rc::new(Draft { entries: Rc::new(entries), unresolved }))),
-            Err(problems) => draft.set(Load::Failed(format!("the server's draft is not a valid dictionary: {}", problems.join("; ")))),
+            Ok(entries) => draft.set(Load::Loaded(Rc::new(Draft {
+                entries: Rc::new(entries),
+                unresolved,
+            }))),
+            Err(problems) => draft.set(Load::Failed(format!(
+                "the server's draft is not a valid dictionary: {}",
+                problems.join("; ")
+            ))),
         }
     });
 }
@@ -125,18 +154,23 @@ pub fn QualityPage() -> Html {
     };
     {
         let (state, load) = (state.clone(), load.clone());
-        use_effect_with((state.connection.clone(), *reload), move |_| read(&state, load));
+        use_effect_with((state.connection.clone(), *reload), move |_| {
+            read(&state, load)
+        });
     }
     {
         let (state, draft) = (state.clone(), draft.clone());
         let previewing = previewing.clone();
-        use_effect_with((state.connection.clone(), view.clone()), move |(_, view)| {
-            *previewing.borrow_mut() = false;
-            match view {
-            QualityView::Draft(event) => read_draft(&state, event.clone(), draft),
-                QualityView::Overview => draft.set(Load::Idle),
-            }
-        });
+        use_effect_with(
+            (state.connection.clone(), view.clone()),
+            move |(_, view)| {
+                *previewing.borrow_mut() = false;
+                match view {
+                    QualityView::Draft(event) => read_draft(&state, event.clone(), draft),
+                    QualityView::Overview => draft.set(Load::Idle),
+                }
+            },
+        );
     }
     let onreload = {
         let reload = reload.clone();
@@ -152,12 +186,17 @@ pub fn QualityPage() -> Html {
     };
     let onevents = {
         let also_events = also_events.clone();
-        Callback::from(move |e: Event| also_events.set(e.target_unchecked_into::<HtmlInputElement>().checked()))
+        Callback::from(move |e: Event| {
+            also_events.set(e.target_unchecked_into::<HtmlInputElement>().checked())
+        })
     };
     let onconfirm = {
-        let (state, reset, reload, events) = (state.clone(), reset.clone(), reload.clone(), *also_events);
+        let (state, reset, reload, events) =
+            (state.clone(), reset.clone(), reload.clone(), *also_events);
         Callback::from(move |_| {
-            let Some(conn) = state.connection.clone() else { return };
+            let Some(conn) = state.connection.clone() else {
+                return;
+            };
             reset.set(Reset::Sending);
             let (state, reset, reload) = (state.clone(), reset.clone(), reload.clone());
             wasm_bindgen_futures::spawn_local(async move {
@@ -169,10 +208,17 @@ pub fn QualityPage() -> Html {
                         let mut text = format!(
                             "reset: {} and {} deleted",
                             count(n("violations_deleted"), "violation row", "violation rows"),
-                            count(n("rejected_deleted"), "rejected-record row", "rejected-record rows")
+                            count(
+                                n("rejected_deleted"),
+                                "rejected-record row",
+                                "rejected-record rows"
+                            )
                         );
                         if events {
-                            text.push_str(&format!(", and {}", count(n("events_deleted"), "stored event", "stored events")));
+                            text.push_str(&format!(
+                                ", and {}",
+                                count(n("events_deleted"), "stored event", "stored events")
+                            ));
                         }
                         push(&state, Level::Info, text.clone());
                         reset.set(Reset::Done(text));
@@ -208,17 +254,28 @@ pub fn QualityPage() -> Html {
                 </div>
             </section>
         },
-        Reset::Done(text) => html! { <p id="reset-done" class="ok" role="status">{ text.clone() }</p> },
-        Reset::Failed(message) => html! { <p id="reset-failed" class="error" role="alert">{ format!("the reset failed: {message}") }</p> },
+        Reset::Done(text) => {
+            html! { <p id="reset-done" class="ok" role="status">{ text.clone() }</p> }
+        }
+        Reset::Failed(message) => {
+            html! { <p id="reset-failed" class="error" role="alert">{ format!("the reset failed: {message}") }</p> }
+        }
     };
     let body = match &*load {
         Load::Idle | Load::Loading => html! { <p class="hint" role="status">{ "Loading…" }</p> },
-        Load::Failed(message) => html! { <p id="quality-error" class="error" role="alert">{ message.clone() }</p> },
+        Load::Failed(message) => {
+            html! { <p id="quality-error" class="error" role="alert">{ message.clone() }</p> }
+        }
         Load::Loaded(a) => view::overview(a, &state),
     };
     let panel = match &view {
         QualityView::Overview => None,
-        QualityView::Draft(event) => Some(draft_panel(&state, event.as_deref(), &draft, &mut previewing.borrow_mut())),
+        QualityView::Draft(event) => Some(draft_panel(
+            &state,
+            event.as_deref(),
+            &draft,
+            &mut previewing.borrow_mut(),
+        )),
     };
     html! {
         <div id="quality" class={classes!("data", "quality", panel.is_some().then_some("with-panel"))}>
@@ -241,7 +298,12 @@ pub fn QualityPage() -> Html {
 /// The side panel of a draft: the properties left out, then the drafted entries in the
 /// bulk-upload preview, against the dictionary as loaded. The preview is first shown once the
 /// dictionary is read (after a refresh it may not be yet), and `previewing` keeps it afterwards.
-fn draft_panel(state: &StateHandle, event: Option<&str>, draft: &Load<Rc<Draft>>, previewing: &mut bool) -> Html {
+fn draft_panel(
+    state: &StateHandle,
+    event: Option<&str>,
+    draft: &Load<Rc<Draft>>,
+    previewing: &mut bool,
+) -> Html {
     let onclose = {
         let state = state.clone();
         Callback::from(move |()| go(&state, QualityView::Overview))
@@ -253,7 +315,9 @@ fn draft_panel(state: &StateHandle, event: Option<&str>, draft: &Load<Rc<Draft>>
     };
     let close = html! { <div class="actions"><button id="draft-close" onclick={onclose.reform(|_| ())}>{ "Close" }</button></div> };
     let content = match (draft, current) {
-        (Load::Failed(message), _) => html! { <><p id="draft-error" class="error" role="alert">{ message.clone() }</p>{ close }</> },
+        (Load::Failed(message), _) => {
+            html! { <><p id="draft-error" class="error" role="alert">{ message.clone() }</p>{ close }</> }
+        }
         (Load::Loaded(d), Some(current)) => {
             *previewing |= !d.entries.is_empty();
             html! {

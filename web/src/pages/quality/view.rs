@@ -57,12 +57,26 @@ fn entity_link(state: &StateHandle, event: &str, kind: &str) -> Html {
     if event.is_empty() {
         return html! { <span class="hint">{ "(no event name)" }</span> };
     }
-    let t = if kind == "user" || event == "$user" { EntityType::Profile } else { EntityType::Event };
+    let t = if kind == "user" || event == "$user" {
+        EntityType::Profile
+    } else {
+        EntityType::Event
+    };
     let onclick = {
         let (state, name) = (state.clone(), event.to_owned());
-        Callback::from(move |_| state.dispatch(Action::Go(Route::Dictionary(t, Panel::Detail(name.clone())))))
+        Callback::from(move |_| {
+            state.dispatch(Action::Go(Route::Dictionary(
+                t,
+                Panel::Detail(name.clone()),
+            )))
+        })
     };
-    link("link open-schema", format!("Schema of {event} in the dictionary"), event.to_owned(), onclick)
+    link(
+        "link open-schema",
+        format!("Schema of {event} in the dictionary"),
+        event.to_owned(),
+        onclick,
+    )
 }
 
 /// The whole screen below its buttons.
@@ -74,7 +88,11 @@ pub(crate) fn overview(a: &Answers, state: &StateHandle) -> Html {
         .as_object()
         .into_iter()
         .flatten()
-        .map(|(c, k)| Row { class: None, id: Some(c.clone()), cells: vec![code_words(c), text(n(k).to_string())] })
+        .map(|(c, k)| Row {
+            class: None,
+            id: Some(c.clone()),
+            cells: vec![code_words(c), text(n(k).to_string())],
+        })
         .collect();
     html! {
         <>
@@ -104,14 +122,24 @@ pub(crate) fn overview(a: &Answers, state: &StateHandle) -> Html {
 
 /// A column of counts, right-aligned on wide screens.
 fn count_col(head: &str) -> Col {
-    Col { head: head.into(), th: Some("n"), td: Some("n") }
+    Col {
+        head: head.into(),
+        th: Some("n"),
+        td: Some("n"),
+    }
 }
 
 /// One bar per UTC day of the last 30, today last: violations below, rejected records stacked on
 /// top, each as a share of the highest day. The numbers are in each bar's text for screen readers
 /// and in its tooltip.
 fn chart(violations: &Value, rejected: &Value) -> Html {
-    let of = |list: &Value, day: &str| list.as_array().into_iter().flatten().find(|d| d["day"] == day).map_or(0, |d| n(&d["count"]));
+    let of = |list: &Value, day: &str| {
+        list.as_array()
+            .into_iter()
+            .flatten()
+            .find(|d| d["day"] == day)
+            .map_or(0, |d| n(&d["count"]))
+    };
     const DAY_MS: f64 = 86_400_000.0;
     let today = (js_sys::Date::now() / DAY_MS).floor() * DAY_MS;
     let days: Vec<(String, i64, i64)> = (0..30)
@@ -124,7 +152,11 @@ fn chart(violations: &Value, rejected: &Value) -> Html {
         .collect();
     let peak = days.iter().map(|(_, v, r)| v + r).max().unwrap_or(0).max(1);
     let bars = days.iter().map(|(day, v, r)| {
-        let words = format!("{day}: {}, {}", count(*v as u64, "violation", "violations"), count(*r as u64, "rejected record", "rejected records"));
+        let words = format!(
+            "{day}: {}, {}",
+            count(*v as u64, "violation", "violations"),
+            count(*r as u64, "rejected record", "rejected records")
+        );
         html! {
             <li title={words.clone()} data-day={day.clone()} data-violations={v.to_string()}>
                 <span class="bar-r" style={format!("height:{}%", r * 100 / peak)}></span>
@@ -133,7 +165,10 @@ fn chart(violations: &Value, rejected: &Value) -> Html {
             </li>
         }
     });
-    let (first, last) = (days.first().map(|d| d.0.clone()).unwrap_or_default(), days.last().map(|d| d.0.clone()).unwrap_or_default());
+    let (first, last) = (
+        days.first().map(|d| d.0.clone()).unwrap_or_default(),
+        days.last().map(|d| d.0.clone()).unwrap_or_default(),
+    );
     html! {
         <figure class="chart" id="quality-chart">
             <ol class="bars" aria-label="Violations and rejected records per day">{ for bars }</ol>
@@ -148,7 +183,11 @@ fn chart(violations: &Value, rejected: &Value) -> Html {
 /// Per event name: violations, stored (good) and rejected (bad) records, most troubled first; an
 /// undocumented event or one with unknown properties offers its own draft.
 fn by_event(s: &Value, state: &StateHandle) -> Html {
-    let maps = [&s["violations"]["by_event"], &s["events"]["good"], &s["events"]["bad"]];
+    let maps = [
+        &s["violations"]["by_event"],
+        &s["events"]["good"],
+        &s["events"]["bad"],
+    ];
     let mut names: Vec<&String> = Vec::new();
     for map in maps {
         for name in map.as_object().into_iter().flat_map(Map::keys) {
@@ -162,25 +201,53 @@ fn by_event(s: &Value, state: &StateHandle) -> Html {
         return html! { <p class="hint">{ "No event in the last 30 days." }</p> };
     }
     // Through the core's one sort of indices: a sort per element type would cost wasm size.
-    let rows = order::sorted_indices(names.len(), &|a, b| troubles(names[b]).cmp(&troubles(names[a])).then_with(|| names[a].cmp(names[b])))
-        .into_iter()
-        .map(|i| names[i])
-        .map(|name| Row {
-            class: Some("event-row"),
-            id: Some(name.clone()),
-            cells: vec![entity_link(state, name, ""), text(n(&maps[0][name]).to_string()), text(n(&maps[1][name]).to_string()), text(n(&maps[2][name]).to_string())],
-        })
-        .collect();
-    let cols = [Col::plain("Event"), count_col("Violations"), count_col("Stored"), count_col("Rejected")];
+    let rows = order::sorted_indices(names.len(), &|a, b| {
+        troubles(names[b])
+            .cmp(&troubles(names[a]))
+            .then_with(|| names[a].cmp(names[b]))
+    })
+    .into_iter()
+    .map(|i| names[i])
+    .map(|name| Row {
+        class: Some("event-row"),
+        id: Some(name.clone()),
+        cells: vec![
+            entity_link(state, name, ""),
+            text(n(&maps[0][name]).to_string()),
+            text(n(&maps[1][name]).to_string()),
+            text(n(&maps[2][name]).to_string()),
+        ],
+    })
+    .collect();
+    let cols = [
+        Col::plain("Event"),
+        count_col("Violations"),
+        count_col("Stored"),
+        count_col("Rejected"),
+    ];
     grid("quality-events", "schemas cards quality-table", &cols, rows)
 }
 
 /// Per property name, across events: how many violations name it.
 fn by_property(map: &Value) -> Html {
-    let Some(map) = map.as_object().filter(|m| !m.is_empty()) else { return html! {} };
+    let Some(map) = map.as_object().filter(|m| !m.is_empty()) else {
+        return html! {};
+    };
     let names: Vec<&String> = map.keys().collect();
-    let order = order::sorted_indices(names.len(), &|a, b| n(&map[names[b]]).cmp(&n(&map[names[a]])).then_with(|| names[a].cmp(names[b])));
-    let rows = order.into_iter().map(|i| names[i]).map(|p| Row { class: None, id: Some(p.clone()), cells: vec![code(p.clone()), text(n(&map[p]).to_string())] }).collect();
+    let order = order::sorted_indices(names.len(), &|a, b| {
+        n(&map[names[b]])
+            .cmp(&n(&map[names[a]]))
+            .then_with(|| names[a].cmp(names[b]))
+    });
+    let rows = order
+        .into_iter()
+        .map(|i| names[i])
+        .map(|p| Row {
+            class: None,
+            id: Some(p.clone()),
+            cells: vec![code(p.clone()), text(n(&map[p]).to_string())],
+        })
+        .collect();
     html! {
         <>
             <h3>{ "By property" }</h3>
@@ -220,13 +287,19 @@ fn rejected_sample(sample: &Value) -> Html {
 fn merge(list: &[Value], key: &[&str]) -> Vec<Value> {
     let mut out: Vec<Value> = Vec::new();
     for row in list {
-        match out.iter_mut().find(|o| key.iter().all(|k| o[*k] == row[*k])) {
+        match out
+            .iter_mut()
+            .find(|o| key.iter().all(|k| o[*k] == row[*k]))
+        {
             Some(o) => {
                 o["count"] = (n(&o["count"]) + n(&row["count"])).into();
                 o["last_seen"] = n(&o["last_seen"]).max(n(&row["last_seen"])).into();
                 for (list, cap) in [("types", usize::MAX), ("samples", 5)] {
                     for item in row[list].as_array().into_iter().flatten() {
-                        if let Some(items) = o[list].as_array_mut().filter(|i| i.len() < cap && !i.contains(item)) {
+                        if let Some(items) = o[list]
+                            .as_array_mut()
+                            .filter(|i| i.len() < cap && !i.contains(item))
+                        {
                             items.push(item.clone());
                         }
                     }
@@ -235,7 +308,12 @@ fn merge(list: &[Value], key: &[&str]) -> Vec<Value> {
             None => out.push(row.clone()),
         }
     }
-    order::sorted_indices(out.len(), &|a, b| n(&out[b]["count"]).cmp(&n(&out[a]["count"]))).into_iter().map(|i| out[i].clone()).collect()
+    order::sorted_indices(out.len(), &|a, b| {
+        n(&out[b]["count"]).cmp(&n(&out[a]["count"]))
+    })
+    .into_iter()
+    .map(|i| out[i].clone())
+    .collect()
 }
 
 /// Each finding of the last 30 days: the entity, the property, the issue in words, how often,
@@ -279,7 +357,15 @@ fn findings(list: &[Value], state: &StateHandle) -> Html {
             }
         })
         .collect();
-    let cols = [Col::plain("Entity"), Col::plain("Property"), Col::plain("Issue"), count_col("Count"), Col::plain("Types seen"), Col::plain("Last seen"), Col::plain("Samples")];
+    let cols = [
+        Col::plain("Entity"),
+        Col::plain("Property"),
+        Col::plain("Issue"),
+        count_col("Count"),
+        Col::plain("Types seen"),
+        Col::plain("Last seen"),
+        Col::plain("Samples"),
+    ];
     html! {
         <>
             <h3>{ "Every violation" }</h3>
@@ -309,11 +395,58 @@ fn rejected(list: &[Value], state: &StateHandle) -> Html {
             ],
         })
         .collect();
-    let cols = [Col::plain("Route"), Col::plain("Event"), Col::plain("Reason"), count_col("Count"), Col::plain("Last seen"), Col::plain("Samples")];
+    let cols = [
+        Col::plain("Route"),
+        Col::plain("Event"),
+        Col::plain("Reason"),
+        count_col("Count"),
+        Col::plain("Last seen"),
+        Col::plain("Samples"),
+    ];
     html! {
         <>
             <h3>{ "Rejected records" }</h3>
             { grid("quality-rejected", "schemas cards quality-table", &cols, rows) }
         </>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use wasm_bindgen_test::wasm_bindgen_test;
+
+    #[wasm_bindgen_test]
+    fn rows_of_several_days_merge_into_one_finding_per_key() {
+        let day = |day: &str, count: i64, last: i64, types: Value, samples: Value| {
+            json!({"day": day, "kind": "event", "event": "Purchase", "property": "price", "code": "type_mismatch",
+                   "count": count, "last_seen": last, "types": types, "samples": samples})
+        };
+        let other = json!({"day": "2026-11-02", "kind": "event", "event": "Purchase", "property": "coupon", "code": "unknown_property",
+                           "count": 9, "last_seen": 1, "types": ["string"], "samples": []});
+        let merged = merge(
+            &[
+                day("2026-11-01", 2, 50, json!(["string"]), json!(["a", "b", "c"])),
+                other.clone(),
+                day("2026-11-02", 3, 40, json!(["string", "boolean"]), json!(["c", "d", "e", "f"])),
+            ],
+            &["kind", "event", "property", "code"],
+        );
+        // The most frequent first; counts added, the latest time kept, types and samples gathered
+        // without repeats and up to the server's five samples.
+        assert_eq!(merged.len(), 2);
+        assert_eq!(merged[0], other);
+        assert_eq!((&merged[1]["count"], &merged[1]["last_seen"]), (&json!(5), &json!(50)));
+        assert_eq!(merged[1]["types"], json!(["string", "boolean"]));
+        assert_eq!(merged[1]["samples"], json!(["a", "b", "c", "d", "e"]));
+    }
+
+    #[wasm_bindgen_test]
+    fn samples_are_pretty_printed_unless_they_are_not_json() {
+        assert_eq!(pretty(&json!("{\"event\":\"A\",\"n\":1}")), "{\n  \"event\": \"A\",\n  \"n\": 1\n}");
+        // A sample cut at its size limit is no JSON any more: it is shown as it is.
+        assert_eq!(pretty(&json!("{\"event\":\"A\",\"no")), "{\"event\":\"A\",\"no");
+        assert_eq!(pretty(&json!({"a": [1]})), "{\n  \"a\": [\n    1\n  ]\n}");
     }
 }
