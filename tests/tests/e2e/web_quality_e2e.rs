@@ -137,6 +137,7 @@ fn quality_screen(browser: Browser) {
         json!("2 violations in the last 30 days")
     );
     assert_eq!(mark("Sign Up"), Value::Null, "no mark without violations");
+    shot("1280-dictionary-marks");
 
     // The screen: totals, the chart, the tables by event, issue and property.
     open_quality(&session);

@@ -120,6 +120,12 @@ pub(crate) fn overview(a: &Answers, state: &StateHandle) -> Html {
     }
 }
 
+/// A time to the minute, in UTC: `2026-11-25 19:38 UTC`.
+fn minute(ms: i64) -> String {
+    let iso = time_text(ms);
+    format!("{} {} UTC", &iso[..10], &iso[11..16])
+}
+
 /// A column of counts, right-aligned on wide screens.
 fn count_col(head: &str) -> Col {
     Col {
@@ -350,8 +356,8 @@ fn findings(list: &[Value], state: &StateHandle) -> Html {
                     if property.is_empty() { html! { <span class="hint">{ "the whole record" }</span> } } else { code(property) },
                     issue,
                     text(n(&f["count"]).to_string()),
-                    text(types.join(", ")),
-                    text(time_text(n(&f["last_seen"]))),
+                    text(if types.is_empty() { "—".to_owned() } else { types.join(", ") }),
+                    text(minute(n(&f["last_seen"]))),
                     samples(f["samples"].as_array().map_or(&[][..], Vec::as_slice), violation_sample),
                 ],
             }
@@ -364,7 +370,11 @@ fn findings(list: &[Value], state: &StateHandle) -> Html {
         count_col("Count"),
         Col::plain("Types seen"),
         Col::plain("Last seen"),
-        Col::plain("Samples"),
+        Col {
+            head: "Samples".into(),
+            th: None,
+            td: Some("samples"),
+        },
     ];
     html! {
         <>
@@ -390,7 +400,7 @@ fn rejected(list: &[Value], state: &StateHandle) -> Html {
                 entity_link(state, &field(f, "event"), ""),
                 html! { <>{ code_words(&field(f, "code")) }<div class="hint">{ field(f, "message") }</div></> },
                 text(n(&f["count"]).to_string()),
-                text(time_text(n(&f["last_seen"]))),
+                text(minute(n(&f["last_seen"]))),
                 samples(f["samples"].as_array().map_or(&[][..], Vec::as_slice), rejected_sample),
             ],
         })
@@ -401,7 +411,11 @@ fn rejected(list: &[Value], state: &StateHandle) -> Html {
         Col::plain("Reason"),
         count_col("Count"),
         Col::plain("Last seen"),
-        Col::plain("Samples"),
+        Col {
+            head: "Samples".into(),
+            th: None,
+            td: Some("samples"),
+        },
     ];
     html! {
         <>
