@@ -400,7 +400,7 @@ fn detail(entry: &SchemaEntry, state: &StateHandle, confirming: &UseStateHandle<
         html! {
             <tr class="property-row">
                 <td><code>{ name.clone() }</code>
-                    { flag(violations_of(violations, "by_property", name), format!("{} of a property named {name} in the last 30 days, in any event",
+                    { flag(violations_of(violations, "by_property", name), format!("{} of a property named {name} in the last 30 days, across all events and profiles",
                         datadict_core::count(violations_of(violations, "by_property", name), "violation", "violations"))) }
                     if let Some(d) = pm.display_name.clone() { <div class="hint">{ d }</div> }</td>
                 <td>{ def.kind.as_str() }</td>
