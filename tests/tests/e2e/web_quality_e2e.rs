@@ -326,6 +326,15 @@ fn quality_screen(browser: Browser) {
     );
     assert_eq!(session.text_of("#total-violations"), "6");
 
+    // Just above the phone layout the menu of seven screens stays on one line in its header.
+    session.set_window_size(920, 800).unwrap();
+    let rows = session
+        .script("return new Set([...document.querySelectorAll('header.top nav button')].map(b => Math.round(b.getBoundingClientRect().top))).size;")
+        .unwrap();
+    assert_eq!(rows, json!(1), "the menu on one line at 920 px");
+    assert_no_sideways_scroll(&session, "the header at 920 px");
+    shot("920");
+
     // A phone: cards, no sideways scroll, the draft panel too.
     session.set_window_size(390, 844).unwrap();
     assert_no_sideways_scroll(&session, "the Data quality screen");
