@@ -441,9 +441,21 @@ mod tests {
                            "count": 9, "last_seen": 1, "types": ["string"], "samples": []});
         let merged = merge(
             &[
-                day("2026-11-01", 2, 50, json!(["string"]), json!(["a", "b", "c"])),
+                day(
+                    "2026-11-01",
+                    2,
+                    50,
+                    json!(["string"]),
+                    json!(["a", "b", "c"]),
+                ),
                 other.clone(),
-                day("2026-11-02", 3, 40, json!(["string", "boolean"]), json!(["c", "d", "e", "f"])),
+                day(
+                    "2026-11-02",
+                    3,
+                    40,
+                    json!(["string", "boolean"]),
+                    json!(["c", "d", "e", "f"]),
+                ),
             ],
             &["kind", "event", "property", "code"],
         );
@@ -451,16 +463,25 @@ mod tests {
         // without repeats and up to the server's five samples.
         assert_eq!(merged.len(), 2);
         assert_eq!(merged[0], other);
-        assert_eq!((&merged[1]["count"], &merged[1]["last_seen"]), (&json!(5), &json!(50)));
+        assert_eq!(
+            (&merged[1]["count"], &merged[1]["last_seen"]),
+            (&json!(5), &json!(50))
+        );
         assert_eq!(merged[1]["types"], json!(["string", "boolean"]));
         assert_eq!(merged[1]["samples"], json!(["a", "b", "c", "d", "e"]));
     }
 
     #[wasm_bindgen_test]
     fn samples_are_pretty_printed_unless_they_are_not_json() {
-        assert_eq!(pretty(&json!("{\"event\":\"A\",\"n\":1}")), "{\n  \"event\": \"A\",\n  \"n\": 1\n}");
+        assert_eq!(
+            pretty(&json!("{\"event\":\"A\",\"n\":1}")),
+            "{\n  \"event\": \"A\",\n  \"n\": 1\n}"
+        );
         // A sample cut at its size limit is no JSON any more: it is shown as it is.
-        assert_eq!(pretty(&json!("{\"event\":\"A\",\"no")), "{\"event\":\"A\",\"no");
+        assert_eq!(
+            pretty(&json!("{\"event\":\"A\",\"no")),
+            "{\"event\":\"A\",\"no"
+        );
         assert_eq!(pretty(&json!({"a": [1]})), "{\n  \"a\": [\n    1\n  ]\n}");
     }
 }
