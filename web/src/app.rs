@@ -62,21 +62,21 @@ fn Shell() -> Html {
         Page::Settings => html! { <pages::settings::SettingsPage /> },
         Page::Dictionary => html! { <pages::dictionary::DictionaryPage /> },
         Page::Data => html! { <pages::data::DataPage /> },
+        Page::Quality => html! { <pages::quality::QualityPage /> },
         Page::Import => html! {},
         Page::Warehouse => html! { <pages::warehouse::WarehousePage /> },
         Page::Migrate => html! { <pages::migrate::MigratePage /> },
+    };
+    let who = match &state.connection {
+        Some(c) => format!("{} · project {}", c.username, c.project_id),
+        None => "not connected".to_owned(),
     };
     html! {
         <>
             <header class="top">
                 <h1>{ "datadict" }</h1>
                 <nav aria-label="Main">{ for nav }</nav>
-                <span class="who">{
-                    match &state.connection {
-                        Some(c) => format!("{} · project {}", c.username, c.project_id),
-                        None => "not connected".to_owned(),
-                    }
-                }</span>
+                <span class="who" title={who.clone()}>{ who }</span>
                 <LogButton />
             </header>
             <main id="main" class={classes!(state.log_open.then_some("log-open"))}>
