@@ -90,7 +90,7 @@ pub fn parse_dictionary(text: &str) -> Result<Vec<SchemaEntry>, Vec<String>> {
     if !problems.is_empty() {
         return Err(problems);
     }
-    items.iter().map(|i| serde_json::from_value(i.clone()).map_err(|e| vec![e.to_string()])).collect()
+    items.iter().map(|i| SchemaEntry::from_json(i).map_err(|e| vec![e])).collect()
 }
 
 #[derive(Debug, Clone, PartialEq)]
