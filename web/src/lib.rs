@@ -55,40 +55,5 @@ pub fn wasm_memory_bytes() -> f64 {
         .unwrap_or(0.0)
 }
 
-/// `x` with `decimals` digits after the point (at most 3), rounded half away from zero: what
-/// `format!("{x:.1}")` prints, but for the rare value within rounding error of a half, and without the float formatting of `core::fmt`,
-/// which would add about 5 KB to the gzipped wasm for a few figures on the import screen. Not a
-/// number prints as `NaN`, and figures beyond `u64` saturate.
-pub fn fixed(x: f64, decimals: u32) -> String {
-    if x.is_nan() {
-        return "NaN".to_owned();
-    }
-    let scale = 10u64.pow(decimals.min(3));
-    let scaled = (x.abs() * scale as f64).round() as u64;
-    let sign = if x < 0.0 && scaled > 0 { "-" } else { "" };
-    let (whole, part) = (scaled / scale, scaled % scale);
-    match decimals.min(3) {
-        0 => format!("{sign}{whole}"),
-        d => format!("{sign}{whole}.{part:0width$}", width = d as usize),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::fixed;
-
-    #[wasm_bindgen_test::wasm_bindgen_test]
-    fn fixed_prints_what_format_prints() {
-        for x in [0.0, 0.04, 0.06, 1.0, 9.94, 9.96, 1023.9, 123_456.78, -2.4, -0.04, 1e15] {
-            for d in 0..=3 {
-                let ours = fixed(x, d);
-                let std = format!("{x:.prec$}", prec = d as usize);
-                assert_eq!(ours.trim_start_matches('-'), std.trim_start_matches('-'), "{x} with {d} decimals");
-            }
-        }
-        assert_eq!(fixed(f64::NAN, 1), "NaN");
-    }
-}
-
 #[cfg(test)]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);

@@ -23,7 +23,7 @@ fn line(entry: &LogEntry) -> String {
         Level::Info => "info ",
         Level::Error => "ERROR",
     };
-    format!("{:>9}s {level} {}", crate::fixed(entry.at_ms / 1000.0, 1), entry.text)
+    format!("{:>9.1}s {level} {}", entry.at_ms / 1000.0, entry.text)
 }
 
 /// What the copy button did.

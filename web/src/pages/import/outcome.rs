@@ -5,17 +5,16 @@
 
 use super::run::Progress;
 use super::{Phase, Target};
-use crate::fixed;
 use datadict_core::{count, IssueCode, IssueSummary, Tally};
 use yew::prelude::*;
 
 pub fn fmt_bytes(b: f64) -> String {
     if b >= 1024.0 * 1024.0 {
-        format!("{} MB", fixed(b / 1024.0 / 1024.0, 1))
+        format!("{:.1} MB", b / 1024.0 / 1024.0)
     } else if b >= 1024.0 {
-        format!("{} KB", fixed(b / 1024.0, 1))
+        format!("{:.1} KB", b / 1024.0)
     } else {
-        format!("{} B", fixed(b, 0))
+        format!("{b:.0} B")
     }
 }
 
@@ -106,8 +105,8 @@ pub fn tiles(p: &Progress, target: Target) -> Html {
             <div><b id="stat-left-out">{ if checked { left_out(p).to_string() } else { "–".into() } }</b>{ "left out by the check" }</div>
             <div><b id="stat-refused">{ if started { p.events_failed.to_string() } else { "–".into() } }</b>{ "rejected by the server" }</div>
             <div><b>{ if started { fmt_bytes(p.bytes_acked as f64) } else { "–".into() } }</b>{ "sent and acknowledged" }</div>
-            <div><b>{ if started { format!("{} records/s", fixed(p.events_sent as f64 / secs, 0)) } else { "–".into() } }</b>{ "rate" }</div>
-            <div><b>{ if left.is_finite() && p.phase == Phase::Uploading { format!("{} s", fixed(left, 0)) } else { "–".into() } }</b>{ "time left" }</div>
+            <div><b>{ if started { format!("{:.0} records/s", p.events_sent as f64 / secs) } else { "–".into() } }</b>{ "rate" }</div>
+            <div><b>{ if left.is_finite() && p.phase == Phase::Uploading { format!("{left:.0} s") } else { "–".into() } }</b>{ "time left" }</div>
             <div><b>{ p.retries }</b>{ "retries" }</div>
         </div>
     }

@@ -174,7 +174,7 @@ impl Run {
                 });
             }
             Outcome::Retry(r) => {
-                push(&self.state, Level::Error, format!("batch {} will be sent again in {} s: {}", r.sequence + 1, crate::fixed(r.delay_ms as f64 / 1000.0, 0), r.message));
+                push(&self.state, Level::Error, format!("batch {} will be sent again in {:.0} s: {}", r.sequence + 1, r.delay_ms as f64 / 1000.0, r.message));
                 self.update(|p| p.retries += 1);
             }
             Outcome::Failed(f) => self.batch_failed(&f),

@@ -191,7 +191,7 @@ pub fn ImportPage() -> Html {
             </div>
             <p id="import-phase" role="status">{ phase_text }</p>
             <label for="import-progress" id="import-progress-words" class="hint">{ bar_words }</label>
-            <progress id="import-progress" max="1" value={crate::fixed(fraction, 3)}></progress>
+            <progress id="import-progress" max="1" value={fraction.to_string()}></progress>
             { banner(p, target, ondownload(true)) }
             { tiles(p, target) }
             <details class="tech">
