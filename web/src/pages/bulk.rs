@@ -120,7 +120,7 @@ pub fn BulkUpload(props: &BulkUploadProps) -> Html {
         Callback::from(move |e: Event| {
             let input: HtmlInputElement = e.target_unchecked_into();
             let Some(file) = input.files().and_then(|f| f.get(0)) else { return };
-            let csv = file.name().to_lowercase().ends_with(".csv");
+            let csv = file.name().to_ascii_lowercase().ends_with(".csv");
             step.set(Step::Reading);
             let (step, current) = (step.clone(), current.clone());
             wasm_bindgen_futures::spawn_local(async move {
