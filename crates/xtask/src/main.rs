@@ -20,11 +20,10 @@ const USAGE: &str = "usage: cargo xtask <task> [options]
 
 tasks:
   setup [run|test|all]   install what is missing (wasm32 target, wasm-bindgen CLI, trunk,
-                         wasm-opt from npm's binaryen, chromium + chromedriver,
-                         firefox-esr + geckodriver, postgresql); default: all.
-                         DATADICT_TOOLS_DIR=DIR installs the cargo-built tools and
-                         binaryen into DIR (relative to the workspace) and looks for them
-                         only there
+                         chromium + chromedriver, firefox-esr + geckodriver,
+                         postgresql); default: all. DATADICT_TOOLS_DIR=DIR installs the
+                         cargo-built tools into DIR (relative to the workspace) and looks
+                         for them only there
   run [--listen ADDR] [--data-dir DIR] [--postgres]
                          build the web app and start the server with a demo project;
                          --postgres runs it on a local PostgreSQL in DIR/postgres

@@ -1,16 +1,14 @@
 //! `cargo xtask setup`: installs every tool the project needs, skipping what is already there at
 //! the right version, and says for each tool whether it was found or installed, from where, and
-//! how long it took. Everything comes from crates.io, npm's registry, the Rust distribution or
-//! Debian's packages: nothing here downloads a binary from anywhere else.
+//! how long it took. Everything comes from crates.io, the Rust distribution or Debian's packages:
+//! nothing here downloads a binary from anywhere else.
 //!
 //! With `DATADICT_TOOLS_DIR` set (`.ci/run` sets it to `target/tools` when `CI` is set), the tools
-//! built with `cargo install` and those from npm (`node_tools`) are looked for and installed only
-//! in that folder, so a clean clone
+//! built with `cargo install` are looked for and installed only in that folder, so a clean clone
 //! installs each of them afresh and a broken install command fails CI instead of hiding behind a
 //! tool a developer installed by hand. With `CI` set, Debian's packages go through `apt-get
 //! install` even when present (a no-op then), so their names are proven on every run too.
 
-pub mod node_tools;
 #[cfg(test)]
 mod tests;
 
@@ -23,14 +21,14 @@ use std::time::Instant;
 /// What a task needs installed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Need {
-    /// Building the web app: the wasm32 target, the wasm-bindgen CLI, trunk, Node and wasm-opt.
+    /// Building the web app: the wasm32 target, the wasm-bindgen CLI and trunk.
     Run,
     /// Everything `Run` needs, plus browsers and their WebDriver servers for the tests.
     Test,
 }
 
 /// The environment variable naming the folder that cargo-built tools live in (`--root` of
-/// `cargo install`) and npm's packages are installed under; unset, they live in cargo's home.
+/// `cargo install`); unset, they live in cargo's own bin folder.
 pub const TOOLS_DIR_VAR: &str = "DATADICT_TOOLS_DIR";
 
 /// A tool built from crates.io with `cargo install`.
@@ -126,14 +124,10 @@ pub fn tools_dir() -> Option<PathBuf> {
 }
 
 /// Puts the tools folder (when set) and cargo's bin folder first on this process's `PATH`, so the
-/// programs the tasks start (trunk, which looks for `wasm-bindgen` and `wasm-opt`; cargo's wasm32
-/// runner `wasm-bindgen-test-runner`) find the very tools setup found or installed. The npm
-/// packages' folders come first of all, so that no other `wasm-opt` (Debian's) is the one trunk
-/// meets.
+/// programs the tasks start (trunk, which looks for `wasm-bindgen`; cargo's wasm32 runner
+/// `wasm-bindgen-test-runner`) find the very tools setup found or installed.
 pub fn put_tools_on_path() {
-    let root = tools_dir();
-    let mut dirs: Vec<PathBuf> = node_tools::node_tools().iter().map(|t| node_tools::bin_dir(t, root.as_deref())).collect();
-    dirs.extend(root.map(|d| d.join("bin")));
+    let mut dirs: Vec<PathBuf> = tools_dir().map(|d| d.join("bin")).into_iter().collect();
     dirs.push(crate::util::cargo_bin_dir());
     let rest = std::env::var_os("PATH").map(|p| std::env::split_paths(&p).collect::<Vec<_>>()).unwrap_or_default();
     let rest: Vec<PathBuf> = rest.into_iter().filter(|d| !dirs.contains(d)).collect();
@@ -145,11 +139,11 @@ pub fn put_tools_on_path() {
 
 /// One line of setup's report: a tool, what happened, where it is, how long it took.
 #[derive(Debug)]
-pub(crate) struct Report {
-    pub(crate) tool: String,
-    pub(crate) outcome: &'static str,
-    pub(crate) place: String,
-    pub(crate) secs: f64,
+struct Report {
+    tool: String,
+    outcome: &'static str,
+    place: String,
+    secs: f64,
 }
 
 impl Report {
@@ -180,13 +174,9 @@ pub fn ensure(need: Need) -> anyhow::Result<()> {
     for tool in cargo_tools()?.iter().filter(|t| t.need <= need) {
         reports.push(ensure_cargo_tool(tool, root.as_deref())?);
     }
-    // Node runs binaryen's wasm-opt, which every web app build uses, and the npm package's tests.
-    reports.push(ensure_node()?);
-    for tool in node_tools::node_tools() {
-        reports.push(node_tools::ensure(&tool, root.as_deref())?);
-    }
     if need >= Need::Test {
         reports.extend(ensure_apt(APT_PACKAGES)?);
+        reports.push(ensure_node()?);
     }
     println!("    toolchain ready in {}:", human_secs(started.elapsed().as_secs_f64()));
     for report in &reports {
@@ -210,17 +200,6 @@ fn ensure_trunk_pins(version: &str) -> anyhow::Result<()> {
     let expected = format!("wasm_bindgen = \"{version}\"");
     if !trunk_toml.contains(&expected) {
         bail!("Trunk.toml must say `{expected}` under [tools] (the version pinned in Cargo.toml); otherwise trunk tries to download its own wasm-bindgen");
-    }
-    for tool in node_tools::node_tools() {
-        let expected = node_tools::trunk_wasm_opt_pin(&tool);
-        if !trunk_toml.contains(&expected) {
-            bail!(
-                "Trunk.toml must say `{expected}` under [tools] (the {}@{} that setup installs); otherwise trunk refuses that {}",
-                tool.package,
-                tool.version,
-                tool.bin
-            );
-        }
     }
     Ok(())
 }
@@ -406,7 +385,7 @@ fn apt_install(packages: &[&str]) -> anyhow::Result<()> {
 
 fn ensure_node() -> anyhow::Result<Report> {
     let version = probe("node", &["--version"])
-        .context("Node.js is missing: install Node 18 or newer (Debian: apt-get install nodejs npm); it runs wasm-opt and the npm package")?;
+        .context("Node.js is missing: install Node 18 or newer (Debian: apt-get install nodejs npm)")?;
     let major: u32 = version.trim_start_matches('v').split('.').next().and_then(|m| m.parse().ok()).unwrap_or(0);
     if major < 18 {
         bail!("Node.js {version} is too old: the npm package needs Node 18 or newer");
