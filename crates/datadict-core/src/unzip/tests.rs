@@ -8,7 +8,7 @@ use zip::CompressionMethod;
 
 fn write(members: &[(&str, &[u8])], options: SimpleFileOptions) -> Vec<u8> {
     let mut zip = zip::ZipWriter::new(Cursor::new(Vec::new()));
-    zip.set_comment("an archive comment moves the end record away from the file's end");
+    zip.set_comment("an archive comment moves the end record away from the file's end").unwrap();
     for (name, data) in members {
         if name.ends_with('/') {
             zip.add_directory(*name, options).unwrap();
