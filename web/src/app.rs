@@ -28,7 +28,7 @@ fn Shell() -> Html {
     // user starts at the menu rather than at the page's top.
     use_effect_with(connected, move |connected| {
         if *connected {
-            let id = format!("nav-{}", page.title().to_lowercase());
+            let id = format!("nav-{}", page.title().to_ascii_lowercase());
             let el = web_sys::window().and_then(|w| w.document()).and_then(|d| d.get_element_by_id(&id));
             if let Some(el) = el.and_then(|e| wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(e).ok()) {
                 let _ = el.focus();
@@ -52,7 +52,7 @@ fn Shell() -> Html {
         // Pages other than settings need a connection first.
         let disabled = p != Page::Settings && !connected;
         html! {
-            <button id={format!("nav-{}", p.title().to_lowercase())} class={classes!("nav-item", (p == page).then_some("active"))}
+            <button id={format!("nav-{}", p.title().to_ascii_lowercase())} class={classes!("nav-item", (p == page).then_some("active"))}
                     aria-current={(p == page).then_some("page")} {disabled} {onclick}>
                 { p.title() }
             </button>

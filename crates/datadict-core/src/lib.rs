@@ -54,7 +54,8 @@
 //! - A datadict server's read API (no part of the spec): [`Endpoints::profile`],
 //!   [`Endpoints::groups`], [`Endpoints::lookup_table`] and the others build its URLs.
 //! - Migration (spec §4.3): [`validate_migration_request`], [`validate_source_tool`]; the source
-//!   export archive [`ExportArchive`] (zip of gzipped NDJSON, member by member); the FACTS.md
+//!   export archive [`ExportArchive`] (zip of gzipped NDJSON, member by member, read by the small
+//!   [`unzip::ZipReader`]); the FACTS.md
 //!   mapping [`transform_event`], [`transform_ndjson`], [`ProfileAccumulator`].
 //! - Dictionary I/O: [`batch_body`], [`validate_batch_body`], [`dictionary_to_csv`],
 //!   [`dictionary_from_csv`] (round-trips exactly), [`entity_json_schema`] (draft-07),
@@ -88,6 +89,7 @@ pub mod split;
 pub mod status;
 pub mod summary;
 pub mod time;
+pub mod unzip;
 pub mod upload;
 pub mod validate;
 pub mod wire;

@@ -90,7 +90,7 @@ pub fn parse_dictionary(text: &str) -> Result<Vec<SchemaEntry>, Vec<String>> {
     if !problems.is_empty() {
         return Err(problems);
     }
-    items.iter().map(|i| serde_json::from_value(i.clone()).map_err(|e| vec![e.to_string()])).collect()
+    items.iter().map(|i| SchemaEntry::from_json(i).map_err(|e| vec![e])).collect()
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -127,7 +127,7 @@ pub fn BulkUpload(props: &BulkUploadProps) -> Html {
         Callback::from(move |e: Event| {
             let input: HtmlInputElement = e.target_unchecked_into();
             let Some(file) = input.files().and_then(|f| f.get(0)) else { return };
-            let csv = file.name().to_lowercase().ends_with(".csv");
+            let csv = file.name().to_ascii_lowercase().ends_with(".csv");
             step.set(Step::Reading);
             let (step, current) = (step.clone(), current.clone());
             wasm_bindgen_futures::spawn_local(async move {
