@@ -2,7 +2,7 @@
 //! PostgreSQL cluster from Debian's binaries in a scratch folder, with the server's durability
 //! (`fsync` and `synchronous_commit` on, their defaults), the release server on it with one and
 //! with two processes (the clients spread over them in turn), at each client count. Each case
-//! gets a fresh database. Beside them, in the same run, a bare `COPY` of the same rows into the
+//! gets a fresh database and starts after a checkpoint, and reports the WAL it wrote. Beside them, in the same run, a bare `COPY` of the same rows into the
 //! same `events` table (one `COPY`, so one commit, per 2,000 rows, from one connection): the
 //! ceiling the server is measured against, run before the first case and after each client
 //! count, and each case gets `ratio_to_copy`, its rate over the mean of the two `COPY` runs
@@ -95,10 +95,13 @@ impl Cluster {
         }
     }
 
-    /// Creates database `name` and returns its URL.
+    /// Creates database `name` and returns its URL. Then a checkpoint, so that no case pays for
+    /// the write-ahead log of the cases before it: `max_wal_size` is 1 GB, and each case writes
+    /// `wal_mib` of it (in its line).
     fn create_database(&self, name: &str) -> String {
         let mut admin = client(&format!("postgres://postgres@127.0.0.1:{}/postgres", self.port));
         admin.batch_execute(&format!("CREATE DATABASE {name}")).unwrap();
+        admin.batch_execute("CHECKPOINT").unwrap();
         format!("postgres://postgres@127.0.0.1:{}/{name}", self.port)
     }
 }
@@ -111,6 +114,11 @@ impl Drop for Cluster {
 
 fn client(url: &str) -> postgres::Client {
     postgres::Client::connect(url, postgres::NoTls).unwrap()
+}
+
+/// The cluster's current write-ahead log position, in bytes.
+fn wal_bytes(c: &mut postgres::Client) -> f64 {
+    c.query_one("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::float8", &[]).unwrap().get(0)
 }
 
 /// The `bin` folder of the newest installed PostgreSQL.
@@ -136,6 +144,8 @@ fn server_case(server: &str, url: &str, batches: &Arc<Vec<Vec<u8>>>, events: usi
     }
     let creds: DemoCredentials = serde_json::from_str(&std::fs::read_to_string(dir.path().join("demo-credentials.json")).unwrap()).unwrap();
     let auth = format!("Basic {}", base64_encode(format!("{}:", creds.project_token).as_bytes()));
+    let mut db = client(url);
+    let wal_before = wal_bytes(&mut db);
     let cpu_before: f64 = children.iter().map(|c| cpu_secs(c.id())).sum();
     let next = Arc::new(AtomicUsize::new(0));
     let latencies = Arc::new(Mutex::new(Vec::new()));
@@ -170,6 +180,7 @@ fn server_case(server: &str, url: &str, batches: &Arc<Vec<Vec<u8>>>, events: usi
         t.join().unwrap();
     }
     let secs = started.elapsed().as_secs_f64();
+    let wal_mib = (wal_bytes(&mut db) - wal_before) / 1048576.0;
     let rss: Vec<f64> = children.iter().map(|c| round(peak_rss_kib(c.id()) as f64 / 1024.0)).collect();
     let cpu: f64 = children.iter().map(|c| cpu_secs(c.id())).sum::<f64>() - cpu_before;
     // Every event arrived, and each process reads all of them (they share the database).
@@ -186,7 +197,7 @@ fn server_case(server: &str, url: &str, batches: &Arc<Vec<Vec<u8>>>, events: usi
     let pct = |p: f64| l[((l.len() as f64 - 1.0) * p).round() as usize];
     json!({"case": "server_postgres", "processes": processes, "clients": clients, "events": events, "secs": round(secs),
         "events_per_sec": (events as f64 / secs).round(), "p50_ms": round(pct(0.5)), "p99_ms": round(pct(0.99)),
-        "server_peak_rss_mib": rss, "server_cpu_secs": round(cpu)})
+        "server_peak_rss_mib": rss, "server_cpu_secs": round(cpu), "wal_mib": round(wal_mib)})
 }
 
 /// Starts one server process on the database at `url`; returns it and its base URL.
@@ -223,6 +234,7 @@ fn bare_copy(url: &str, rows: &[EventBatch]) -> Value {
     // The `COPY` text of each batch is built before the clock starts, as the server's rows (with
     // their digest) are built before its writer runs.
     let texts: Vec<Vec<u8>> = rows.iter().map(|batch| copy_text(project, batch)).collect();
+    let wal_before = wal_bytes(&mut c);
     let started = Instant::now();
     for text in &texts {
         let mut w = c.copy_in("COPY events (project_id, dedup, event, time_ms, distinct_id, insert_id, record, ingested_at) FROM STDIN").unwrap();
@@ -230,10 +242,11 @@ fn bare_copy(url: &str, rows: &[EventBatch]) -> Value {
         w.finish().unwrap();
     }
     let secs = started.elapsed().as_secs_f64();
+    let wal_mib = (wal_bytes(&mut c) - wal_before) / 1048576.0;
     let events: usize = rows.iter().map(EventBatch::len).sum();
     let stored: i64 = c.query_one("SELECT count(*) FROM events", &[]).unwrap().get(0);
     assert_eq!(stored as usize, events, "COPY stored {stored} of {events} rows");
-    json!({"case": "bare_postgres_copy", "events": events, "rows_per_copy": BATCH, "secs": round(secs), "events_per_sec": (events as f64 / secs).round()})
+    json!({"case": "bare_postgres_copy", "events": events, "rows_per_copy": BATCH, "secs": round(secs), "events_per_sec": (events as f64 / secs).round(), "wal_mib": round(wal_mib)})
 }
 
 /// A batch in `COPY`'s text format.
