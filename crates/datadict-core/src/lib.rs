@@ -40,7 +40,8 @@
 //! - Against the dictionary: [`Dictionary`], [`check_against_dictionary`] (no schema, unknown
 //!   property, type mismatch, dropped, hidden), [`check_profile_against_dictionary`] (a profile
 //!   update against its `profile` schema: `$user`, or a group's key), [`remove_properties`];
-//!   aggregate counts with example input positions: [`IssueSummary`].
+//!   aggregate counts with example input positions: [`IssueSummary`]; the rule of the
+//!   `datadict violations` CI gate ([`quality_gate`]).
 //! - Streaming: [`RecordSplitter`] finds records in chunks split anywhere ([`split_body`] for a
 //!   whole body); [`Batcher`] turns chunks into gzipped request bodies ([`Batch`]) of at most
 //!   2,000 events and 10 MB, each event keeping its [`RecordPos`]; [`gzip()`], [`gunzip`].
@@ -81,6 +82,7 @@ pub mod merge;
 pub mod migration;
 pub mod order;
 pub mod profile;
+pub mod quality_gate;
 pub mod request;
 pub mod retry;
 pub mod schema;
