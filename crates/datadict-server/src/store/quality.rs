@@ -67,6 +67,9 @@ pub struct ViolationFilter {
     pub kind: Option<String>,
 }
 
+/// A row's key: kind (or route), entity, property, code.
+type RowKey = (String, String, String, String);
+
 /// Adds a request's tallies to the day `day` of a project: an existing key adds its count and
 /// widens its times, merges its types and keeps samples up to `max_samples`; a new key past the
 /// day's `max_keys` is counted in the `$others` row of its kind and code instead.
@@ -82,7 +85,8 @@ pub fn record_violations(conn: &Conn<'_>, table: Table, project_id: i64, day: &s
     // Which new keys fit under the cap is decided in key order as sent, as before.
     rows.sort_by(|a, b| (&a.kind, &a.entity, &a.property, &a.code).cmp(&(&b.kind, &b.entity, &b.property, &b.code)));
     let mut keys = dispatch!(conn, quality::count_violation_keys(table, project_id, day))?;
-    let mut resolved: std::collections::BTreeMap<(String, String, String, String), (ViolationRow, Option<ViolationRow>)> = Default::default();
+    // Each final key's row, with the stored row of that key when it was read already.
+    let mut resolved: std::collections::BTreeMap<RowKey, (ViolationRow, Option<ViolationRow>)> = Default::default();
     for mut row in rows {
         // PostgreSQL's text holds no zero byte, which an event or property name may; both stores
         // keep the same replacement, so that they list the same keys.
