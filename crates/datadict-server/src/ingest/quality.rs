@@ -73,7 +73,7 @@ type FastHash = foldhash::fast::RandomState;
 /// of names. A test checks that tallies made this way equal the core's findings one by one.
 #[derive(Debug, Default)]
 struct Shape {
-    /// Each property name, preceded by its length (so that names cannot run together).
+    /// Each property name, preceded by its length as 8 bytes (so that names cannot run together).
     names: Vec<u8>,
     kinds: Vec<PropertyType>,
     /// The tally of each finding, in the order the core gave them.
@@ -90,11 +90,11 @@ impl Shape {
         for (p, kind) in properties.iter().zip(&self.kinds) {
             let name = p.name.as_bytes();
             let Some((len, tail)) = rest.split_first_chunk::<8>() else { return false };
-            let len = usize::from_le_bytes(*len);
-            if p.kind != *kind || len != name.len() || !tail.starts_with(name) {
+            let len = u64::from_le_bytes(*len);
+            if p.kind != *kind || len != name.len() as u64 || !tail.starts_with(name) {
                 return false;
             }
-            rest = &tail[len..];
+            rest = &tail[name.len()..];
         }
         true
     }
@@ -105,7 +105,7 @@ impl Shape {
         self.kinds.clear();
         self.hits.clear();
         for p in properties {
-            self.names.extend_from_slice(&p.name.len().to_le_bytes());
+            self.names.extend_from_slice(&(p.name.len() as u64).to_le_bytes());
             self.names.extend_from_slice(p.name.as_bytes());
             self.kinds.push(p.kind);
         }
