@@ -20,6 +20,7 @@ mod openapi;
 mod postgres_store;
 mod processes;
 mod quality;
+mod quality_concurrency;
 mod schema_limits;
 mod schemas;
 mod track;
