@@ -74,6 +74,8 @@ fn words_and_widths(browser: Browser) {
     }
     open(&session, "dictionary");
     session.click("#reload").unwrap();
+    // Bulk upload is disabled while the dictionary reloads: wait for it, as a user would.
+    session.wait_for("document.querySelector('#bulk-upload') && !document.querySelector('#bulk-upload').disabled", "the reloaded dictionary", WAIT).unwrap();
     session.click("#bulk-upload").unwrap();
     session.wait_for("document.querySelector('#bulk-file')", "the bulk upload panel", WAIT).unwrap();
     assert_no_sideways_scroll(&session, "bulk upload");
