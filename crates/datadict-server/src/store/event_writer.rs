@@ -1,9 +1,12 @@
 //! The event writer: a thread that stores the events of concurrent import requests in group
-//! commits, and the [`EventSink`] through which a request hands it its events in parts. The
-//! thread and the sink are the same on both backends; each backend writes a group its own way
-//! (`sqlite::event_writer`, `pg::events`).
+//! commits, and the [`EventSink`] through which a request hands it its events in parts, then its
+//! data-quality rows ([`QualityRows`]), which the group's transaction writes after the events, so
+//! that a request costs one commit. The thread and the sink are the same on both backends; each
+//! backend writes a group its own way (`sqlite::event_writer`, `pg::events`), and both write the
+//! group's quality rows with [`record_quality`](super::quality::record_quality).
 
 use super::events::EventBatch;
+use super::quality::QualityRows;
 use super::Store;
 use anyhow::Context;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -47,8 +50,14 @@ pub struct EventSink {
 #[derive(Debug)]
 pub(crate) enum Part {
     Rows(EventBatch),
+    /// The request's data-quality rows, sent once, after its last rows.
+    Quality(QualityRows),
     /// Every part has been sent: the job may be committed.
     End,
+}
+
+fn stopped() -> anyhow::Error {
+    anyhow::anyhow!("the event writer has stopped")
 }
 
 impl EventSink {
@@ -57,23 +66,34 @@ impl EventSink {
         if batch.is_empty() {
             return Ok(());
         }
-        let stopped = || anyhow::anyhow!("the event writer has stopped");
-        let parts = match &self.parts {
-            Some(parts) => parts,
-            None => {
-                let (parts, rx) = channel();
-                let (done, answer) = tokio::sync::oneshot::channel();
-                let job = InsertJob { project_id: self.project_id, parts: rx, now_s: self.now_s, done };
-                self.writer.in_flight.fetch_add(1, Ordering::Relaxed);
-                if self.writer.jobs.send(job).is_err() {
-                    self.writer.in_flight.fetch_sub(1, Ordering::Relaxed);
-                    return Err(stopped());
-                }
-                self.answer = Some(answer);
-                self.parts.insert(parts)
+        self.parts()?.send(Part::Rows(batch)).map_err(|_| stopped())
+    }
+
+    /// Sends the request's data-quality rows, to be written in the transaction of its events
+    /// (nothing is sent for none). A request whose records were all refused still reaches the
+    /// writer this way, so that its rejected records are recorded.
+    pub fn send_quality(&mut self, rows: QualityRows) -> anyhow::Result<()> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        self.parts()?.send(Part::Quality(rows)).map_err(|_| stopped())
+    }
+
+    /// The way to this sink's job, which the first part opens.
+    fn parts(&mut self) -> anyhow::Result<&Sender<Part>> {
+        if self.parts.is_none() {
+            let (parts, rx) = channel();
+            let (done, answer) = tokio::sync::oneshot::channel();
+            let job = InsertJob { project_id: self.project_id, parts: rx, now_s: self.now_s, done };
+            self.writer.in_flight.fetch_add(1, Ordering::Relaxed);
+            if self.writer.jobs.send(job).is_err() {
+                self.writer.in_flight.fetch_sub(1, Ordering::Relaxed);
+                return Err(stopped());
             }
-        };
-        parts.send(Part::Rows(batch)).map_err(|_| stopped())
+            self.answer = Some(answer);
+            self.parts = Some(parts);
+        }
+        self.parts.as_ref().ok_or_else(stopped)
     }
 
     /// Whether the event writer has no request in hand or waiting. A request that checks its
@@ -119,19 +139,27 @@ pub(crate) struct InsertJob {
     pub(crate) done: tokio::sync::oneshot::Sender<anyhow::Result<usize>>,
 }
 
+/// What a job sent once drained: the number of rows stored, and its quality rows.
+#[derive(Debug, Default)]
+pub(crate) struct Drained {
+    pub(crate) rows: usize,
+    pub(crate) quality: Option<QualityRows>,
+}
+
 impl InsertJob {
     /// Receives the request's parts until its `End`, handing each batch to `store`; returns the
-    /// number of rows stored. A request that ends without `End` is an error, so the caller's
-    /// savepoint rolls back.
-    pub(crate) fn drain(&self, mut store: impl FnMut(&EventBatch) -> anyhow::Result<()>) -> anyhow::Result<usize> {
-        let mut rows = 0;
+    /// number of rows stored and the quality rows, which the caller writes with the group's. A
+    /// request that ends without `End` is an error, so the caller's savepoint rolls back.
+    pub(crate) fn drain(&self, mut store: impl FnMut(&EventBatch) -> anyhow::Result<()>) -> anyhow::Result<Drained> {
+        let mut drained = Drained::default();
         loop {
             match self.parts.recv() {
                 Ok(Part::Rows(batch)) => {
                     store(&batch)?;
-                    rows += batch.len();
+                    drained.rows += batch.len();
                 }
-                Ok(Part::End) => return Ok(rows),
+                Ok(Part::Quality(rows)) => drained.quality = Some(rows),
+                Ok(Part::End) => return Ok(drained),
                 Err(_) => anyhow::bail!("the request ended before all its events were sent"),
             }
         }

@@ -67,6 +67,50 @@ pub struct ViolationFilter {
     pub kind: Option<String>,
 }
 
+/// One request's data-quality rows for one project and UTC day, which the event writer stores in
+/// the transaction of the request's events ([`EventSink::send_quality`](super::EventSink::send_quality)).
+#[derive(Debug, Clone, Default)]
+pub struct QualityRows {
+    /// The UTC day (`YYYY-MM-DD`) the rows count in.
+    pub day: String,
+    /// The day's cap of distinct keys per project (see [`record_violations`]).
+    pub max_keys: usize,
+    /// The most samples kept per key.
+    pub max_samples: usize,
+    pub violations: Vec<ViolationRow>,
+    pub rejected: Vec<ViolationRow>,
+    pub counts: Vec<ViolationRow>,
+}
+
+impl QualityRows {
+    pub fn is_empty(&self) -> bool {
+        self.violations.is_empty() && self.rejected.is_empty() && self.counts.is_empty()
+    }
+}
+
+/// Stores the quality rows of the requests of one group commit, inside its transaction: the rows
+/// of one project and day are merged (one statement per key for the whole group, not one per key
+/// and request), and every row is written in one order, by project, day, table and key, so that
+/// two transactions on PostgreSQL that touch the same rows lock them in the same order.
+pub fn record_quality(conn: &Conn<'_>, mut requests: Vec<(i64, QualityRows)>) -> anyhow::Result<()> {
+    requests.sort_by(|a, b| (a.0, &a.1.day).cmp(&(b.0, &b.1.day)));
+    let mut requests = requests.into_iter().peekable();
+    while let Some((project_id, mut first)) = requests.next() {
+        while let Some((_, next)) = requests.next_if(|(p, q)| *p == project_id && q.day == first.day) {
+            first.violations.extend(next.violations);
+            first.rejected.extend(next.rejected);
+            first.counts.extend(next.counts);
+        }
+        let QualityRows { day, max_keys, max_samples, violations, rejected, counts } = first;
+        for (table, rows) in [(Table::Violations, violations), (Table::Rejected, rejected), (Table::EventCounts, counts)] {
+            if !rows.is_empty() {
+                record_violations(conn, table, project_id, &day, rows, max_keys, max_samples)?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Adds a request's tallies to the day `day` of a project: an existing key adds its count and
 /// widens its times, merges its types and keeps samples up to `max_samples`; a new key past the
 /// day's `max_keys` is counted in the `$others` row of its kind and code instead.
@@ -74,6 +118,7 @@ pub fn record_violations(conn: &Conn<'_>, table: Table, project_id: i64, day: &s
     // Rows are written in key order: requests recording in one transaction each then lock shared
     // rows in the same order, so that two of them on PostgreSQL cannot deadlock.
     rows.sort_by(|a, b| (&a.kind, &a.entity, &a.property, &a.code).cmp(&(&b.kind, &b.entity, &b.property, &b.code)));
+    let rows = merge_equal_keys(rows, max_samples);
     let mut keys = dispatch!(conn, quality::count_violation_keys(table, project_id, day))?;
     for mut row in rows {
         // PostgreSQL's text holds no zero byte, which an event or property name may; both stores
@@ -109,6 +154,29 @@ pub fn record_violations(conn: &Conn<'_>, table: Table, project_id: i64, day: &s
         dispatch!(conn, quality::upsert_violation(table, project_id, day, &row))?;
     }
     Ok(())
+}
+
+/// Merges the rows of one key (adjacent in `rows`, which are sorted by key) into one, as storing
+/// them one after the other would: counts add up, times widen, types join, samples are kept in
+/// order up to `max_samples`, and the first message stays.
+fn merge_equal_keys(rows: Vec<ViolationRow>, max_samples: usize) -> Vec<ViolationRow> {
+    let mut out: Vec<ViolationRow> = Vec::with_capacity(rows.len());
+    for row in rows {
+        match out.last_mut() {
+            Some(last) if (&last.kind, &last.entity, &last.property, &last.code) == (&row.kind, &row.entity, &row.property, &row.code) => {
+                last.count += row.count;
+                last.first_seen_ms = last.first_seen_ms.min(row.first_seen_ms);
+                last.last_seen_ms = last.last_seen_ms.max(row.last_seen_ms);
+                last.types.extend(row.types);
+                last.types.sort();
+                last.types.dedup();
+                let room = max_samples.saturating_sub(last.samples.len());
+                last.samples.extend(row.samples.into_iter().take(room));
+            }
+            _ => out.push(row),
+        }
+    }
+    out
 }
 
 /// A page of violations in (day, kind, entity, property, code) order, from `offset`.

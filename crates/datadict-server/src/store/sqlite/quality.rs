@@ -34,16 +34,21 @@ pub(crate) fn tables() -> String {
 }
 
 pub fn count_violation_keys(conn: &Connection, table: Table, project_id: i64, day: &str) -> anyhow::Result<i64> {
-    Ok(conn.query_row(&format!("SELECT count(*) FROM {t} WHERE project_id = ?1 AND day = ?2", t = table.name()), params![project_id, day], |r| r.get(0))?)
+    let sql = format!("SELECT count(*) FROM {t} WHERE project_id = ?1 AND day = ?2", t = table.name());
+    Ok(conn.prepare_cached(&sql)?.query_row(params![project_id, day], |r| r.get(0))?)
 }
 
 /// The row of one key, `[kind, entity, property, code]`, if stored.
 pub fn get_violation(conn: &Connection, table: Table, project_id: i64, day: &str, key: [&str; 4]) -> anyhow::Result<Option<ViolationRow>> {
     let [kind, entity, property, code] = key;
+    // Prepared once per connection: this runs for every key of every group commit.
     let row = conn
+        .prepare_cached(&format!(
+            "SELECT message, count, first_seen_ms, last_seen_ms, types, samples FROM {t}
+             WHERE project_id = ?1 AND day = ?2 AND kind = ?3 AND entity = ?4 AND property = ?5 AND code = ?6",
+            t = table.name()
+        ))?
         .query_row(
-            &format!("SELECT message, count, first_seen_ms, last_seen_ms, types, samples FROM {t}
-             WHERE project_id = ?1 AND day = ?2 AND kind = ?3 AND entity = ?4 AND property = ?5 AND code = ?6", t = table.name()),
             params![project_id, day, kind, entity, property, code],
             |r| Ok((r.get::<_, String>(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get::<_, String>(4)?, r.get::<_, String>(5)?)),
         )

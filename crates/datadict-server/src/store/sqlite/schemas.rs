@@ -12,7 +12,26 @@ pub fn put_schema(conn: &Connection, project_id: i64, entry: &SchemaEntry) -> an
          DO UPDATE SET schema_json = excluded.schema_json, updated_at = unixepoch()",
         params![project_id, entry.entity_type.as_str(), entry.name, serde_json::to_string(&entry.schema_json)?],
     )?;
+    bump_dictionary_version(conn, project_id)
+}
+
+/// Raises the project's dictionary version, in the caller's transaction (see `store::schemas`).
+fn bump_dictionary_version(conn: &Connection, project_id: i64) -> anyhow::Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO dictionary_versions (project_id, version) VALUES (?1, 1)
+         ON CONFLICT (project_id) DO UPDATE SET version = version + 1",
+    )?
+    .execute([project_id])?;
     Ok(())
+}
+
+/// The project's dictionary version (0 before its first schema write).
+pub fn dictionary_version(conn: &Connection, project_id: i64) -> anyhow::Result<i64> {
+    Ok(conn
+        .prepare_cached("SELECT version FROM dictionary_versions WHERE project_id = ?1")?
+        .query_row([project_id], |r| r.get(0))
+        .optional()?
+        .unwrap_or(0))
 }
 
 /// Lists the schemas of a project, optionally of one entity type and one name, ordered by type
@@ -68,11 +87,15 @@ pub fn delete_schemas(
     entity_type: Option<EntityType>,
     name: Option<&str>,
 ) -> anyhow::Result<usize> {
-    Ok(conn.execute(
+    let deleted = conn.execute(
         "DELETE FROM schemas
          WHERE project_id = ?1 AND (?2 IS NULL OR entity_type = ?2) AND (?3 IS NULL OR name = ?3)",
         params![project_id, entity_type.map(EntityType::as_str), name],
-    )?)
+    )?;
+    if deleted > 0 {
+        bump_dictionary_version(conn, project_id)?;
+    }
+    Ok(deleted)
 }
 
 /// The event schemas of a project that may drop something at ingestion (spec §2.4, §2.5): only
