@@ -22,6 +22,7 @@ pub fn run_case(server: &str, records: &[Value], clients: usize, folders: &mut V
     // The bodies are built before the clock starts: the client's encoding is not the server's cost.
     let bodies: Arc<Vec<String>> = Arc::new(records.iter().map(|r| form_body(r, &creds.project_token)).collect());
     let ceiling = ceiling(&bodies, clients);
+    let fsync_ms = fsync_ms(dir.path());
     let cpu_before = cpu_secs(child.id());
     let (secs, l) = drive(&format!("{base}/track"), &bodies, clients);
     let rss_kib = peak_rss_kib(child.id());
@@ -38,7 +39,34 @@ pub fn run_case(server: &str, records: &[Value], clients: usize, folders: &mut V
         "server_peak_rss_mib": round(rss_kib as f64 / 1024.0), "server_cpu_secs": round(cpu),
         "requests_per_server_cpu_sec": (requests as f64 / cpu).round(),
         "ceiling_requests_per_sec": ceiling["requests_per_sec"], "ceiling_p50_ms": ceiling["p50_ms"], "ceiling_p99_ms": ceiling["p99_ms"],
-        "ratio_to_ceiling": (rate / ceiling["requests_per_sec"].as_f64().unwrap_or(f64::NAN) * 100.0).round() / 100.0})
+        "ratio_to_ceiling": (rate / ceiling["requests_per_sec"].as_f64().unwrap_or(f64::NAN) * 100.0).round() / 100.0,
+        "fsync_ms": (fsync_ms * 100.0).round() / 100.0,
+        "durable_ceiling_requests_per_sec": (clients as f64 * 1000.0 / fsync_ms).round(),
+        "ratio_to_durable_ceiling": (rate / (clients as f64 * 1000.0 / fsync_ms) * 100.0).round() / 100.0})
+}
+
+/// The time of one small write and `fsync` in `dir` (the server's data folder, so the same file
+/// system and disk), in milliseconds: the mean of 100, measured right before the case. An
+/// acknowledged event is on disk, so each request waits for at least one `fsync` of the WAL, and
+/// at most `clients` requests can share one (the event writer's group commit): `clients / fsync`
+/// bounds the requests per second that any durable server could answer here
+/// (`durable_ceiling_requests_per_sec`).
+fn fsync_ms(dir: &std::path::Path) -> f64 {
+    use std::io::{Seek, Write};
+    let path = dir.join("fsync-probe");
+    let mut file = std::fs::File::create(&path).unwrap();
+    let page = [b'x'; 4096];
+    let rounds = 100;
+    let started = Instant::now();
+    for i in 0..rounds {
+        file.seek(std::io::SeekFrom::Start((i % 16) * 4096)).unwrap();
+        file.write_all(&page).unwrap();
+        file.sync_all().unwrap();
+    }
+    let ms = started.elapsed().as_secs_f64() * 1000.0 / rounds as f64;
+    drop(file);
+    std::fs::remove_file(path).ok();
+    ms
 }
 
 /// The ceiling peer: what this machine can serve at all with the same client, the same

@@ -119,7 +119,8 @@ pub fn record_violations(conn: &Conn<'_>, table: Table, project_id: i64, day: &s
     // rows in the same order, so that two of them on PostgreSQL cannot deadlock.
     rows.sort_by(|a, b| (&a.kind, &a.entity, &a.property, &a.code).cmp(&(&b.kind, &b.entity, &b.property, &b.code)));
     let rows = merge_equal_keys(rows, max_samples);
-    let mut keys = dispatch!(conn, quality::count_violation_keys(table, project_id, day))?;
+    // The day's key count is read only once a new key is met: most groups add to known keys.
+    let mut keys: Option<i64> = None;
     for mut row in rows {
         // PostgreSQL's text holds no zero byte, which an event or property name may; both stores
         // keep the same replacement, so that they list the same keys.
@@ -128,32 +129,63 @@ pub fn record_violations(conn: &Conn<'_>, table: Table, project_id: i64, day: &s
                 *text = text.replace('\0', "\u{fffd}");
             }
         }
-        let mut existing = dispatch!(conn, quality::get_violation(table, project_id, day, [&row.kind, &row.entity, &row.property, &row.code]))?;
+        let mut existing = dispatch!(conn, quality::violation_head(table, project_id, day, [&row.kind, &row.entity, &row.property, &row.code]))?;
         if existing.is_none() {
-            if keys >= max_keys as i64 {
+            let stored = match keys {
+                Some(n) => n,
+                None => dispatch!(conn, quality::count_violation_keys(table, project_id, day))?,
+            };
+            if stored >= max_keys as i64 {
                 row.entity = crate::ingest::quality::OTHERS.to_owned();
                 row.property = String::new();
                 row.message = "records beyond the day's cap of distinct violation keys".to_owned();
                 row.types.clear();
-                existing = dispatch!(conn, quality::get_violation(table, project_id, day, [&row.kind, &row.entity, &row.property, &row.code]))?;
+                existing = dispatch!(conn, quality::violation_head(table, project_id, day, [&row.kind, &row.entity, &row.property, &row.code]))?;
+                keys = Some(stored);
             } else {
-                keys += 1;
+                keys = Some(stored + 1);
             }
         }
+        // What the row adds to a stored one: its count and times (added in SQL), its types, and
+        // its samples only while the stored ones are fewer than `max_samples`. A full row's
+        // samples are neither read nor written again, which most rows of a busy day are.
+        let mut samples = Samples::Replace;
         if let Some(old) = existing {
             let mut types = old.types;
             types.extend(row.types);
             types.sort();
             types.dedup();
             row.types = types;
-            let mut samples = old.samples;
-            samples.extend(row.samples);
-            samples.truncate(max_samples);
-            row.samples = samples;
+            if old.samples >= max_samples {
+                samples = Samples::Keep;
+            } else if !row.samples.is_empty() {
+                let stored = dispatch!(conn, quality::get_violation(table, project_id, day, [&row.kind, &row.entity, &row.property, &row.code]))?;
+                let mut all = stored.map(|s| s.samples).unwrap_or_default();
+                all.extend(row.samples);
+                all.truncate(max_samples);
+                row.samples = all;
+            } else {
+                samples = Samples::Keep;
+            }
         }
-        dispatch!(conn, quality::upsert_violation(table, project_id, day, &row))?;
+        dispatch!(conn, quality::upsert_violation(table, project_id, day, &row, samples))?;
     }
     Ok(())
+}
+
+/// The types and the number of samples of a stored row: what merging into it needs, without
+/// reading its samples.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ViolationHead {
+    pub types: Vec<String>,
+    pub samples: usize,
+}
+
+/// Whether an upsert writes the row's samples or keeps the stored ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Samples {
+    Replace,
+    Keep,
 }
 
 /// Merges the rows of one key (adjacent in `rows`, which are sorted by key) into one, as storing

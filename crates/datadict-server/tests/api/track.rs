@@ -293,7 +293,7 @@ fn a_schema_write_reaches_the_next_request(backend: Backend) {
         let r = f.server.get(&format!("/api/app/projects/{}/violations?limit=1000", f.p), &f.owner);
         assert_eq!(r.status, 200, "{}", r.text);
         let rows = r.json()["results"].as_array().unwrap().clone();
-        rows.iter().filter(|v| v["entity"] == "Cached" && v["code"] == "unknown_property").map(|v| v["count"].as_i64().unwrap()).sum::<i64>()
+        rows.iter().filter(|v| v["event"] == "Cached" && v["code"] == "unknown_property").map(|v| v["count"].as_i64().unwrap()).sum::<i64>()
     };
     // Both routes compile the (empty) dictionary once and keep it.
     track(1);
@@ -305,9 +305,10 @@ fn a_schema_write_reaches_the_next_request(backend: Backend) {
     track(3);
     import(4);
     assert_eq!(f.stored("Cached").len(), 2);
-    // Replaced by a schema that keeps it and defines no property: stored again, and its `n` is an
-    // unknown property for the check on arrival.
-    let kept = json!({"entries": [{"entityType": "event", "name": "Cached", "schemaJson": {"properties": {"m": {"type": "number"}}}}]});
+    // Kept again (a schema write merges, so `dropped` is turned off explicitly) with a property
+    // `m` only: stored again, and its `n` is an unknown property for the check on arrival.
+    let kept = json!({"entries": [{"entityType": "event", "name": "Cached",
+        "schemaJson": {"metadata": {"com.vendor": {"dropped": false}}, "properties": {"m": {"type": "number"}}}}]});
     assert_eq!(f.server.post_json(&schemas, &f.owner, &kept).status, 200);
     let before = unknown();
     track(5);
