@@ -223,8 +223,12 @@ pub(crate) async fn check_and_store<B: AsRef<[u8]> + Send + 'static>(
     let limits = state.config.limits.clone();
     let max_keys = state.config.quality_max_keys;
     let now_ms = super::now_ms();
-    let mut sink = state.store.event_sink(project_id, now_ms / 1000);
     let inline = body.as_ref().len() <= INLINE_BYTES;
+    // A body checked here is checked whole before the writer hears of it (a ready sink).
+    let mut sink = match inline {
+        true => state.store.ready_event_sink(project_id, now_ms / 1000),
+        false => state.store.event_sink(project_id, now_ms / 1000),
+    };
     let run = move || {
         let mut checked = check_batch(body.as_ref(), format, &intake, &limits, &drops, now_ms, &mut sink)?;
         sink.send_quality(std::mem::take(&mut checked.findings).into_rows(now_ms, max_keys))?;

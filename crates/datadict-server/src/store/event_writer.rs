@@ -17,7 +17,15 @@ impl Store {
     /// A sink for the events of one request (or one loaded batch), to be stored in one
     /// transaction by the event writer: see [`EventSink`].
     pub fn event_sink(&self, project_id: i64, now_s: i64) -> EventSink {
-        EventSink { writer: self.events.clone(), project_id, now_s, parts: None, answer: None }
+        EventSink { writer: self.events.clone(), project_id, now_s, parts: None, answer: None, held: None }
+    }
+
+    /// A sink for a request checked all at once on its own task (a small body): its parts are
+    /// held in the sink and handed to the writer together on [`EventSink::close`], so the writer
+    /// never waits for them, and a group may take more such jobs than [`JOBS_PER_GROUP`] (see
+    /// [`READY_JOBS_PER_GROUP`]).
+    pub fn ready_event_sink(&self, project_id: i64, now_s: i64) -> EventSink {
+        EventSink { held: Some(Vec::new()), ..self.event_sink(project_id, now_s) }
     }
 }
 
@@ -44,6 +52,8 @@ pub struct EventSink {
     /// Open once the first part is sent (an empty request never reaches the writer).
     parts: Option<Sender<Part>>,
     answer: Option<tokio::sync::oneshot::Receiver<anyhow::Result<usize>>>,
+    /// The parts of a ready sink ([`Store::ready_event_sink`]), sent on close.
+    held: Option<Vec<Part>>,
 }
 
 /// What an [`EventSink`] sends to the writer for its job.
@@ -66,6 +76,10 @@ impl EventSink {
         if batch.is_empty() {
             return Ok(());
         }
+        if let Some(held) = &mut self.held {
+            held.push(Part::Rows(batch));
+            return Ok(());
+        }
         self.parts()?.send(Part::Rows(batch)).map_err(|_| stopped())
     }
 
@@ -76,6 +90,10 @@ impl EventSink {
         if rows.is_empty() {
             return Ok(());
         }
+        if let Some(held) = &mut self.held {
+            held.push(Part::Quality(rows));
+            return Ok(());
+        }
         self.parts()?.send(Part::Quality(rows)).map_err(|_| stopped())
     }
 
@@ -84,7 +102,17 @@ impl EventSink {
         if self.parts.is_none() {
             let (parts, rx) = channel();
             let (done, answer) = tokio::sync::oneshot::channel();
-            let job = InsertJob { project_id: self.project_id, parts: rx, now_s: self.now_s, done };
+            // A ready sink's parts are all in the channel before the job is queued.
+            let ready = match self.held.take() {
+                Some(held) => {
+                    for part in held.into_iter().chain([Part::End]) {
+                        parts.send(part).map_err(|_| stopped())?;
+                    }
+                    true
+                }
+                None => false,
+            };
+            let job = InsertJob { project_id: self.project_id, parts: rx, now_s: self.now_s, done, ready };
             self.writer.in_flight.fetch_add(1, Ordering::Relaxed);
             if self.writer.jobs.send(job).is_err() {
                 self.writer.in_flight.fetch_sub(1, Ordering::Relaxed);
@@ -106,6 +134,15 @@ impl EventSink {
     /// Closes the sink without waiting: the rows sent are committed by the writer, and the
     /// returned [`PendingInsert`] resolves to their count once they are.
     pub fn close(mut self) -> PendingInsert {
+        if self.held.as_ref().is_some_and(|held| !held.is_empty()) {
+            if let Err(e) = self.parts() {
+                // The writer has gone: the answer says so rather than counting nothing stored.
+                let (done, answer) = tokio::sync::oneshot::channel();
+                let _ = done.send(Err(e));
+                return PendingInsert { answer: Some(answer) };
+            }
+            return PendingInsert { answer: self.answer.take() };
+        }
         if let Some(parts) = self.parts.take() {
             // A send error means the writer has gone; the answer channel then says so.
             let _ = parts.send(Part::End);
@@ -137,6 +174,9 @@ pub(crate) struct InsertJob {
     pub(crate) parts: Receiver<Part>,
     pub(crate) now_s: i64,
     pub(crate) done: tokio::sync::oneshot::Sender<anyhow::Result<usize>>,
+    /// Every part, `End` included, was queued before the job (a ready sink): storing it never
+    /// waits for the request.
+    pub(crate) ready: bool,
 }
 
 /// What a job sent once drained: the number of rows stored, and its quality rows.
@@ -166,9 +206,16 @@ impl InsertJob {
     }
 }
 
-/// At most this many jobs (import requests) go into one group commit: a group holds the writer,
-/// and the first request of a group waits for the last.
+/// At most this many jobs (import requests) that stream their parts go into one group commit: a
+/// group holds the writer, and the first request of a group waits for the last.
 const JOBS_PER_GROUP: usize = 8;
+
+/// At most this many jobs in all go into one group, when the others are ready jobs (small
+/// requests whose parts were all queued with the job, see [`Store::ready_event_sink`]): each
+/// costs the writer a few statements and never makes it wait, and every request a group takes
+/// shares its one fsync. Tracking requests are such jobs: with 8 per group, 16 clients could
+/// never have more than 8 requests per fsync.
+const READY_JOBS_PER_GROUP: usize = 64;
 
 /// The event writer: a thread that takes the batches queued by concurrent requests and stores
 /// all those waiting in one transaction with `write` (the backend's group commit), so that
@@ -185,9 +232,11 @@ pub(crate) fn spawn_event_writer(
     let answered = in_flight.clone();
     std::thread::Builder::new().name("datadict-events".into()).spawn(move || {
         while let Ok(first) = rx.recv() {
+            let mut streaming = usize::from(!first.ready);
             let mut jobs = vec![first];
-            while jobs.len() < JOBS_PER_GROUP {
+            while streaming < JOBS_PER_GROUP && jobs.len() < READY_JOBS_PER_GROUP {
                 let Ok(job) = rx.try_recv() else { break };
+                streaming += usize::from(!job.ready);
                 jobs.push(job);
             }
             let results = write(&jobs);

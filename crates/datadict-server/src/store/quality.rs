@@ -225,3 +225,38 @@ pub fn delete_violations(conn: &Conn<'_>, table: Table, project_id: i64) -> anyh
 pub fn delete_events(conn: &Conn<'_>, project_id: i64) -> anyhow::Result<usize> {
     dispatch!(conn, quality::delete_events(project_id))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(entity: &str, count: i64, at: i64, types: &[&str], samples: &[i64]) -> ViolationRow {
+        ViolationRow {
+            kind: "event".into(),
+            entity: entity.into(),
+            property: "p".into(),
+            code: "unknown_property".into(),
+            message: format!("m{at}"),
+            count,
+            first_seen_ms: at,
+            last_seen_ms: at,
+            types: types.iter().map(|t| t.to_string()).collect(),
+            samples: samples.iter().map(|s| Value::from(*s)).collect(),
+        }
+    }
+
+    /// The rows of one key from several requests of a group become the row that storing them one
+    /// after the other would leave: counts added, times widened, types joined, samples in order
+    /// up to the cap, the first message; other keys are left alone.
+    #[test]
+    fn rows_of_one_key_merge_as_successive_upserts_would() {
+        let rows = vec![row("a", 2, 20, &["string"], &[1, 2]), row("a", 3, 10, &["number", "string"], &[3, 4]), row("b", 1, 5, &[], &[9])];
+        let merged = merge_equal_keys(rows, 3);
+        assert_eq!(merged.len(), 2);
+        let a = &merged[0];
+        assert_eq!((a.count, a.first_seen_ms, a.last_seen_ms, a.message.as_str()), (5, 10, 20, "m20"));
+        assert_eq!(a.types, ["number", "string"]);
+        assert_eq!(a.samples, [Value::from(1), Value::from(2), Value::from(3)]);
+        assert_eq!(merged[1], row("b", 1, 5, &[], &[9]));
+    }
+}
