@@ -6,6 +6,9 @@ use datadict_core::{EntityType, Schema, SchemaEntry};
 use postgres::Client;
 
 pub fn put_schema(c: &mut Client, project_id: i64, entry: &SchemaEntry) -> anyhow::Result<()> {
+    // The version row first: every transaction that writes a project's schemas locks it before
+    // any schema row, so that two of them on PostgreSQL wait for each other rather than deadlock.
+    bump_dictionary_version(c, project_id)?;
     c.execute(
         &format!(
             "INSERT INTO schemas (project_id, entity_type, name, schema_json) VALUES ($1, $2, $3, $4)
@@ -19,7 +22,7 @@ pub fn put_schema(c: &mut Client, project_id: i64, entry: &SchemaEntry) -> anyho
             &serde_json::to_string(&entry.schema_json)?,
         ],
     )?;
-    bump_dictionary_version(c, project_id)
+    Ok(())
 }
 
 /// Raises the project's dictionary version, in the caller's transaction (see `store::schemas`).
@@ -73,13 +76,12 @@ pub fn get_schema(c: &mut Client, project_id: i64, entity_type: EntityType, name
 }
 
 pub fn delete_schemas(c: &mut Client, project_id: i64, entity_type: Option<EntityType>, name: Option<&str>) -> anyhow::Result<usize> {
+    // First, as in `put_schema`.
+    bump_dictionary_version(c, project_id)?;
     let deleted = c.execute(
         "DELETE FROM schemas WHERE project_id = $1 AND ($2::text IS NULL OR entity_type = $2) AND ($3::text IS NULL OR name = $3)",
         &[&project_id, &entity_type.map(EntityType::as_str), &name],
     )? as usize;
-    if deleted > 0 {
-        bump_dictionary_version(c, project_id)?;
-    }
     Ok(deleted)
 }
 

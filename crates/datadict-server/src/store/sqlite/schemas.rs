@@ -6,13 +6,16 @@ use rusqlite::{params, Connection, OptionalExtension};
 
 /// Inserts or replaces one schema as given (merging is the caller's rule).
 pub fn put_schema(conn: &Connection, project_id: i64, entry: &SchemaEntry) -> anyhow::Result<()> {
+    // The version first, in the same order as on PostgreSQL (where the order avoids deadlocks,
+    // see `pg::schemas`).
+    bump_dictionary_version(conn, project_id)?;
     conn.execute(
         "INSERT INTO schemas (project_id, entity_type, name, schema_json) VALUES (?1, ?2, ?3, ?4)
          ON CONFLICT (project_id, entity_type, name)
          DO UPDATE SET schema_json = excluded.schema_json, updated_at = unixepoch()",
         params![project_id, entry.entity_type.as_str(), entry.name, serde_json::to_string(&entry.schema_json)?],
     )?;
-    bump_dictionary_version(conn, project_id)
+    Ok(())
 }
 
 /// Raises the project's dictionary version, in the caller's transaction (see `store::schemas`).
@@ -87,14 +90,13 @@ pub fn delete_schemas(
     entity_type: Option<EntityType>,
     name: Option<&str>,
 ) -> anyhow::Result<usize> {
+    // First, as in `put_schema`.
+    bump_dictionary_version(conn, project_id)?;
     let deleted = conn.execute(
         "DELETE FROM schemas
          WHERE project_id = ?1 AND (?2 IS NULL OR entity_type = ?2) AND (?3 IS NULL OR name = ?3)",
         params![project_id, entity_type.map(EntityType::as_str), name],
     )?;
-    if deleted > 0 {
-        bump_dictionary_version(conn, project_id)?;
-    }
     Ok(deleted)
 }
 
