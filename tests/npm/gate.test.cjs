@@ -122,6 +122,9 @@ test("usage and connection errors exit 2 and 3 in the core's words", async () =>
   const bad = await run(["violations", "--fail-on", "nope"]);
   assert.equal(bad.code, 2);
   assert.match(bad.stderr, /--fail-on `nope` is not a code: use any, rejected, no_schema/);
+  const soon = await run(["violations", "--since", "soon"]);
+  assert.equal(soon.code, 2);
+  assert.match(soon.stderr, /--since `soon` is not a time: use a YYYY-MM-DD date/);
   const stray = await run(["violations", "purge"]);
   assert.equal(stray.code, 2);
   assert.match(stray.stderr, /violations takes no argument but `reset`/);

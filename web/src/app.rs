@@ -28,7 +28,7 @@ fn Shell() -> Html {
     // user starts at the menu rather than at the page's top.
     use_effect_with(connected, move |connected| {
         if *connected {
-            let id = format!("nav-{}", page.title().to_lowercase());
+            let id = format!("nav-{}", page.title().to_ascii_lowercase());
             let el = web_sys::window().and_then(|w| w.document()).and_then(|d| d.get_element_by_id(&id));
             if let Some(el) = el.and_then(|e| wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(e).ok()) {
                 let _ = el.focus();
@@ -52,7 +52,7 @@ fn Shell() -> Html {
         // Pages other than settings need a connection first.
         let disabled = p != Page::Settings && !connected;
         html! {
-            <button id={format!("nav-{}", p.title().to_lowercase())} class={classes!("nav-item", (p == page).then_some("active"))}
+            <button id={format!("nav-{}", p.title().to_ascii_lowercase())} class={classes!("nav-item", (p == page).then_some("active"))}
                     aria-current={(p == page).then_some("page")} {disabled} {onclick}>
                 { p.title() }
             </button>
@@ -62,21 +62,21 @@ fn Shell() -> Html {
         Page::Settings => html! { <pages::settings::SettingsPage /> },
         Page::Dictionary => html! { <pages::dictionary::DictionaryPage /> },
         Page::Data => html! { <pages::data::DataPage /> },
+        Page::Quality => html! { <pages::quality::QualityPage /> },
         Page::Import => html! {},
         Page::Warehouse => html! { <pages::warehouse::WarehousePage /> },
         Page::Migrate => html! { <pages::migrate::MigratePage /> },
+    };
+    let who = match &state.connection {
+        Some(c) => format!("{} · project {}", c.username, c.project_id),
+        None => "not connected".to_owned(),
     };
     html! {
         <>
             <header class="top">
                 <h1>{ "datadict" }</h1>
                 <nav aria-label="Main">{ for nav }</nav>
-                <span class="who">{
-                    match &state.connection {
-                        Some(c) => format!("{} · project {}", c.username, c.project_id),
-                        None => "not connected".to_owned(),
-                    }
-                }</span>
+                <span class="who" title={who.clone()}>{ who }</span>
                 <LogButton />
             </header>
             <main id="main" class={classes!(state.log_open.then_some("log-open"))}>

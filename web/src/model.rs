@@ -88,7 +88,7 @@ pub fn build_rows(entries: &[SchemaEntry], volumes: Option<&HashMap<String, i64>
         };
         rows.push(Row {
             haystack: haystack(&entry.name, &display, &description, &tags),
-            display_key: display.to_lowercase(),
+            display_key: lowercase(&display),
             entity_type: entry.entity_type,
             name: entry.name.clone(),
             display,
@@ -107,7 +107,7 @@ pub fn build_rows(entries: &[SchemaEntry], volumes: Option<&HashMap<String, i64>
         for (name, count) in seen {
             rows.push(Row {
                 haystack: haystack(name, name, "", &[]),
-                display_key: name.to_lowercase(),
+                display_key: lowercase(name),
                 entity_type: EntityType::Event,
                 name: name.clone(),
                 display: name.clone(),
@@ -124,10 +124,20 @@ pub fn build_rows(entries: &[SchemaEntry], volumes: Option<&HashMap<String, i64>
     rows
 }
 
+/// `s` in lower case, as `str::to_lowercase` would give it: ASCII here, anything else by the
+/// browser's `toLowerCase` (the same Unicode mapping), so that the wasm carries no case tables.
+pub fn lowercase(s: &str) -> String {
+    if s.is_ascii() {
+        s.to_ascii_lowercase()
+    } else {
+        String::from(js_sys::JsString::from(s).to_lower_case())
+    }
+}
+
 fn haystack(name: &str, display: &str, description: &str, tags: &[String]) -> String {
     let mut text = String::with_capacity(name.len() + display.len() + description.len() + 16);
     for part in [name, display, description].into_iter().chain(tags.iter().map(String::as_str)) {
-        text.push_str(&part.to_lowercase());
+        text.push_str(&lowercase(part));
         text.push('\n');
     }
     text
@@ -201,7 +211,7 @@ impl Default for Filter {
 
 /// The indices of the rows that pass `filter`, in display order.
 pub fn filter_rows(rows: &[Row], filter: &Filter) -> Vec<usize> {
-    let query = filter.query.to_lowercase();
+    let query = lowercase(&filter.query);
     let words: Vec<&str> = query.split_whitespace().collect();
     let mut out: Vec<usize> = rows
         .iter()
@@ -299,6 +309,14 @@ mod tests {
 
     fn names(rows: &[Row], filter: &Filter) -> Vec<String> {
         filter_rows(rows, filter).into_iter().map(|i| rows[i].name.clone()).collect()
+    }
+
+    /// The browser's mapping agrees with Rust's, ASCII or not.
+    #[wasm_bindgen_test]
+    fn lowercase_is_rusts_lowercase() {
+        for s in ["Order Placed", "ÉTÉ À Paris", "ΣΊΣΥΦΟΣ", "İstanbul", "Straße", ""] {
+            assert_eq!(lowercase(s), s.to_lowercase(), "{s}");
+        }
     }
 
     #[wasm_bindgen_test]

@@ -35,6 +35,16 @@ pub enum DataView {
     Tables(Option<String>),
 }
 
+/// What the Data quality screen has open beside its tables.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum QualityView {
+    /// The screen alone.
+    Overview,
+    /// Schemas drafted from what arrived, in the bulk-upload preview: for every undocumented
+    /// event and unknown property, or for one event.
+    Draft(Option<String>),
+}
+
 /// One address of the app.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum Route {
@@ -42,6 +52,7 @@ pub enum Route {
     Settings,
     Dictionary(EntityType, Panel),
     Data(DataView),
+    Quality(QualityView),
     Import,
     Warehouse,
     Migrate,
@@ -54,6 +65,7 @@ impl Route {
             Self::Settings => Page::Settings,
             Self::Dictionary(..) => Page::Dictionary,
             Self::Data(_) => Page::Data,
+            Self::Quality(_) => Page::Quality,
             Self::Import => Page::Import,
             Self::Warehouse => Page::Warehouse,
             Self::Migrate => Page::Migrate,
@@ -66,6 +78,7 @@ impl Route {
             Page::Settings => Self::Settings,
             Page::Dictionary => Self::Dictionary(EntityType::Event, Panel::None),
             Page::Data => Self::Data(DataView::Profiles(None)),
+            Page::Quality => Self::Quality(QualityView::Overview),
             Page::Import => Self::Import,
             Page::Warehouse => Self::Warehouse,
             Page::Migrate => Self::Migrate,
@@ -80,6 +93,9 @@ impl Route {
             Self::Import => "#/import".into(),
             Self::Warehouse => "#/warehouse".into(),
             Self::Migrate => "#/migrate".into(),
+            Self::Quality(QualityView::Overview) => "#/quality".into(),
+            Self::Quality(QualityView::Draft(None)) => "#/quality/draft".into(),
+            Self::Quality(QualityView::Draft(Some(event))) => format!("#/quality/draft/{}", encode(event)),
             Self::Data(view) => match view {
                 DataView::Profiles(None) => "#/data/profiles".into(),
                 DataView::Profiles(Some(id)) => format!("#/data/profiles/{}", encode(id)),
@@ -111,6 +127,9 @@ impl Route {
             ["import"] => Self::Import,
             ["warehouse"] => Self::Warehouse,
             ["migrate"] => Self::Migrate,
+            ["quality", "draft"] => Self::Quality(QualityView::Draft(None)),
+            ["quality", "draft", event] => Self::Quality(QualityView::Draft(decode(event).filter(|n| !n.is_empty()))),
+            ["quality", ..] => Self::Quality(QualityView::Overview),
             ["data", rest @ ..] => {
                 let name = |s: &str| decode(s).filter(|n| !n.is_empty());
                 Self::Data(match rest {
@@ -224,6 +243,9 @@ mod tests {
         check(Route::Import, "#/import");
         check(Route::Warehouse, "#/warehouse");
         check(Route::Migrate, "#/migrate");
+        check(Route::Quality(QualityView::Overview), "#/quality");
+        check(Route::Quality(QualityView::Draft(None)), "#/quality/draft");
+        check(Route::Quality(QualityView::Draft(Some("Sign Up".into()))), "#/quality/draft/Sign%20Up");
         check(Route::Data(DataView::Profiles(None)), "#/data/profiles");
         check(Route::Data(DataView::Profiles(Some("user 1/é".into()))), "#/data/profiles/user%201%2F%C3%A9");
         check(Route::Data(DataView::Groups(None)), "#/data/groups");

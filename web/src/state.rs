@@ -15,19 +15,22 @@ pub enum Page {
     Dictionary,
     /// User and group profiles and lookup tables, as stored.
     Data,
+    /// What the dictionary check on arrival found, and the records the rules refused.
+    Quality,
     Import,
     Warehouse,
     Migrate,
 }
 
 impl Page {
-    pub const ALL: [Page; 6] = [Page::Settings, Page::Dictionary, Page::Data, Page::Import, Page::Warehouse, Page::Migrate];
+    pub const ALL: [Page; 7] = [Page::Settings, Page::Dictionary, Page::Data, Page::Quality, Page::Import, Page::Warehouse, Page::Migrate];
 
     pub fn title(self) -> &'static str {
         match self {
             Self::Settings => "Settings",
             Self::Dictionary => "Dictionary",
             Self::Data => "Data",
+            Self::Quality => "Quality",
             Self::Import => "Import",
             Self::Warehouse => "Warehouse",
             Self::Migrate => "Migrate",
@@ -70,6 +73,9 @@ pub struct Dictionary {
     /// 30-day volume per event name from the read API; `None` when the server has no read API
     /// (the real service does not offer one to this app), so the column says "unknown", not 0.
     pub volumes: Option<Rc<HashMap<String, i64>>>,
+    /// The violations of the last 30 days from the server's data-quality summary (`by_event`,
+    /// `by_property`), which mark entities and properties; `None` when the server has no such API.
+    pub violations: Option<Rc<serde_json::Value>>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -280,7 +286,7 @@ mod tests {
 
     #[wasm_bindgen_test::wasm_bindgen_test]
     fn saved_and_deleted_entities_update_the_loaded_dictionary() {
-        let loaded = Dictionary { entries: Rc::new(vec![schema_entry("A", "old")]), volumes: None };
+        let loaded = Dictionary { entries: Rc::new(vec![schema_entry("A", "old")]), volumes: None, violations: None };
         let state = Rc::new(AppState::default()).reduce(Action::DictionaryLoaded(loaded));
         let state = state.reduce(Action::EntitySaved(schema_entry("A", "new")));
         let state = state.reduce(Action::EntitySaved(schema_entry("B", "b")));

@@ -7,26 +7,26 @@ use crate::gzip::{gunzip_member, GzipError};
 use crate::limits::Limits;
 use crate::profile::ProfileUpdate;
 use crate::time::parse_naive_utc_ms;
+use crate::unzip::{ZipError, ZipReader};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
-use std::io::{Cursor, Read};
 
 /// Why an export archive or one of its members cannot be read.
 #[derive(Debug, thiserror::Error)]
 pub enum ExportError {
     #[error("the export is not a readable zip archive ({0}); pass the body of the export response as it was downloaded")]
-    Zip(#[from] zip::result::ZipError),
+    Zip(#[from] ZipError),
     #[error("member `{name}` cannot be read ({source}); the archive may be truncated")]
-    Member { name: String, source: std::io::Error },
+    Member { name: String, source: ZipError },
     #[error("member `{name}`: {source}")]
     Gzip { name: String, source: GzipError },
 }
 
 /// An export archive held in memory; members are decompressed one at a time on request.
 pub struct ExportArchive<'a> {
-    zip: zip::ZipArchive<Cursor<&'a [u8]>>,
+    zip: ZipReader<'a>,
 }
 
 impl std::fmt::Debug for ExportArchive<'_> {
@@ -38,7 +38,7 @@ impl std::fmt::Debug for ExportArchive<'_> {
 impl<'a> ExportArchive<'a> {
     /// Opens the archive (reads its central directory only).
     pub fn new(bytes: &'a [u8]) -> Result<Self, ExportError> {
-        Ok(Self { zip: zip::ZipArchive::new(Cursor::new(bytes))? })
+        Ok(Self { zip: ZipReader::new(bytes)? })
     }
 
     /// The number of members, directories included.
@@ -54,10 +54,9 @@ impl<'a> ExportArchive<'a> {
     /// so that members are read in time order whatever order the archive stores them in.
     pub fn member_names(&self) -> Result<Vec<String>, ExportError> {
         let mut names = Vec::with_capacity(self.zip.len());
-        for name in self.zip.file_names() {
-            let name = name?;
+        for name in self.zip.names() {
             if !name.ends_with('/') {
-                names.push(name.into_owned());
+                names.push(name.to_owned());
             }
         }
         crate::order::sort(&mut names);
@@ -67,9 +66,11 @@ impl<'a> ExportArchive<'a> {
     /// The NDJSON of one member, gunzipped (a member not ending in `.gz` is returned as stored);
     /// fails when it would exceed `max_bytes`.
     pub fn read_member(&mut self, name: &str, max_bytes: usize) -> Result<Vec<u8>, ExportError> {
-        let mut file = self.zip.by_name(name)?;
-        let mut raw = Vec::with_capacity(file.size().min(64 << 20) as usize);
-        file.read_to_end(&mut raw).map_err(|source| ExportError::Member { name: name.to_owned(), source })?;
+        // A name the archive lacks is the archive's fault, not one member's.
+        if !self.zip.names().any(|n| n == name) {
+            return Err(ZipError("the archive has no member of that name").into());
+        }
+        let raw = self.zip.read(name).map_err(|source| ExportError::Member { name: name.to_owned(), source })?;
         if !name.ends_with(".gz") {
             return Ok(raw);
         }

@@ -5,7 +5,7 @@
 use crate::api::BatchUploadRequest;
 use crate::csv::{self, CsvError};
 use crate::issue::{index_path, Issue, IssueCode};
-use crate::schema::{EntityType, PropertyDef, PropertyType, Schema, SchemaEntry};
+use crate::schema::{EntityType, PropertyDef, PropertyType, SchemaEntry};
 use crate::validate::{validate_schema_entry, SchemaRules};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -304,8 +304,9 @@ pub fn dictionary_from_csv(text: &str, namespace: &str) -> Result<Vec<SchemaEntr
         if !props.is_empty() {
             obj.insert("properties".into(), Value::Object(props.into_iter().collect()));
         }
-        match serde_json::from_value::<Schema>(Value::Object(obj)) {
-            Ok(schema_json) => out.push(SchemaEntry { entity_type, name, schema_json }),
+        let entry = serde_json::json!({"entityType": entity_type.as_str(), "name": name, "schemaJson": obj});
+        match SchemaEntry::from_json(&entry) {
+            Ok(entry) => out.push(entry),
             Err(e) => issues.push(Issue::new(format!("{entity_type}.{name}"), IssueCode::WrongType, format!("the rows of {entity_type} `{name}` do not form a schema ({e}); fix the cells named in the message"))),
         }
     }

@@ -2,8 +2,9 @@
 //! schema, a property its schema does not define, a property whose JSON type differs from its
 //! definition, events and properties marked `dropped` (removed from the output, with a list of
 //! what was removed) or `hidden`. The findings are advisory: the import itself accepts such events,
-//! except that dropped data is discarded at ingestion. User profile updates are checked against the
-//! `$user` profile schema by [`profile`].
+//! except that dropped data is discarded at ingestion. Profile updates are checked against a
+//! `profile` schema by [`profile`]: user profiles against `$user`, group profiles against the
+//! schema named by their group key.
 
 pub mod profile;
 
@@ -34,67 +35,89 @@ pub const SYSTEM_PROPERTIES: [&str; 13] = [
     warehouse::SOURCE,
 ];
 
+/// The maps of the check hash with foldhash rather than SipHash: they are asked once per event and
+/// once per property of every event that arrives, and their keys come from the project's
+/// dictionary, so a sender can only look names up, not fill them.
+type Map<V> = HashMap<String, V, foldhash::fast::RandomState>;
+
+/// What a schema says about one property name, precompiled per schema.
 #[derive(Debug, Clone, PartialEq)]
-struct PropertyRule {
-    kind: PropertyType,
-    hidden: bool,
-    dropped: bool,
+enum PropertyRule {
+    /// A property the schema defines.
+    Defined { kind: PropertyType, hidden: bool, dropped: bool },
+    /// A [`SYSTEM_PROPERTIES`] name the schema does not define: accepted with any type. Kept in
+    /// each event's map so that a property costs one lookup, whether defined, system or unknown.
+    System,
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]
 struct EventRule {
     hidden: bool,
     dropped: bool,
-    properties: HashMap<String, PropertyRule>,
+    properties: Map<PropertyRule>,
 }
 
-/// A project's event schemas and its user-profile schema indexed for checking; built once, used
-/// for every event and update.
+/// A project's event and profile schemas indexed for checking; built once, used for every event
+/// and update.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Dictionary {
-    events: HashMap<String, EventRule>,
-    /// The properties of the user-profile schema (FACTS.md: `entityType=profile`, `name=$user`),
-    /// `None` when the dictionary has none. Other profile entries describe nothing that arrives.
-    user: Option<HashMap<String, PropertyRule>>,
+    events: Map<EventRule>,
+    /// The properties of each profile schema, by name: `$user` for user profiles (FACTS.md:
+    /// `entityType=profile`, `name=$user`), a group key for that kind of group profile.
+    profiles: Map<Map<PropertyRule>>,
 }
 
 /// The rules of a schema's properties, with the vendor metadata under `namespace`.
-fn property_rules(entry: &SchemaEntry, namespace: &str) -> HashMap<String, PropertyRule> {
+fn property_rules(entry: &SchemaEntry, namespace: &str) -> Map<PropertyRule> {
     (entry.schema_json.properties.iter().flatten())
         .map(|(name, def)| {
             let m = def.vendor(namespace);
-            (name.clone(), PropertyRule { kind: def.kind, hidden: m.hidden == Some(true), dropped: m.dropped == Some(true) })
+            (name.clone(), PropertyRule::Defined { kind: def.kind, hidden: m.hidden == Some(true), dropped: m.dropped == Some(true) })
         })
         .collect()
 }
 
+/// [`property_rules`] plus the system properties the schema does not define, for an event schema.
+fn event_property_rules(entry: &SchemaEntry, namespace: &str) -> Map<PropertyRule> {
+    let mut rules = property_rules(entry, namespace);
+    for name in SYSTEM_PROPERTIES {
+        rules.entry(name.to_owned()).or_insert(PropertyRule::System);
+    }
+    rules
+}
+
 impl Dictionary {
-    /// Indexes the event entries of `entries` and the user-profile entry (`profile` `$user`; other
-    /// profile entries are ignored), reading the vendor metadata under `namespace` (normally
-    /// [`crate::DEFAULT_NAMESPACE`]).
+    /// Indexes the event and profile entries of `entries`, reading the vendor metadata under
+    /// `namespace` (normally [`crate::DEFAULT_NAMESPACE`]).
     pub fn new(entries: &[SchemaEntry], namespace: &str) -> Self {
-        let mut events = HashMap::new();
-        let mut user = None;
+        let mut events = Map::default();
+        let mut profiles = Map::default();
         for entry in entries {
             match entry.entity_type {
                 EntityType::Event => {
                     let meta = entry.schema_json.vendor(namespace);
-                    let properties = property_rules(entry, namespace);
+                    let properties = event_property_rules(entry, namespace);
                     events.insert(
                         entry.name.clone(),
                         EventRule { hidden: meta.hidden == Some(true), dropped: meta.dropped == Some(true), properties },
                     );
                 }
-                EntityType::Profile if entry.name == profile::USER_PROFILE => user = Some(property_rules(entry, namespace)),
-                EntityType::Profile => {}
+                EntityType::Profile => {
+                    profiles.insert(entry.name.clone(), property_rules(entry, namespace));
+                }
             }
         }
-        Self { events, user }
+        Self { events, profiles }
     }
 
     /// Whether the dictionary has the user-profile schema (`profile` `$user`).
     pub fn has_user_profile(&self) -> bool {
-        self.user.is_some()
+        self.has_profile(profile::USER_PROFILE)
+    }
+
+    /// Whether the dictionary has a `profile` schema named `name` (`$user`, or a group key).
+    pub fn has_profile(&self, name: &str) -> bool {
+        self.profiles.contains_key(name)
     }
 
     /// The number of event schemas.
@@ -102,7 +125,7 @@ impl Dictionary {
         self.events.len()
     }
 
-    /// Whether there is no event schema (the user-profile schema aside).
+    /// Whether there is no event schema (profile schemas aside).
     pub fn is_empty(&self) -> bool {
         self.events.is_empty()
     }
@@ -146,9 +169,17 @@ pub struct Finding<'a> {
     pub code: IssueCode,
     /// The property's JSON type as sent and its type in the schema, for a type mismatch.
     types: Option<(PropertyType, PropertyType)>,
+    /// The property's JSON type as sent, for a finding about a property.
+    seen: Option<PropertyType>,
 }
 
 impl Finding<'_> {
+    /// The JSON type of the property as sent (`None` for a finding about the whole event), so that
+    /// a caller recording observed types need not look the property up again.
+    pub fn seen_type(&self) -> Option<PropertyType> {
+        self.seen
+    }
+
     /// The issue path: `event` for the whole event, `properties.name` (or `properties["odd name"]`)
     /// for a property.
     pub fn path(&self) -> String {
@@ -195,7 +226,7 @@ pub fn for_each_dictionary_finding<'a>(event: &'a EventCheck<'_>, dictionary: &'
     let Some(name) = event.event.as_deref() else {
         return;
     };
-    let whole = |code| Finding { event: name, property: None, code, types: None };
+    let whole = |code| Finding { event: name, property: None, code, types: None, seen: None };
     let Some(rule) = dictionary.events.get(name) else {
         visit(whole(IssueCode::NoSchema));
         return;
@@ -209,16 +240,16 @@ pub fn for_each_dictionary_finding<'a>(event: &'a EventCheck<'_>, dictionary: &'
     }
     for prop in &event.properties {
         let prop_name: &str = prop.name.as_ref();
-        let at = |code, types| Finding { event: name, property: Some(prop_name), code, types };
+        let at = |code, types| Finding { event: name, property: Some(prop_name), code, types, seen: Some(prop.kind) };
         match rule.properties.get(prop_name) {
-            None if SYSTEM_PROPERTIES.contains(&prop_name) => {}
+            Some(PropertyRule::System) => {}
             None => visit(at(IssueCode::UnknownProperty, None)),
-            Some(def) if def.dropped => visit(at(IssueCode::DroppedProperty, None)),
-            Some(def) => {
-                if !type_matches(def.kind, prop.kind) {
-                    visit(at(IssueCode::TypeMismatch, Some((prop.kind, def.kind))));
+            Some(PropertyRule::Defined { dropped: true, .. }) => visit(at(IssueCode::DroppedProperty, None)),
+            Some(&PropertyRule::Defined { kind, hidden, .. }) => {
+                if !type_matches(kind, prop.kind) {
+                    visit(at(IssueCode::TypeMismatch, Some((prop.kind, kind))));
                 }
-                if def.hidden {
+                if hidden {
                     visit(at(IssueCode::HiddenProperty, None));
                 }
             }

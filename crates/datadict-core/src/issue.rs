@@ -48,6 +48,9 @@ pub enum IssueCode {
     InsertIdTooLong,
     /// An id is one of the forbidden placeholder values (`null`, `anonymous`, ...).
     ForbiddenId,
+    /// A name or an id (an event name, a user or group id, a group key) holds the character
+    /// U+0000, which PostgreSQL's text cannot hold; refused on every store alike.
+    NulCharacter,
     /// A profile update names no operation.
     MissingOperation,
     /// A profile update names more than one operation.
@@ -76,7 +79,7 @@ pub enum IssueCode {
 
 impl IssueCode {
     /// Every code, in declaration order (used by tests and by readers of fixture files).
-    pub const ALL: [IssueCode; 31] = [
+    pub const ALL: [IssueCode; 32] = [
         Self::InvalidJson,
         Self::MissingField,
         Self::UnknownField,
@@ -97,6 +100,7 @@ impl IssueCode {
         Self::InvalidInsertId,
         Self::InsertIdTooLong,
         Self::ForbiddenId,
+        Self::NulCharacter,
         Self::MissingOperation,
         Self::MultipleOperations,
         Self::NoSchema,
@@ -138,6 +142,7 @@ impl IssueCode {
             Self::InvalidInsertId => "invalid_insert_id",
             Self::InsertIdTooLong => "insert_id_too_long",
             Self::ForbiddenId => "forbidden_id",
+            Self::NulCharacter => "nul_character",
             Self::MissingOperation => "missing_operation",
             Self::MultipleOperations => "multiple_operations",
             Self::NoSchema => "no_schema",
@@ -177,6 +182,7 @@ impl IssueCode {
             Self::InvalidInsertId => "an unusable insert id",
             Self::InsertIdTooLong => "an insert id that is too long",
             Self::ForbiddenId => "a placeholder user id such as null or anonymous",
+            Self::NulCharacter => "a name or id holding the character U+0000",
             Self::MissingOperation => "no operation",
             Self::MultipleOperations => "more than one operation",
             Self::NoSchema => "an event the dictionary does not describe",
@@ -256,6 +262,19 @@ pub fn child_path(parent: &str, key: &str) -> String {
         (false, true) => format!("{parent}.{key}"),
         (_, false) => format!("{parent}[{}]", serde_json::Value::from(key)),
     }
+}
+
+/// The issue for a name or id (`path`) that holds U+0000, or `None` when it holds none. Names
+/// and ids are stored as text columns, and PostgreSQL's text cannot hold that character, so every
+/// store refuses it alike rather than one storing what the other cannot (property values and
+/// lookup cells are kept: they are stored inside JSON text, where it is an escape).
+pub fn nul_character(path: &str, value: &str) -> Option<Issue> {
+    let at = value.find('\0')?;
+    Some(Issue::new(
+        path,
+        IssueCode::NulCharacter,
+        format!("`{path}` holds the character U+0000 (NUL) at byte {at}; remove it, names and ids cannot hold it"),
+    ))
 }
 
 /// Builds the path of an array element: `parent[3]`.

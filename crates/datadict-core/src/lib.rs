@@ -38,9 +38,10 @@
 //!   [`BatchUploadRequest`], [`BatchUploadResponse`], [`DeleteResponse`], [`StatusResponse`]
 //!   (module [`api`], with the warehouse default properties of spec §2.10 in [`api::warehouse`]).
 //! - Against the dictionary: [`Dictionary`], [`check_against_dictionary`] (no schema, unknown
-//!   property, type mismatch, dropped, hidden), [`check_profile_against_dictionary`] (a user
-//!   profile update against the `$user` schema), [`remove_properties`]; aggregate counts with
-//!   example input positions: [`IssueSummary`].
+//!   property, type mismatch, dropped, hidden), [`check_profile_against_dictionary`] (a profile
+//!   update against its `profile` schema: `$user`, or a group's key), [`remove_properties`];
+//!   aggregate counts with example input positions: [`IssueSummary`]; the rule of the
+//!   `datadict violations` CI gate ([`quality_gate`]).
 //! - Streaming: [`RecordSplitter`] finds records in chunks split anywhere ([`split_body`] for a
 //!   whole body); [`Batcher`] turns chunks into gzipped request bodies ([`Batch`]) of at most
 //!   2,000 events and 10 MB, each event keeping its [`RecordPos`]; [`gzip()`], [`gunzip`].
@@ -54,7 +55,8 @@
 //! - A datadict server's read API (no part of the spec): [`Endpoints::profile`],
 //!   [`Endpoints::groups`], [`Endpoints::lookup_table`] and the others build its URLs.
 //! - Migration (spec §4.3): [`validate_migration_request`], [`validate_source_tool`]; the source
-//!   export archive [`ExportArchive`] (zip of gzipped NDJSON, member by member); the FACTS.md
+//!   export archive [`ExportArchive`] (zip of gzipped NDJSON, member by member, read by the small
+//!   [`unzip::ZipReader`]); the FACTS.md
 //!   mapping [`transform_event`], [`transform_ndjson`], [`ProfileAccumulator`].
 //! - Dictionary I/O: [`batch_body`], [`validate_batch_body`], [`dictionary_to_csv`],
 //!   [`dictionary_from_csv`] (round-trips exactly), [`entity_json_schema`] (draft-07),
@@ -81,6 +83,7 @@ pub mod merge;
 pub mod migration;
 pub mod order;
 pub mod profile;
+pub mod quality_gate;
 pub mod request;
 pub mod retry;
 pub mod schema;
@@ -88,6 +91,7 @@ pub mod split;
 pub mod status;
 pub mod summary;
 pub mod time;
+pub mod unzip;
 pub mod upload;
 pub mod validate;
 pub mod wire;
@@ -116,7 +120,7 @@ pub use profile::{
 pub use split::{split_body, InputFormat, RawRecord, RecordPos, RecordSplitter, SplitError};
 pub use gzip::{gunzip, gzip, is_gzip, GzipError};
 pub use import::{check_import_body, check_import_records, CheckedRecord, ImportBodyCheck, ImportBodyError, ImportRecords};
-pub use dictionary::profile::{check_profile_against_dictionary, USER_PROFILE};
+pub use dictionary::profile::{check_profile_against_dictionary, profile_schema_name, USER_PROFILE};
 pub use dictionary::{check_against_dictionary, for_each_dictionary_finding, remove_properties, Dictionary, DictionaryFindings, Finding};
 pub use summary::{IssueSummary, Tally};
 pub use batch::{Batch, BatchOptions, BatchStats, Batcher, RecordKind, Rejected};

@@ -4,7 +4,7 @@
 //! `$group_key` and `$group_id`, reference) are one model: a [`ProfileKind`] says which, and the
 //! same parser, checks and [`apply`] serve both.
 
-use crate::issue::{child_path, index_path, Issue, IssueCode};
+use crate::issue::{child_path, index_path, nul_character, Issue, IssueCode};
 use crate::limits::Limits;
 use crate::validate::describe;
 use serde::ser::SerializeMap;
@@ -263,7 +263,7 @@ pub fn validate_update(value: &Value, kind: ProfileKind, limits: &Limits, token:
                 IssueCode::ForbiddenId,
                 format!("`$distinct_id` is {id:?}; a profile needs the user's real identifier, not an empty or placeholder value"),
             )),
-            Some(Value::String(_)) => {}
+            Some(Value::String(id)) => out.extend(nul_character("$distinct_id", id)),
             Some(other) => out.push(Issue::new("$distinct_id", IssueCode::WrongType, format!("`$distinct_id` is {}; it must be a string", describe(other)))),
         },
         ProfileKind::Group => {
@@ -272,7 +272,7 @@ pub fn validate_update(value: &Value, kind: ProfileKind, limits: &Limits, token:
                 Some(Value::String(key)) if key.trim().is_empty() => {
                     out.push(Issue::new("$group_key", IssueCode::InvalidName, "`$group_key` is empty; give the group's kind, such as `Company`"))
                 }
-                Some(Value::String(_)) => {}
+                Some(Value::String(key)) => out.extend(nul_character("$group_key", key)),
                 Some(other) => out.push(Issue::new("$group_key", IssueCode::WrongType, format!("`$group_key` is {}; it must be a string", describe(other)))),
             }
             match obj.get("$group_id").map(group_id) {
@@ -282,7 +282,7 @@ pub fn validate_update(value: &Value, kind: ProfileKind, limits: &Limits, token:
                     IssueCode::ForbiddenId,
                     format!("`$group_id` is {id:?}; a group profile needs the group's real identifier, not an empty or placeholder value"),
                 )),
-                Some(Some(_)) => {}
+                Some(Some(id)) => out.extend(nul_character("$group_id", &id)),
                 Some(None) => out.push(Issue::new(
                     "$group_id",
                     IssueCode::WrongType,

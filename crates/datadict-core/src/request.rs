@@ -173,15 +173,20 @@ impl Endpoints {
     /// `/projects/{projectId}/quality/summary[?since=S][&until=U]`, where `since` and `until` are a
     /// `YYYY-MM-DD` date, milliseconds since the epoch, or a time before now such as `10m`.
     pub fn quality_summary(&self, region: Region, project_id: u64, since: Option<&str>, until: Option<&str>) -> String {
-        let mut url = format!("{}/quality/summary", self.project(region, project_id));
-        let mut sep = '?';
-        for (name, value) in [("since", since), ("until", until)] {
-            if let Some(value) = value {
-                url.push_str(&format!("{sep}{name}={}", percent_encode(value)));
-                sep = '&';
-            }
-        }
-        url
+        with_query(format!("{}/quality/summary", self.project(region, project_id)), &[("since", since), ("until", until)])
+    }
+
+    /// A page of the data-quality rows of a datadict server: `list` is `violations` or
+    /// `rejected`, `/projects/{projectId}/{list}?limit=N[&since=S]`.
+    pub fn quality_rows(&self, region: Region, project_id: u64, list: &str, since: Option<&str>, limit: u32) -> String {
+        let limit = limit.to_string();
+        with_query(format!("{}/{list}", self.project(region, project_id)), &[("limit", Some(&limit)), ("since", since)])
+    }
+
+    /// Schemas drafted from what arrived: `/projects/{projectId}/quality/draft[?event=E][&since=S]`,
+    /// a batch-upload body to review before it is sent.
+    pub fn quality_draft(&self, region: Region, project_id: u64, event: Option<&str>, since: Option<&str>) -> String {
+        with_query(format!("{}/quality/draft", self.project(region, project_id)), &[("event", event), ("since", since)])
     }
 
     /// `DELETE /projects/{projectId}/quality[?events=true]`: resets a project's violations and
@@ -199,6 +204,18 @@ impl Endpoints {
     pub fn migrate(&self, source_tool: &str) -> String {
         format!("{}/{}", self.migrate.trim_end_matches('/'), percent_encode(source_tool))
     }
+}
+
+/// `url` with the query parameters that have a value, percent-encoded, in the order given.
+fn with_query(mut url: String, params: &[(&str, Option<&str>)]) -> String {
+    let mut sep = '?';
+    for (name, value) in params {
+        if let Some(value) = value {
+            url.push_str(&format!("{sep}{name}={}", percent_encode(value)));
+            sep = '&';
+        }
+    }
+    url
 }
 
 /// Percent-encodes everything but RFC 3986's unreserved characters, so an entity name such as

@@ -189,6 +189,23 @@ pub struct SchemaEntry {
     pub schema_json: Schema,
 }
 
+impl SchemaEntry {
+    /// Reads an entry from a JSON value through its text: the same entry or message as
+    /// `serde_json::from_value`, but with the one copy of the entry's deserializer that reads the
+    /// server's answers; `from_value` would compile a second one into the web app's wasm.
+    pub fn from_json(value: &Value) -> Result<Self, String> {
+        let text = serde_json::to_vec(value).map_err(|e| e.to_string())?;
+        serde_json::from_slice(&text).map_err(|e| {
+            // The position is in text the user never saw: the message alone, as `from_value` says it.
+            let message = e.to_string();
+            match message.rfind(" at line ") {
+                Some(at) => message[..at].to_owned(),
+                None => message,
+            }
+        })
+    }
+}
+
 /// Spec §2.6.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ListSchemasResponse {

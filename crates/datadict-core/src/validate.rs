@@ -63,7 +63,7 @@ pub fn validate_schema_entry(value: &Value, rules: &SchemaRules) -> Vec<Issue> {
             IssueCode::InvalidName,
             "`name` is empty; give the entity name (for an event, the event name)",
         )),
-        Some(Value::String(_)) => {}
+        Some(Value::String(s)) => out.extend(crate::issue::nul_character("name", s)),
         Some(other) => out.push(wrong_type("name", "a string", other)),
     }
 

@@ -31,6 +31,7 @@ pub mod hosting;
 pub mod jobs;
 pub mod ingest;
 pub mod migrate;
+pub mod nul;
 pub mod ratelimit;
 pub mod routes;
 pub mod store;
@@ -138,7 +139,9 @@ pub fn app(state: AppState) -> Router {
     } else {
         router = router.fallback(routes::meta::not_found);
     }
-    // Innermost, so that every answer, a handler's or an extractor's refusal, waits for the body.
+    router = router.layer(axum::middleware::from_fn(nul::refuse_nul_in_address));
+    // Innermost but for the line above, so that every answer, a handler's, an extractor's or that
+    // refusal, waits for the body.
     router = router.layer(axum::middleware::from_fn(drain::drain_unread_body));
     let csp = hosting::content_security_policy(web_dir.as_deref());
     for (name, value) in hosting::security_headers(&csp) {

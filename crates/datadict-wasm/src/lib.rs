@@ -7,17 +7,20 @@
 //! Modules: `rules` (schema entries, events, profile updates, import bodies, gzip, the
 //! dictionary), `batcher` (the streaming `Batcher`), `requests` (URLs, headers, answers, the retry
 //! policy, the wording of failed requests), `upload` (the `Upload` state machine an importer
-//! drives), `migration` (the source tool's archive and transform). Everything is re-exported at
-//! the root, where wasm-bindgen puts it too.
+//! drives), `migration` (the source tool's archive and transform), `quality` (the rule of the
+//! `datadict violations` CI gate). Everything is re-exported at the root, where wasm-bindgen puts
+//! it too.
 
 mod batcher;
 mod migration;
+mod quality;
 mod requests;
 mod rules;
 mod upload;
 
 pub use batcher::*;
 pub use migration::*;
+pub use quality::*;
 pub use requests::*;
 pub use rules::*;
 pub use upload::*;

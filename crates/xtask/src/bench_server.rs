@@ -5,7 +5,10 @@
 //! bulk insert of the same rows run before and after each case, and each case's ratio to the
 //! mean of the two bare runs around it (see the example's header for the details). Then the
 //! `/track` case: `--track-events` single-event form-encoded requests (0 skips it) from each of
-//! `--track-clients`, beside the same events as 2,000-event `/import` batches.
+//! `--track-clients`, beside the same events as 2,000-event `/import` batches. With
+//! `--store postgres`, the `/import` cases run on a scratch PostgreSQL cluster instead, with one
+//! and two server processes, beside a bare `COPY` of the same rows (the example's `pg.rs`); the
+//! `/track` case is SQLite's only.
 
 use crate::util::{cargo, run, step, target_dir};
 use anyhow::{bail, Context};
@@ -15,6 +18,7 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
     let mut clients = "1,4,16".to_owned();
     let mut track_events = "50000".to_owned();
     let mut track_clients = "1,16,64".to_owned();
+    let mut postgres = false;
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         match arg.as_str() {
@@ -22,7 +26,12 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
             "--clients" => clients = it.next().context("--clients needs a list such as 1,4,16")?.clone(),
             "--track-events" => track_events = it.next().context("--track-events needs a number (0 skips the /track case)")?.clone(),
             "--track-clients" => track_clients = it.next().context("--track-clients needs a list such as 1,16,64")?.clone(),
-            other => bail!("unknown option `{other}`: use --events N, --clients 1,4,16, --track-events N, --track-clients 1,16,64"),
+            "--store" => match it.next().map(String::as_str) {
+                Some("sqlite") => postgres = false,
+                Some("postgres") => postgres = true,
+                other => bail!("--store takes sqlite or postgres, not {}", other.unwrap_or("nothing")),
+            },
+            other => bail!("unknown option `{other}`: use --events N, --clients 1,4,16, --track-events N, --track-clients 1,16,64, --store sqlite|postgres"),
         }
     }
     step("building the release server and the bench example");
@@ -30,6 +39,13 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
     let target = target_dir();
     let server = target.join("release/datadict-server");
     let example = target.join("release/examples/bench_server");
-    step(&format!("benchmarking {events} events with {clients} concurrent clients"));
-    run(std::process::Command::new(example).arg(&server).arg(&events).arg(&clients).arg(&track_events).arg(&track_clients))
+    let mut bench = std::process::Command::new(example);
+    if postgres {
+        step(&format!("benchmarking {events} events on PostgreSQL with {clients} concurrent clients, one and two server processes"));
+        bench.arg("--postgres").arg(&server).arg(&events).arg(&clients);
+    } else {
+        step(&format!("benchmarking {events} events with {clients} concurrent clients"));
+        bench.arg(&server).arg(&events).arg(&clients).arg(&track_events).arg(&track_clients);
+    }
+    run(&mut bench)
 }

@@ -34,10 +34,12 @@ tasks:
   bench core [--events N] [--no-node] [--no-write] [--from FILE]
                          the core pipeline (read, validate, batch, gzip) on a deterministic
                          1M-event file, beside raw gzip of the same file
-  bench server [--events N] [--clients 1,4,16] [--track-events N] [--track-clients 1,16,64]
+  bench server [--events N] [--clients 1,4,16] [--track-events N] [--track-clients 1,16,64] [--store sqlite|postgres]
                          1, 4 and 16 concurrent import clients over loopback, beside a bare
                          SQLite insert of the same rows; then single-event /track requests
-                         from 1, 16 and 64 clients, beside the same events through /import
+                         from 1, 16 and 64 clients, beside the same events through /import;
+                         --store postgres: the import clients on PostgreSQL with one and two
+                         server processes, beside a bare COPY of the same rows
   bench npm [--events N] [--levels 1,6] [--concurrency N] [--package DIR]
                          `datadict import` of a deterministic file to a loopback sink
   (figures and how to read them: BENCHMARKS.md)

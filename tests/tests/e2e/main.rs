@@ -11,4 +11,5 @@ mod web_app_e2e;
 mod web_data_e2e;
 mod web_nav_e2e;
 mod web_profiles_e2e;
+mod web_quality_e2e;
 mod web_words_e2e;

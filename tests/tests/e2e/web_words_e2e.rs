@@ -14,7 +14,7 @@ use std::time::Duration;
 const WAIT: Duration = Duration::from_secs(30);
 
 /// The screens, by the id of their menu button.
-const SCREENS: [&str; 5] = ["dictionary", "import", "warehouse", "migrate", "settings"];
+const SCREENS: [&str; 6] = ["dictionary", "quality", "import", "warehouse", "migrate", "settings"];
 
 fn pick_file(session: &Session, css: &str, name: &str, content: &str) {
     let script = format!(

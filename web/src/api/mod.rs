@@ -324,6 +324,38 @@ pub fn lookup_table_url(conn: &Connection, table_id: &str, cursor: Option<&str>)
     conn.endpoints().lookup_table(Region::Default, conn.project_id, table_id, DATA_PAGE, cursor)
 }
 
+/// The Data quality screen's window, as the server reads `since`: the UTC day 29 days ago and
+/// every day after it, today included, so the last 30 days.
+pub const QUALITY_SINCE: &str = "29d";
+
+/// How many violation or rejected-record rows the Data quality screen reads: one row is a (day,
+/// event, property, code), and the server caps the keys of a day, so a project rarely has more.
+pub const QUALITY_ROWS: u32 = 1000;
+
+/// `…/quality/summary?since=29d`: counts by code, event, property and day, and good and bad
+/// records per event name, as `{"results": {"violations", "rejected", "events"}}`.
+pub fn quality_summary_url(conn: &Connection) -> String {
+    conn.endpoints().quality_summary(Region::Default, conn.project_id, Some(QUALITY_SINCE), None)
+}
+
+/// `…/violations` or `…/rejected` (`list`) of the last 30 days, as `{"results": [...]}`.
+pub fn quality_rows_url(conn: &Connection, list: &str) -> String {
+    conn.endpoints().quality_rows(Region::Default, conn.project_id, list, Some(QUALITY_SINCE), QUALITY_ROWS)
+}
+
+/// `…/quality/draft[?event=E]&since=29d`: schemas drafted from what arrived, as
+/// `{"results": {"entries", "truncate"}, "unresolved": [...]}`; the server writes nothing.
+pub fn quality_draft_url(conn: &Connection, event: Option<&str>) -> String {
+    conn.endpoints().quality_draft(Region::Default, conn.project_id, event, Some(QUALITY_SINCE))
+}
+
+/// `DELETE …/quality[?events=true]`: empties the project's violations and rejected records, and
+/// with `events` its stored events too; the answer counts what went.
+pub async fn reset_quality(conn: &Connection, events: bool, log: &dyn Fn(RequestRecord)) -> Result<serde_json::Value, ApiError> {
+    let url = conn.endpoints().quality_reset(Region::Default, conn.project_id, events);
+    request(conn, Method::Delete, &url, None, log).await
+}
+
 /// Sends one batch of the core's `Batcher` to `url` (the import's or `/engage`'s, spec §4.4) with
 /// the core's headers, and returns what came back without judging it: the core's upload machine
 /// (or [`import_batch`]) reads it. `Err` holds the network's reason when no answer came.

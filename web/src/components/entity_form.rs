@@ -271,7 +271,7 @@ pub fn EntityForm(props: &EntityFormProps) -> Html {
             }
             let Some(conn) = state.connection.clone() else { return };
             let value = draft.to_value(entity_type, namespace);
-            let entry: SchemaEntry = match serde_json::from_value(value.clone()) {
+            let entry = match SchemaEntry::from_json(&value) {
                 Ok(entry) => entry,
                 Err(err) => {
                     save.set(Save::Failed(format!("the form could not be turned into a schema ({err})")));

@@ -90,7 +90,7 @@ pub fn parse_dictionary(text: &str) -> Result<Vec<SchemaEntry>, Vec<String>> {
     if !problems.is_empty() {
         return Err(problems);
     }
-    items.iter().map(|i| serde_json::from_value(i.clone()).map_err(|e| vec![e.to_string()])).collect()
+    items.iter().map(|i| SchemaEntry::from_json(i).map_err(|e| vec![e])).collect()
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -108,19 +108,26 @@ enum Step {
 pub struct BulkUploadProps {
     pub current: Rc<Vec<SchemaEntry>>,
     pub onclose: Callback<()>,
+    /// Entries to review instead of a file's (schemas the server drafted from what arrived): the
+    /// preview shows at once, and nothing is sent before the user confirms, as with a file.
+    #[prop_or_default]
+    pub draft: Option<Rc<Vec<SchemaEntry>>>,
 }
 
 #[component]
 pub fn BulkUpload(props: &BulkUploadProps) -> Html {
     let state = use_app_state();
-    let step = use_state(|| Step::Pick);
+    let step = use_state(|| match &props.draft {
+        Some(entries) => Step::Ready(Rc::new(preview((**entries).clone(), &props.current))),
+        None => Step::Pick,
+    });
     let truncate = use_state(|| false);
     let onfile = {
         let (step, current) = (step.clone(), props.current.clone());
         Callback::from(move |e: Event| {
             let input: HtmlInputElement = e.target_unchecked_into();
             let Some(file) = input.files().and_then(|f| f.get(0)) else { return };
-            let csv = file.name().to_lowercase().ends_with(".csv");
+            let csv = file.name().to_ascii_lowercase().ends_with(".csv");
             step.set(Step::Reading);
             let (step, current) = (step.clone(), current.clone());
             wasm_bindgen_futures::spawn_local(async move {
@@ -183,12 +190,13 @@ pub fn BulkUpload(props: &BulkUploadProps) -> Html {
             </details>
         }
     };
+    let is_draft = props.draft.is_some();
     let preview_view = |p: &Preview| {
         html! {
             <div id="bulk-preview">
                 { list("Added", "bulk-added", &p.added) }
                 { list("Changed", "bulk-changed", if *truncate { &p.changed_if_truncated } else { &p.changed }) }
-                { list(if *truncate { "Removed (truncate deletes them)" } else { "Not in the file (kept)" }, "bulk-removed", &p.absent) }
+                { list(if *truncate { "Removed (truncate deletes them)" } else if is_draft { "Not in the draft (kept)" } else { "Not in the file (kept)" }, "bulk-removed", &p.absent) }
                 <p>{ format!("Unchanged: {}", if *truncate { p.unchanged_if_truncated } else { p.unchanged }) }</p>
             </div>
         }
@@ -205,10 +213,13 @@ pub fn BulkUpload(props: &BulkUploadProps) -> Html {
         Step::Ready(p) | Step::Sending(p) | Step::Failed(p, _) => html! {
             <>
             { preview_view(p) }
-            <label class="check warn-box">
-                <input id="bulk-truncate" type="checkbox" checked={*truncate} onchange={ontruncate} />
-                { " Truncate: delete the whole dictionary of this project first (events and profiles), then insert the file" }
-            </label>
+            // A draft only adds to the dictionary: emptying it first is offered for files alone.
+            if !is_draft {
+                <label class="check warn-box">
+                    <input id="bulk-truncate" type="checkbox" checked={*truncate} onchange={ontruncate} />
+                    { " Truncate: delete the whole dictionary of this project first (events and profiles), then insert the file" }
+                </label>
+            }
             <div class="actions">
                 <button id="bulk-send" class={classes!((*truncate).then_some("danger"))} onclick={onsend} disabled={matches!(&*step, Step::Sending(_))}>
                     { format!("{} {}", if *truncate { "Replace the dictionary with" } else { "Upload" }, datadict_core::count(p.entries.len() as u64, "entry", "entries")) }
@@ -221,10 +232,15 @@ pub fn BulkUpload(props: &BulkUploadProps) -> Html {
     };
     html! {
         <aside class="card detail" id="bulk" aria-label="Bulk upload">
-            <h2>{ "Bulk upload a dictionary" }</h2>
-            <p class="hint">{ "A JSON file (a list of dictionary entries, {\"entries\": [...]}, or this app's JSON export) or this app's CSV export. Nothing is sent before you confirm." }</p>
-            <label for="bulk-file">{ "Dictionary file" }</label>
-            <input id="bulk-file" type="file" accept=".json,application/json,.csv,text/csv" onchange={onfile} />
+            // A draft's panel has its own heading above.
+            if is_draft {
+                <p class="hint">{ "Drafted by the server from the events that arrived. Nothing is written before you confirm." }</p>
+            } else {
+                <h2>{ "Bulk upload a dictionary" }</h2>
+                <p class="hint">{ "A JSON file (a list of dictionary entries, {\"entries\": [...]}, or this app's JSON export) or this app's CSV export. Nothing is sent before you confirm." }</p>
+                <label for="bulk-file">{ "Dictionary file" }</label>
+                <input id="bulk-file" type="file" accept=".json,application/json,.csv,text/csv" onchange={onfile} />
+            }
             { body }
             <div class="actions"><button onclick={onclose}>{ "Close" }</button></div>
         </aside>

@@ -44,13 +44,34 @@ pub fn load_dictionary(state: &StateHandle) {
                 None
             }
         };
+        let violations = match api::read_data(&conn, &api::quality_summary_url(&conn), &log).await {
+            Ok(answer) => Some(Rc::new(answer["results"]["violations"].clone())),
+            Err(err) => {
+                push(&state, Level::Error, format!("violation marks are unavailable: {err}"));
+                None
+            }
+        };
         crate::mark("dd:dictionary-loaded");
-        state.dispatch(Action::DictionaryLoaded(Dictionary { entries: Rc::new(entries), volumes }));
+        state.dispatch(Action::DictionaryLoaded(Dictionary { entries: Rc::new(entries), volumes, violations }));
     });
 }
 
 fn find<'a>(entries: &'a [SchemaEntry], entity_type: EntityType, name: &str) -> Option<&'a SchemaEntry> {
     entries.iter().find(|e| e.entity_type == entity_type && e.name == name)
+}
+
+/// How many violations the data-quality summary counts under `name` in `map` (`by_event` or
+/// `by_property`).
+fn violations_of(violations: Option<&serde_json::Value>, map: &str, name: &str) -> u64 {
+    violations.and_then(|v| v[map][name].as_u64()).unwrap_or(0)
+}
+
+/// The mark of an entity or property with violations: a count that says what it counts.
+fn flag(n: u64, label: String) -> Html {
+    if n == 0 {
+        return html! {};
+    }
+    html! { <span class="flag" role="img" aria-label={label.clone()} title={label}>{ format!("⚠ {n}") }</span> }
 }
 
 /// Opens `panel` on the tab `entity_type`, as a new address.
@@ -78,6 +99,8 @@ pub fn DictionaryPage() -> Html {
         Load::Loaded(d) => Some(d.clone()),
         _ => None,
     };
+    let violations = dictionary.as_ref().and_then(|d| d.violations.clone());
+    let violations = violations.as_deref();
     // Rows are rebuilt only when the dictionary changes (its version number: comparing 5,000
     // entries on every render would cost what the memo saves).
     let version = state.dictionary_version;
@@ -219,7 +242,7 @@ pub fn DictionaryPage() -> Html {
                             <th scope="col" class="count">{ "30-day volume" }</th>
                         }
                     </tr></thead>
-                    <tbody>{ for visible.iter().take(*shown).map(|&i| row(&rows[i], &state, &panel)) }</tbody>
+                    <tbody>{ for visible.iter().take(*shown).map(|&i| row(&rows[i], &state, &panel, violations)) }</tbody>
                 </table>
                 </div>
                 if more > 0 {
@@ -242,7 +265,7 @@ pub fn DictionaryPage() -> Html {
         (Panel::None, _) => None,
         (Panel::Detail(name), Some(d)) => Some(match (find(&d.entries, entity_type, name), rows.iter().find(|r| r.entity_type == entity_type && &r.name == name)) {
             (Some(entry), _) if *confirming => confirm_delete(entry, &state, &confirming),
-            (Some(entry), _) => detail(entry, &state, &confirming),
+            (Some(entry), _) => detail(entry, &state, &confirming, violations),
             (None, Some(r)) => html! {
                 <section class="detail" id="detail">
                     <h2>{ r.name.clone() }</h2>
@@ -341,7 +364,8 @@ pub fn DictionaryPage() -> Html {
     }
 }
 
-fn row(r: &Row, state: &StateHandle, panel: &Panel) -> Html {
+fn row(r: &Row, state: &StateHandle, panel: &Panel, violations: Option<&serde_json::Value>) -> Html {
+    let flagged = violations_of(violations, "by_event", &r.name);
     let key = r.key();
     let onclick = go(state, r.entity_type, Panel::Detail(r.name.clone()));
     let open = matches!(panel, Panel::Detail(n) | Panel::Edit(n) if *n == r.name);
@@ -350,7 +374,8 @@ fn row(r: &Row, state: &StateHandle, panel: &Panel) -> Html {
     // Every string is rendered as text: Yew escapes it, and no HTML is built from dictionary data.
     html! {
         <tr {key} class={classes!("schema-row", (r.status == Status::Undocumented).then_some("undocumented"), open.then_some("open"))} data-name={r.name.clone()}>
-            <td class="display-name"><button class="link open-detail" {onclick} aria-label={format!("Details of {}", r.display)}>{ r.display.clone() }</button></td>
+            <td class="display-name"><button class="link open-detail" {onclick} aria-label={format!("Details of {}", r.display)}>{ r.display.clone() }</button>
+                { flag(flagged, format!("{} in the last 30 days", datadict_core::count(flagged, "violation", "violations"))) }</td>
             <td class="name"><code>{ r.name.clone() }</code></td>
             <td class="description">{ r.description.clone() }</td>
             <td class="tags">{ for r.tags.iter().map(|t| html! { <span class="tag">{ t.clone() }</span> }) }</td>
@@ -365,7 +390,7 @@ fn row(r: &Row, state: &StateHandle, panel: &Panel) -> Html {
     }
 }
 
-fn detail(entry: &SchemaEntry, state: &StateHandle, confirming: &UseStateHandle<bool>) -> Html {
+fn detail(entry: &SchemaEntry, state: &StateHandle, confirming: &UseStateHandle<bool>, violations: Option<&serde_json::Value>) -> Html {
     let meta = entry.schema_json.vendor(DEFAULT_NAMESPACE);
     // Four narrow columns rather than six, so that the table fits the panel without a sideways
     // scroll: the display name goes under the name, and the two flags share one cell.
@@ -375,6 +400,8 @@ fn detail(entry: &SchemaEntry, state: &StateHandle, confirming: &UseStateHandle<
         html! {
             <tr class="property-row">
                 <td><code>{ name.clone() }</code>
+                    { flag(violations_of(violations, "by_property", name), format!("{} of a property named {name} in the last 30 days, across all events and profiles",
+                        datadict_core::count(violations_of(violations, "by_property", name), "violation", "violations"))) }
                     if let Some(d) = pm.display_name.clone() { <div class="hint">{ d }</div> }</td>
                 <td>{ def.kind.as_str() }</td>
                 <td>{ def.description.clone().unwrap_or_default() }</td>
@@ -394,6 +421,10 @@ fn detail(entry: &SchemaEntry, state: &StateHandle, confirming: &UseStateHandle<
     html! {
         <section class="detail" id="detail">
             <h2>{ meta.display_name.clone().unwrap_or_else(|| entry.name.clone()) }</h2>
+            if violations_of(violations, "by_event", &entry.name) > 0 {
+                <p class="error" id="detail-violations">{ format!("{} in the last 30 days: see ", datadict_core::count(violations_of(violations, "by_event", &entry.name), "violation", "violations")) }
+                    <a href="#/quality">{ "Data quality" }</a>{ "." }</p>
+            }
             <p><code>{ entry.name.clone() }</code>{ format!(" · {}", entry.entity_type) }</p>
             <p>{ entry.schema_json.description.clone().unwrap_or_default() }</p>
             <div class="actions">

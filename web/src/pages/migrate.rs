@@ -124,7 +124,8 @@ fn field_issue(issue: &datadict_core::Issue) -> FieldIssue {
         _ => {
             let words = in_words(&issue.message);
             let mut chars = words.chars();
-            chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default()
+            // The core's messages are English and open with an ASCII letter.
+            chars.next().map(|c| c.to_ascii_uppercase().to_string() + chars.as_str()).unwrap_or_default()
         }
     };
     FieldIssue { field, message }

@@ -5,5 +5,6 @@ pub mod data;
 pub mod dictionary;
 pub mod import;
 pub mod migrate;
+pub mod quality;
 pub mod settings;
 pub mod warehouse;

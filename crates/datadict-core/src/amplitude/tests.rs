@@ -5,7 +5,7 @@ use super::*;
 use crate::gzip::gzip;
 use crate::{check_event, validate_profile_update, TokenRule};
 use serde_json::json;
-use std::io::Write;
+use std::io::{Cursor, Write};
 
 const NOW: i64 = 1_767_225_600_000;
 

@@ -1,7 +1,13 @@
-//! Checks of user profile updates against the dictionary's user-profile schema (FACTS.md:
-//! `entityType=profile`, `name=$user`), with the event check's codes, paths and wording: an update
-//! when the dictionary has no such schema (`no_schema`), a property the schema does not define
-//! (`unknown_property`), and a value whose JSON type differs from its definition (`type_mismatch`).
+//! Checks of profile updates against the dictionary's `profile` schemas, with the event check's
+//! codes, paths and wording: an update when the dictionary has no schema for its profile
+//! (`no_schema`), a property the schema does not define (`unknown_property`), and a value whose
+//! JSON type differs from its definition (`type_mismatch`).
+//!
+//! Which schema: a user profile update is checked against the user-profile schema (FACTS.md:
+//! `entityType=profile`, `name=$user`). The dictionary has no entity type for group profiles, so
+//! a group profile update with group key K (`$group_key`, such as `company_id`) is checked against
+//! the `profile` schema named K: one schema describes every group of that kind, as `$user`
+//! describes every user.
 //!
 //! What each operation is checked for:
 //! - `$set`, `$set_once`: each value's JSON type, as an event property's.
@@ -18,14 +24,13 @@
 //!
 //! A property marked `hidden` is checked like any other and gets no note of its own: hiding only
 //! affects how the property is shown. Profiles cannot be dropped (schema validation refuses it).
-//! Group profile updates are not checked: the dictionary has no entity type for group profiles.
-//! Without a `$user` schema every checked update gets one `no_schema` note, as an event without a
+//! Without its schema every checked update gets one `no_schema` note, as an event without a
 //! schema does.
 
-use super::{type_matches, Dictionary};
+use super::{type_matches, Dictionary, PropertyRule};
 use crate::issue::{child_path, Issue, IssueCode};
 use crate::json_schema::json_type_of;
-use crate::profile::{ProfileKind, ProfileOperation};
+use crate::profile::{ProfileOperation, ProfileTarget};
 use crate::schema::PropertyType;
 use serde_json::Value;
 
@@ -42,19 +47,33 @@ pub fn operand_type(operation: &ProfileOperation, value: &Value) -> PropertyType
     }
 }
 
-/// Checks one profile update's operation (of `kind`) against the dictionary's user-profile schema.
-/// Returns every finding, properties in the order of the update; a group update has none.
-pub fn check_profile_against_dictionary(kind: ProfileKind, operation: &ProfileOperation, dictionary: &Dictionary) -> Vec<Issue> {
+/// The name of the `profile` schema that describes `target`'s profile: [`USER_PROFILE`] for a
+/// user, the group key for a group.
+pub fn profile_schema_name(target: &ProfileTarget) -> &str {
+    match target {
+        ProfileTarget::User { .. } => USER_PROFILE,
+        ProfileTarget::Group { key, .. } => key,
+    }
+}
+
+/// Checks one profile update's operation on `target` against the dictionary's schema for that
+/// profile ([`profile_schema_name`]). Returns every finding, properties in the order of the update.
+pub fn check_profile_against_dictionary(target: &ProfileTarget, operation: &ProfileOperation, dictionary: &Dictionary) -> Vec<Issue> {
     let mut out = Vec::new();
-    if kind == ProfileKind::Group || *operation == ProfileOperation::Delete {
+    if *operation == ProfileOperation::Delete {
         return out;
     }
-    let Some(schema) = &dictionary.user else {
-        out.push(Issue::new(
-            "",
-            IssueCode::NoSchema,
-            format!("user profiles have no schema in the dictionary; add a `profile` schema named `{USER_PROFILE}` to describe their properties"),
-        ));
+    let schema_name = profile_schema_name(target);
+    let Some(schema) = dictionary.profiles.get(schema_name) else {
+        let message = match target {
+            ProfileTarget::User { .. } => {
+                format!("user profiles have no schema in the dictionary; add a `profile` schema named `{USER_PROFILE}` to describe their properties")
+            }
+            ProfileTarget::Group { key, .. } => format!(
+                "group profiles of group key `{key}` have no schema in the dictionary; add a `profile` schema named `{key}` to describe their properties"
+            ),
+        };
+        out.push(Issue::new("", IssueCode::NoSchema, message));
         return out;
     };
     let op = operation.key();
@@ -62,7 +81,7 @@ pub fn check_profile_against_dictionary(kind: ProfileKind, operation: &ProfileOp
         Issue::new(
             child_path(op, name),
             IssueCode::UnknownProperty,
-            format!("property `{name}` is not in the schema of `{USER_PROFILE}`; add it to the schema, or fix its name"),
+            format!("property `{name}` is not in the schema of `{schema_name}`; add it to the schema, or fix its name"),
         )
     };
     let values = match operation {
@@ -79,15 +98,15 @@ pub fn check_profile_against_dictionary(kind: ProfileKind, operation: &ProfileOp
         ProfileOperation::Delete => return out,
     };
     for (name, value) in values {
-        let Some(def) = schema.get(name) else {
+        // Profile maps hold defined properties only (no system names).
+        let Some(&PropertyRule::Defined { kind: defined, .. }) = schema.get(name) else {
             out.push(unknown(name));
             continue;
         };
         let seen = operand_type(operation, value);
-        if type_matches(def.kind, seen) {
+        if type_matches(defined, seen) {
             continue;
         }
-        let defined = def.kind;
         let message = match operation {
             ProfileOperation::Union(_) | ProfileOperation::Append(_) | ProfileOperation::Remove(_) => format!(
                 "`{op}` treats property `{name}` as a list (a JSON array); its schema says {defined}: use `$set` for a {defined}, or change the definition"

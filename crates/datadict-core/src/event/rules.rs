@@ -9,7 +9,7 @@
 
 use super::walk::{excerpt, Found, Seen};
 use super::EventCheck;
-use crate::issue::{child_path, Issue, IssueCode};
+use crate::issue::{child_path, nul_character, Issue, IssueCode};
 use crate::limits::Limits;
 use crate::time::{format_date, format_datetime, Date};
 
@@ -145,6 +145,7 @@ pub(super) fn finish<'de>(check: &mut EventCheck<'de>, found: Found<'de>, limits
             if name.trim().is_empty() {
                 issues.push(Issue::new("event", IssueCode::InvalidName, "`event` is empty; give the name of the user action"));
             }
+            issues.extend(nul_character("event", &name));
             check.event = Some(name);
         }
         Some(other) => issues.push(wrong_type("event", &other, "a string, the name of the user action")),
@@ -234,6 +235,7 @@ fn finish_ids<'de>(
             if limits.is_forbidden_id(&id) {
                 issues.push(forbidden(DISTINCT_ID, &id, "use the user's real identifier, or an empty string when the event has no user"));
             }
+            issues.extend(nul_character(DISTINCT_ID, &id));
             check.distinct_id = Some(id);
         }
         Some(other) => issues.push(wrong_type(DISTINCT_ID, &other, "a string")),

@@ -294,3 +294,14 @@ fn track_rules_require_less_and_set_the_time() {
         assert_eq!(fast, walk, "{record}");
     }
 }
+
+#[test]
+fn a_nul_character_in_the_name_or_the_user_id_is_refused_and_kept_in_a_property() {
+    // The fast scanner and the reference walk decode the escape alike.
+    let record = r#"{"event":"Sign\u0000Up","properties":{"time":1767225600,"distinct_id":"u\u00001","$insert_id":"abc-123","note":"a\u0000b","k\u0000":1}}"#;
+    let result = check(record, &[("event", NulCharacter), ("properties.distinct_id", NulCharacter)]);
+    assert!(result.issues[0].message.contains("U+0000"), "{}", result.issues[0]);
+    let walked = check_event_reference(record.as_bytes(), &Limits::default(), NOW);
+    assert_eq!(walked.issues, result.issues);
+    check(&event(&format!(r#"{OK},"note":"a\u0000b","k\u0000":1"#)), &[]);
+}

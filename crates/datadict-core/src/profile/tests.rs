@@ -138,3 +138,17 @@ fn group_updates() {
     let check = check_update(br#"{"$group_key": "C", "$group_id": "g", "$unset": ["a"]}"#, ProfileKind::Group, &Limits::default(), TokenRule::Optional);
     assert_eq!((check.is_valid(), check.operation), (true, Some("$unset")));
 }
+
+#[test]
+fn a_nul_character_in_an_id_or_a_group_key_is_refused_and_kept_in_a_value() {
+    check(json!({"$token": "t", "$distinct_id": "u\u{0}1", "$set": {"plan": "p\u{0}ro"}}), &[("$distinct_id", NulCharacter)]);
+    check(json!({"$token": "t", "$distinct_id": "u1", "$set": {"p\u{0}lan": "p\u{0}ro"}}), &[]);
+    let group = |key: &str, id: &str| {
+        let update = json!({"$token": "t", "$group_key": key, "$group_id": id, "$set": {"a": "b\u{0}"}});
+        let issues = validate_update(&update, ProfileKind::Group, &Limits::default(), TokenRule::Required);
+        issues.iter().map(|i| (i.path.clone(), i.code)).collect::<Vec<_>>()
+    };
+    assert_eq!(group("Com\u{0}pany", "acme"), [("$group_key".to_owned(), NulCharacter)]);
+    assert_eq!(group("Company", "ac\u{0}me"), [("$group_id".to_owned(), NulCharacter)]);
+    assert_eq!(group("Company", "acme"), []);
+}

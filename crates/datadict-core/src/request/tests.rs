@@ -43,6 +43,10 @@ fn urls_of_every_operation_and_region() {
         (e.quality_summary(Region::Eu, 7, Some("10m"), None), "https://eu.app.test/api/app/projects/7/quality/summary?since=10m"),
         (e.quality_summary(Region::Default, 7, None, Some("2026-01-02")), "https://app.test/api/app/projects/7/quality/summary?until=2026-01-02"),
         (e.quality_summary(Region::Default, 7, Some("7d"), Some("1 d")), "https://app.test/api/app/projects/7/quality/summary?since=7d&until=1%20d"),
+        (e.quality_rows(Region::Default, 7, "violations", None, 500), "https://app.test/api/app/projects/7/violations?limit=500"),
+        (e.quality_rows(Region::Default, 7, "rejected", Some("29d"), 10), "https://app.test/api/app/projects/7/rejected?limit=10&since=29d"),
+        (e.quality_draft(Region::Default, 7, None, None), "https://app.test/api/app/projects/7/quality/draft"),
+        (e.quality_draft(Region::Default, 7, Some("Sign Up"), Some("29d")), "https://app.test/api/app/projects/7/quality/draft?event=Sign%20Up&since=29d"),
         (e.quality_reset(Region::India, 7, false), "https://in.app.test/api/app/projects/7/quality"),
         (e.quality_reset(Region::Default, 7, true), "https://app.test/api/app/projects/7/quality?events=true"),
     ];

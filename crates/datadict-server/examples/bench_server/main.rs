@@ -2,7 +2,7 @@
 //! and this example, then runs it). Not a test: it prints figures, and asserts only that every
 //! event sent was stored.
 //!
-//! Usage: bench_server <server-binary> <events> <clients,...> [<track-events> <track-clients,...>]
+//! Usage: bench_server [--postgres] <server-binary> <events> <clients,...> [<track-events> <track-clients,...>]
 //!
 //! For each client count, a fresh server process over a fresh data folder receives the same
 //! gzipped 2,000-event batches over loopback from that many threads (keep-alive connections, one
@@ -17,8 +17,10 @@
 //! With `<track-events>` (0 skips it), the `/track` case follows (`track.rs`): that many events,
 //! one per request, from each count of `<track-clients>` (default 1,16,64) in turn, then the same
 //! events as 2,000-event `/import` batches from 16 clients, for comparison in the same run.
-//! Prints one JSON line per case, in the order they ran.
+//! Prints one JSON line per case, in the order they ran. With `--postgres`, the `/import` cases
+//! run on PostgreSQL instead, with one and two server processes, beside a bare `COPY` (`pg.rs`).
 
+mod pg;
 mod track;
 
 use datadict_server::store::{EventBatch, Store, Synchronous};
@@ -32,7 +34,11 @@ use std::time::Instant;
 const BATCH: usize = 2_000;
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let postgres = args.first().is_some_and(|a| a == "--postgres");
+    if postgres {
+        args.remove(0);
+    }
     let server = args.first().expect("usage: bench_server <server-binary> <events> <clients,...>");
     let events: usize = args.get(1).map_or(200_000, |s| s.parse().expect("events: a number"));
     let counts = |i: usize, default: &str| -> Vec<usize> {
@@ -52,6 +58,9 @@ fn main() {
         gz_bytes as f64 / 1e6
     );
     let batches = Arc::new(batches);
+    if postgres {
+        return pg::run(server, &batches, &rows, events, &clients);
+    }
     // The bare insert runs before the first server case and after each one, and each case is
     // compared with the mean of the two bare runs around it: this host's speed drifts from minute
     // to minute, and one bare run at the end measured the later cases' neighbour but not the

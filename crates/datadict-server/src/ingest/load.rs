@@ -10,7 +10,7 @@ use crate::ingest::{now_ms, Drops, Intake};
 use crate::store;
 use crate::AppState;
 use datadict_core::profile::{self, ProfileOperation, ProfileTarget};
-use datadict_core::{Dictionary, EntityType, FailedRecord, InputFormat, Issue, Limits, ProfileKind, USER_PROFILE};
+use datadict_core::{profile_schema_name, Dictionary, EntityType, FailedRecord, InputFormat, Issue, Limits, ProfileKind, ProfileUpdate, USER_PROFILE};
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
 
@@ -114,16 +114,20 @@ pub fn apply_profile_updates<'a>(
 
 /// Applies updates of one `kind` (each with its position among the updates given) in one
 /// transaction through [`apply_profile_updates`], then checks the applied ones against the
-/// project's dictionary on arrival and records what it finds (`ingest::quality`), unless the
-/// server runs with `--no-dictionary-check`. `/engage`, `/groups`, warehouse syncs and migrations
-/// all store profiles through here. Returns how many updates were applied and the refused ones.
+/// project's dictionary on arrival (unless the server runs with `--no-dictionary-check`) and
+/// records what it finds (`ingest::quality`), with the updates `apply` refused as rejected records
+/// of `route` (the bad store) besides those the caller refused before (`rejected`). `/engage`,
+/// `/groups`, warehouse syncs and migrations all store profiles through here. Returns how many
+/// updates were applied and the refused ones.
 pub async fn store_profile_updates(
     state: &AppState,
     project_id: i64,
     kind: ProfileKind,
     updates: Vec<(usize, ProfileTarget, ProfileOperation)>,
+    route: &'static str,
+    rejected: quality::Violations,
 ) -> Result<(usize, Vec<Refused>), ApiError> {
-    let dictionary = user_dictionary(state, project_id, kind).await?;
+    let dictionary = profile_dictionary(state, project_id, kind).await?;
     let limits = state.config.limits.clone();
     let now = now_ms();
     let (updates, (applied, refused)) = state
@@ -135,26 +139,39 @@ pub async fn store_profile_updates(
             Ok((updates, result))
         })
         .await?;
+    let mut findings = Findings { rejected, ..Findings::default() };
+    // A refused update is kept in the bad store, its sample the update as parsed (without token).
+    for r in &refused {
+        if let Some((_, target, operation)) = updates.iter().find(|(i, _, _)| *i == r.index) {
+            let update = ProfileUpdate { token: None, target: target.clone(), operation: operation.clone() };
+            let text = serde_json::to_vec(&update).unwrap_or_default();
+            let issues = [(r.issue.code.as_str(), r.issue.message.as_str())];
+            quality::reject(&mut findings.rejected, route, profile_schema_name(target), &issues, &text);
+        }
+    }
     if let Some(dictionary) = dictionary {
         // Only stored updates are checked: a refused one is reported to the sender instead.
         let refused_at: HashSet<usize> = refused.iter().map(|r| r.index).collect();
-        let mut findings = Findings::default();
         for (_, target, operation) in updates.iter().filter(|(i, _, _)| !refused_at.contains(i)) {
             findings.violations.check_profile(target, operation, &dictionary);
         }
-        quality::record(state, project_id, findings, now).await?;
     }
+    quality::record(state, project_id, findings, now).await?;
     Ok((applied, refused))
 }
 
 /// The project's dictionary for checking updates of `kind` on arrival: its user-profile schema
-/// (`profile` `$user`) for user updates. `None` when the check is off, and for group updates,
-/// which the core does not check (the dictionary has no entity type for group profiles).
-async fn user_dictionary(state: &AppState, project_id: i64, kind: ProfileKind) -> Result<Option<Dictionary>, ApiError> {
-    if !state.config.dictionary_check || kind == ProfileKind::Group {
+/// (`profile` `$user`) for user updates, every `profile` schema for group updates (each group key
+/// names its own). `None` when the check is off.
+async fn profile_dictionary(state: &AppState, project_id: i64, kind: ProfileKind) -> Result<Option<Dictionary>, ApiError> {
+    if !state.config.dictionary_check {
         return Ok(None);
     }
-    let entries = state.store.read(move |conn| store::list_schemas(conn, project_id, Some(EntityType::Profile), Some(USER_PROFILE))).await?;
+    let name = match kind {
+        ProfileKind::User => Some(USER_PROFILE),
+        ProfileKind::Group => None,
+    };
+    let entries = state.store.read(move |conn| store::list_schemas(conn, project_id, Some(EntityType::Profile), name)).await?;
     Ok(Some(Dictionary::new(&entries, &state.config.namespace)))
 }
 
@@ -167,5 +184,5 @@ pub async fn set_profiles(state: &AppState, project_id: i64, updates: Vec<(Strin
     }
     let operations =
         updates.into_iter().enumerate().map(|(i, (distinct_id, set))| (i, ProfileTarget::User { distinct_id }, ProfileOperation::Set(set))).collect();
-    Ok(store_profile_updates(state, project_id, ProfileKind::User, operations).await?)
+    Ok(store_profile_updates(state, project_id, ProfileKind::User, operations, "job", quality::Violations::default()).await?)
 }

@@ -1,7 +1,7 @@
 //! Violations of the dictionary seen on arrival (issue 20): the core's dictionary checks run on
-//! every stored event and every applied user profile update (kind `user`, entity `$user`; group
-//! updates have no schema to check against), their findings tallied per request in memory
-//! ([`Violations`]) and written once per request, one upsert per key
+//! every stored event and every applied profile update (kind `user`, entity `$user`; kind `group`,
+//! entity the group key, whose `profile` schema the core checks it against), their findings
+//! tallied per request in memory ([`Violations`]) and written once per request, one upsert per key
 //! (`store::quality::record_quality`), so that ingestion pays for a hash-map update per finding
 //! rather than a database write. The findings of events are written by the event writer in the
 //! transaction of the events ([`Findings::into_rows`]), those of profile updates in one
@@ -10,8 +10,9 @@
 use crate::store::{QualityRows, ViolationRow};
 use serde_json::{json, Value};
 use datadict_core::dictionary::profile::operand_type;
-use datadict_core::event::EventCheck;
-use datadict_core::{check_profile_against_dictionary, for_each_dictionary_finding, Dictionary, ProfileOperation, ProfileTarget, ProfileUpdate, USER_PROFILE};
+use datadict_core::event::{EventCheck, PropertySeen};
+use datadict_core::PropertyType;
+use datadict_core::{check_profile_against_dictionary, for_each_dictionary_finding, profile_schema_name, Dictionary, ProfileOperation, ProfileTarget, ProfileUpdate};
 use std::collections::{BTreeSet, HashMap};
 
 /// The most samples kept per violation key.
@@ -50,21 +51,78 @@ struct Tally {
 /// a new key allocates its owned [`Key`] and its message.
 #[derive(Debug, Default)]
 pub struct Violations {
-    index: HashMap<Vec<u8>, usize>,
+    index: HashMap<Vec<u8>, usize, FastHash>,
     tallies: Vec<(Key, Tally)>,
     scratch: Vec<u8>,
+    /// The last shape of each event name and where its findings went ([`Shape`]).
+    shapes: HashMap<String, Shape, FastHash>,
+}
+
+/// The maps of a request's tallies hash with foldhash rather than SipHash: they are asked once
+/// per event and once per finding. Their keys come from the senders, but each map lives for one
+/// request, whose record count the limits bound.
+type FastHash = foldhash::fast::RandomState;
+
+/// What the core's check found in the last event of one name: the event's shape (its property
+/// names and JSON types, in order) and the tallies its findings went to, in order.
+///
+/// The core's check reads nothing of an event but its name and the names and types of its
+/// properties, so an event of the same name and shape has the same findings: it adds to the same
+/// tallies without asking the core again, building a key or hashing one per finding. Most events
+/// of a name share one shape (what an application sends for it), so this turns about a dozen
+/// key lookups per event (a finding per unknown property) into one name lookup and a comparison
+/// of names. A test checks that tallies made this way equal the core's findings one by one.
+#[derive(Debug, Default)]
+struct Shape {
+    /// Each property name, preceded by its length as 8 bytes (so that names cannot run together).
+    names: Vec<u8>,
+    kinds: Vec<PropertyType>,
+    /// The tally of each finding, in the order the core gave them.
+    hits: Vec<usize>,
+}
+
+impl Shape {
+    /// Whether `properties` are this shape's, name by name and type by type.
+    fn matches(&self, properties: &[PropertySeen<'_>]) -> bool {
+        if properties.len() != self.kinds.len() {
+            return false;
+        }
+        let mut rest = self.names.as_slice();
+        for (p, kind) in properties.iter().zip(&self.kinds) {
+            let name = p.name.as_bytes();
+            let Some((len, tail)) = rest.split_first_chunk::<8>() else { return false };
+            let len = u64::from_le_bytes(*len);
+            if p.kind != *kind || len != name.len() as u64 || !tail.starts_with(name) {
+                return false;
+            }
+            rest = &tail[name.len()..];
+        }
+        true
+    }
+
+    /// Makes this the shape of `properties`, with no hits yet (the buffers are reused).
+    fn set(&mut self, properties: &[PropertySeen<'_>]) {
+        self.names.clear();
+        self.kinds.clear();
+        self.hits.clear();
+        for p in properties {
+            self.names.extend_from_slice(&(p.name.len() as u64).to_le_bytes());
+            self.names.extend_from_slice(p.name.as_bytes());
+            self.kinds.push(p.kind);
+        }
+    }
 }
 
 /// Good and bad records per event name of one request. A name already seen costs a lookup and no
 /// allocation.
 #[derive(Debug, Default)]
 pub struct EventCounts {
-    good: HashMap<String, i64>,
-    bad: HashMap<String, i64>,
+    good: HashMap<String, i64, FastHash>,
+    bad: HashMap<String, i64, FastHash>,
 }
 
 impl EventCounts {
-    fn add(map: &mut HashMap<String, i64>, name: &str) {
+    fn add(map: &mut HashMap<String, i64, FastHash>, name: &str) {
         match map.get_mut(name) {
             Some(n) => *n += 1,
             None => {
@@ -86,7 +144,7 @@ impl EventCounts {
     }
 
     fn into_rows(self, now_ms: i64) -> Vec<ViolationRow> {
-        let rows = |kind: &str, map: HashMap<String, i64>| {
+        let rows = |kind: &str, map: HashMap<String, i64, FastHash>| {
             map.into_iter()
                 .map(|(entity, count)| ViolationRow {
                     kind: kind.to_owned(),
@@ -133,23 +191,49 @@ impl Violations {
     /// keeping `record` (its bytes) as a sample. Returns nothing: the drops are decided apart, by
     /// `Drops`, which agrees with the core on them.
     pub fn check_event(&mut self, check: &EventCheck<'_>, dictionary: &Dictionary, record: &[u8]) {
+        let sample = || Value::from(cut_sample(&String::from_utf8_lossy(record)));
+        let Some(name) = check.event.as_deref() else { return };
+        let mut shape = match self.shapes.get_mut(name) {
+            Some(shape) if shape.matches(&check.properties) => {
+                // Same name, same shape: the same findings, with the same types.
+                for &at in &shape.hits {
+                    let tally = &mut self.tallies[at].1;
+                    tally.count += 1;
+                    if tally.samples.len() < MAX_SAMPLES {
+                        tally.samples.push(sample());
+                    }
+                }
+                return;
+            }
+            // A name seen before with another shape: its buffers are reused.
+            Some(shape) => std::mem::take(shape),
+            None => Shape::default(),
+        };
+        shape.set(&check.properties);
         for_each_dictionary_finding(check, dictionary, |f| {
-            let property = f.property.unwrap_or_default();
-            // The type recorded is that of the first property of the name, as sent.
-            let types = match check.properties.iter().find(|p| p.name == property) {
-                Some(p) if !property.is_empty() => Some(p.kind.as_str()),
-                _ => None,
-            };
-            let sample = || Value::from(cut_sample(&String::from_utf8_lossy(record)));
-            self.tally("event", f.event, property, f.code.as_str(), || f.message(), types, sample);
+            let types = f.seen_type().map(PropertyType::as_str);
+            let at = self.tally("event", f.event, f.property.unwrap_or_default(), f.code.as_str(), || f.message(), types, sample);
+            shape.hits.push(at);
         });
+        match self.shapes.get_mut(name) {
+            Some(slot) => *slot = shape,
+            None => {
+                self.shapes.insert(name.to_owned(), shape);
+            }
+        }
     }
 
     /// Checks one applied profile update against `dictionary` with the core's check and tallies
-    /// each finding under kind `user` and entity `$user`, keeping the update (without its token) as
-    /// a sample. The core checks no group update.
+    /// each finding under kind `user` and entity `$user`, or kind `group` and the group key (the
+    /// `profile` schema the core checks it against), keeping the update (without its token) as a
+    /// sample.
     pub fn check_profile(&mut self, target: &ProfileTarget, operation: &ProfileOperation, dictionary: &Dictionary) {
-        for issue in check_profile_against_dictionary(target.kind(), operation, dictionary) {
+        let kind = match target {
+            ProfileTarget::User { .. } => "user",
+            ProfileTarget::Group { .. } => "group",
+        };
+        let entity = profile_schema_name(target);
+        for issue in check_profile_against_dictionary(target, operation, dictionary) {
             // Paths are the operation and the property (`$set.plan`), or empty for the whole update.
             let property = issue.path.strip_prefix(operation.key()).map(property_name).unwrap_or_default();
             let ty = operand(operation, &property).map(|v| operand_type(operation, v).as_str());
@@ -157,7 +241,7 @@ impl Violations {
                 let update = ProfileUpdate { token: None, target: target.clone(), operation: operation.clone() };
                 Value::from(cut_sample(&serde_json::to_string(&update).unwrap_or_default()))
             };
-            self.tally("user", USER_PROFILE, &property, issue.code.as_str(), || issue.message.clone(), ty, sample);
+            self.tally(kind, entity, &property, issue.code.as_str(), || issue.message.clone(), ty, sample);
         }
     }
 
@@ -178,7 +262,7 @@ impl Violations {
         message: impl FnOnce() -> String,
         ty: Option<&'static str>,
         sample: impl FnOnce() -> Value,
-    ) {
+    ) -> usize {
         self.scratch.clear();
         for part in [kind, " ", code, " "] {
             self.scratch.extend_from_slice(part.as_bytes());
@@ -204,6 +288,7 @@ impl Violations {
             // Only the kept samples are made: most findings add to a count only.
             tally.samples.push(sample());
         }
+        at
     }
 
     pub fn is_empty(&self) -> bool {
@@ -329,6 +414,55 @@ mod tests {
         let mut got: Vec<(String, String, i64)> = v.into_rows(0).into_iter().map(|r| (r.entity, r.property, r.count)).collect();
         got.sort();
         assert_eq!(got, [("a".to_owned(), "bc".to_owned(), 1), ("ab".to_owned(), "c".to_owned(), 2)]);
+    }
+
+    /// Tallies made through the shape memo equal the core's findings counted one by one, for
+    /// events of one name in alternating shapes, the same names with other types, duplicate
+    /// property names, and names without a schema.
+    #[test]
+    fn the_shape_memo_tallies_what_the_core_finds() {
+        use datadict_core::{check_event, Limits};
+        let dictionary = Dictionary::new(&crate::demo::sample_dictionary(), datadict_core::DEFAULT_NAMESPACE);
+        let shapes = [
+            r#""plan":"pro","color":"red""#,
+            r#""plan":1,"color":"red""#,
+            r#""color":"red","plan":"pro""#,
+            r#""plan":"pro","plan":2,"x":null"#,
+            r#""price":"9","card_last4":"4242","items":[]"#,
+            r#""path":"/","duration_ms":1.5"#,
+            "",
+        ];
+        let names = ["Sign Up", "Purchase", "Page View", "Debug Ping", "Nope"];
+        let now = 1_767_225_600_000;
+        let mut memo = Violations::default();
+        let mut expected: HashMap<(String, String, String), (i64, BTreeSet<&str>)> = HashMap::new();
+        for round in 0..4 {
+            for (i, name) in names.iter().enumerate() {
+                for props in shapes.iter().skip((i + round) % 3) {
+                    let sep = if props.is_empty() { "" } else { "," };
+                    let record = format!(r#"{{"event":"{name}","properties":{{"time":{now},"distinct_id":"u","$insert_id":"i"{sep}{props}}}}}"#);
+                    let check = check_event(record.as_bytes(), &Limits::default(), now);
+                    assert!(check.is_valid(), "{record}: {:?}", check.issues);
+                    memo.check_event(&check, &dictionary, record.as_bytes());
+                    for_each_dictionary_finding(&check, &dictionary, |f| {
+                        let key = (f.event.to_owned(), f.property.unwrap_or_default().to_owned(), f.code.as_str().to_owned());
+                        let slot = expected.entry(key).or_default();
+                        slot.0 += 1;
+                        slot.1.extend(f.seen_type().map(PropertyType::as_str));
+                    });
+                }
+            }
+        }
+        let got: HashMap<(String, String, String), (i64, BTreeSet<&str>)> = memo
+            .tallies
+            .iter()
+            .map(|(k, t)| ((k.entity.clone(), k.property.clone(), k.code.to_owned()), (t.count, t.types.clone())))
+            .collect();
+        assert!(got.len() > 10, "{got:?}");
+        assert_eq!(got, expected);
+        for (key, tally) in &memo.tallies {
+            assert_eq!(tally.samples.len(), (tally.count as usize).min(MAX_SAMPLES), "{key:?}");
+        }
     }
 
     #[test]

@@ -92,7 +92,7 @@ pub struct LookupTableInvalid {
 
 type RawQuery = Result<Query<HashMap<String, String>>, QueryRejection>;
 
-#[utoipa::path(get, path = "/lookup-tables", tag = "Lookup Tables",
+#[utoipa::path(get, operation_id = "list_lookup_tables", path = "/lookup-tables", tag = "Lookup Tables",
     params(("project_id" = i64, Query, description = "the project whose tables are listed")),
     responses(
         (status = 200, description = "the project's lookup tables, by name", body = LookupTableList),

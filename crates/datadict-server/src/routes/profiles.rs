@@ -9,6 +9,8 @@
 
 use crate::auth::{records_project, token_projects, IngestCaller};
 use crate::error::ApiError;
+use crate::ingest::batch::TOKEN_REFUSED;
+use crate::ingest::quality::{reject, Violations};
 use crate::ingest::store_profile_updates;
 use crate::routes::ingest::{charge, IngestError};
 use crate::routes::wire::{answer_batch, receive, Refused, Style, Tally};
@@ -18,7 +20,9 @@ use axum::extract::Request;
 use axum::response::Response;
 use datadict_core::api::import_status::INVALID_CREDENTIALS;
 use datadict_core::wire::Route;
-use datadict_core::{parse_profile_update, split_body, FailedRecord, InputFormat, Limits, ProfileKind, ProfileUpdate, TokenRule};
+use datadict_core::{
+    parse_profile_update, profile_schema_name, split_body, FailedRecord, InputFormat, IssueCode, Limits, ProfileKind, ProfileUpdate, TokenRule, USER_PROFILE,
+};
 
 /// Handles a request of `/engage` (`ProfileKind::User`) or `/groups` (`ProfileKind::Group`).
 /// `caller` is the project of the request's `Authorization` header, `None` without one; its
@@ -42,10 +46,10 @@ pub async fn update_profiles(
     // one of the updates' `$token`, which every update must then carry.
     let token = if caller.is_some() { TokenRule::Optional } else { TokenRule::Required };
     let (body, format) = (records.bytes, records.format);
-    let parsed = tokio::task::spawn_blocking(move || parse_updates(&body, format, kind, &limits, token))
+    let parsed = tokio::task::spawn_blocking(move || parse_updates(&body, format, kind, &limits, token, route_name(kind)))
         .await
         .map_err(|e| refuse(ApiError::Internal(e.into())))?;
-    let Parsed { updates, mut failed, records, tokens } = parsed.map_err(&refuse)?;
+    let Parsed { updates, mut failed, records, tokens, mut rejected } = parsed.map_err(&refuse)?;
     let known = token_projects(&state, tokens.clone()).await.map_err(&refuse)?;
     let Some(project_id) = records_project(caller, &tokens, &known) else {
         return Err(refuse(ApiError::Unauthorized(no_project(&received.style, kind, tokens.len()))));
@@ -54,14 +58,16 @@ pub async fn update_profiles(
     // Every `$token` must be the project's.
     let (ours, theirs): (Vec<Update>, Vec<Update>) =
         updates.into_iter().partition(|u| u.update.token.as_ref().is_none_or(|t| known.get(t).copied().flatten() == Some(project_id)));
-    failed.extend(theirs.into_iter().map(|u| FailedRecord {
-        index: u.index,
-        insert_id: String::new(),
-        field: "$token".into(),
-        message: format!("`$token` is not the token of project {project_id}; send each project's updates in their own request"),
-    }));
+    for u in theirs {
+        let message = format!("`$token` is not the token of project {project_id}; send each project's updates in their own request");
+        // Kept in the bad store without the token, which is another project's.
+        let update = ProfileUpdate { token: None, ..u.update };
+        let text = serde_json::to_vec(&update).unwrap_or_default();
+        reject(&mut rejected, route_name(kind), profile_schema_name(&update.target), &[(TOKEN_REFUSED, message.as_str())], &text);
+        failed.push(FailedRecord { index: u.index, insert_id: String::new(), field: "$token".into(), message });
+    }
     let ours = ours.into_iter().map(|u| (u.index, u.update.target, u.update.operation)).collect();
-    let (applied, refused) = store_profile_updates(&state, project_id, kind, ours).await.map_err(&refuse)?;
+    let (applied, refused) = store_profile_updates(&state, project_id, kind, ours, route_name(kind), rejected).await.map_err(&refuse)?;
     failed.extend(refused.into_iter().map(|r| FailedRecord { index: r.index, insert_id: String::new(), field: r.issue.path, message: r.issue.message }));
     failed.sort_by_key(|f| f.index);
     Ok(answer_batch(&received.style, Tally { records, stored: applied, failed, noun: "update", verb: "applied" }))
@@ -82,6 +88,14 @@ fn no_project(style: &Style, kind: ProfileKind, tokens: usize) -> String {
     format!("{found}; give each update the project token as `$token` (or send {route} with the project token as the Basic user name)")
 }
 
+/// The route name of the bad store's rows for `kind`.
+fn route_name(kind: ProfileKind) -> &'static str {
+    match kind {
+        ProfileKind::User => "engage",
+        ProfileKind::Group => "groups",
+    }
+}
+
 /// A valid update with its place in the request and its size (for the rate limit).
 #[derive(Debug)]
 struct Update {
@@ -92,16 +106,27 @@ struct Update {
 
 /// The updates of a body: the valid ones, every problem of the others, how many there are, and
 /// the `$token` values they carry (of invalid updates too, so that a request whose updates are
-/// all refused is told why rather than 401), each once, in the order of their first update.
+/// all refused is told why rather than 401), each once, in the order of their first update; and
+/// the refused updates tallied for the bad store (recorded only once the project is known).
 #[derive(Debug)]
 struct Parsed {
     updates: Vec<Update>,
     failed: Vec<FailedRecord>,
     records: usize,
     tokens: Vec<String>,
+    rejected: Violations,
 }
 
-fn parse_updates(body: &Bytes, format: InputFormat, kind: ProfileKind, limits: &Limits, token: TokenRule) -> Result<Parsed, ApiError> {
+/// The entity a refused update is kept under in the bad store: `$user` for a user update, the
+/// group key of a group update when the update is JSON with a string `$group_key`, else empty.
+fn refused_entity(value: Option<&serde_json::Value>, kind: ProfileKind) -> String {
+    match kind {
+        ProfileKind::User => USER_PROFILE.to_owned(),
+        ProfileKind::Group => value.and_then(|v| v.get("$group_key")?.as_str()).unwrap_or_default().to_owned(),
+    }
+}
+
+fn parse_updates(body: &Bytes, format: InputFormat, kind: ProfileKind, limits: &Limits, token: TokenRule, route: &'static str) -> Result<Parsed, ApiError> {
     let ranges: Vec<_> = split_body(body, format).map_err(|e| ApiError::BadRequest(e.to_string()))?.into_iter().map(|r| r.range).collect();
     let what = if kind == ProfileKind::User { "profile updates" } else { "group profile updates" };
     if ranges.is_empty() {
@@ -118,10 +143,12 @@ fn parse_updates(body: &Bytes, format: InputFormat, kind: ProfileKind, limits: &
     let mut updates = Vec::with_capacity(records);
     let mut failed = Vec::new();
     let mut tokens: Vec<String> = Vec::new();
+    let mut rejected = Violations::default();
     for (index, range) in ranges.into_iter().enumerate() {
         let bytes = range.len();
-        let Ok(text) = std::str::from_utf8(&body[range]) else {
-            let message = "the update is not UTF-8 text; send JSON encoded in UTF-8".into();
+        let Ok(text) = std::str::from_utf8(&body[range.clone()]) else {
+            let message: String = "the update is not UTF-8 text; send JSON encoded in UTF-8".into();
+            reject(&mut rejected, route, &refused_entity(None, kind), &[(IssueCode::InvalidJson.as_str(), message.as_str())], &body[range]);
             failed.push(FailedRecord { index, insert_id: String::new(), field: String::new(), message });
             continue;
         };
@@ -132,14 +159,17 @@ fn parse_updates(body: &Bytes, format: InputFormat, kind: ProfileKind, limits: &
                 token
             }
             Err(issues) => {
+                // Read again for its token and group key: refused updates are few.
+                let value = serde_json::from_str::<serde_json::Value>(text).ok();
+                let codes: Vec<(&'static str, &str)> = issues.iter().map(|i| (i.code.as_str(), i.message.as_str())).collect();
+                reject(&mut rejected, route, &refused_entity(value.as_ref(), kind), &codes, text.as_bytes());
                 failed.extend(issues.into_iter().map(|i| FailedRecord { index, insert_id: String::new(), field: i.path, message: i.message }));
-                // Read again only for its token: refused updates are few.
-                serde_json::from_str::<serde_json::Value>(text).ok().and_then(|v| v.get("$token")?.as_str().map(str::to_owned))
+                value.and_then(|v| v.get("$token")?.as_str().map(str::to_owned))
             }
         };
         if let Some(token) = token.filter(|t| !tokens.contains(t)) {
             tokens.push(token);
         }
     }
-    Ok(Parsed { updates, failed, records, tokens })
+    Ok(Parsed { updates, failed, records, tokens, rejected })
 }

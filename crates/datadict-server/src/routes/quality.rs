@@ -13,9 +13,10 @@
 //!
 //! Violations have a kind: `event` rows name the event; `user` rows come from user profile updates
 //! (`/engage`, warehouse `people` syncs, migrations) checked against the dictionary's `profile`
-//! schema named `$user`, and name the entity `$user`. Group profile updates (`/groups`) record
-//! nothing: the dictionary has no entity type for group profiles, and inventing one (a `profile`
-//! schema named after each `$group_key`, say) would make a rule the spec does not have.
+//! schema named `$user`, and name the entity `$user`; `group` rows come from group profile updates
+//! (`/groups`) and name their group key. The dictionary has no entity type for group profiles, so
+//! the rule chosen here (issue 20) is that the `profile` schema named after a `$group_key`
+//! describes every group of that key, as `$user` describes every user.
 //!
 //! `since` and `until` are a `YYYY-MM-DD` date, milliseconds since the epoch, or a time before
 //! now such as `10m`, `2h` or `7d`; rows are per UTC day, so each selects the days it falls in,
@@ -57,23 +58,10 @@ pub struct ViolationsQuery {
 }
 
 /// The UTC day (`YYYY-MM-DD`) of a `since`/`until` value: a date, milliseconds since the epoch,
-/// or a duration before `now_ms` (`30s`, `10m`, `2h`, `7d`).
+/// or a duration before `now_ms` (`30s`, `10m`, `2h`, `7d`), read by the core's
+/// [`datadict_core::quality_gate::parse_since`] as the npm command line reads it.
 pub fn parse_day(name: &str, raw: &str, now_ms: i64) -> Result<String, ApiError> {
-    let ms = if let Ok(ms) = raw.parse::<i64>() {
-        Some(ms)
-    } else if let Some(date) = datadict_core::time::Date::parse(raw) {
-        Some(date.start_ms())
-    } else {
-        let unit = match raw.chars().last() {
-            Some('s') => Some(1_000),
-            Some('m') => Some(60_000),
-            Some('h') => Some(3_600_000),
-            Some('d') => Some(86_400_000),
-            _ => None,
-        };
-        unit.and_then(|u| raw[..raw.len() - 1].parse::<i64>().ok().filter(|n| *n >= 0).map(|n| now_ms - n.saturating_mul(u)))
-    };
-    ms.map(datadict_core::time::format_date).ok_or_else(|| {
+    datadict_core::quality_gate::parse_since(raw, now_ms).map(datadict_core::time::format_date).ok_or_else(|| {
         ApiError::BadRequest(format!(
             "`{name}={raw}` is not a time; use a `YYYY-MM-DD` date, milliseconds since epoch, or a time before now such as `10m`, `2h` or `7d`"
         ))
@@ -132,7 +120,7 @@ fn result(v: StoredViolation) -> Value {
         ("event" = Option<String>, Query, description = "only this event (or profile kind's entity)"),
         ("property" = Option<String>, Query, description = "only this property (empty: the whole record)"),
         ("code" = Option<String>, Query, description = "only this issue code (`no_schema`, `unknown_property`, `type_mismatch`, ...)"),
-        ("kind" = Option<String>, Query, description = "only `event` or `user` (profile update) records; group updates are not checked"),
+        ("kind" = Option<String>, Query, description = "only `event`, `user` (user profile update) or `group` (group profile update, checked against the `profile` schema named by its group key) records"),
         ("limit" = Option<u32>, Query, description = "page size, 1 to 1000 (default 100)"),
         ("cursor" = Option<String>, Query, description = "the `next_cursor` of the previous page")),
     responses(
@@ -172,7 +160,7 @@ pub struct RejectedQuery {
         ("until" = Option<String>, Query, description = "last day, inclusive, written like `since`"),
         ("event" = Option<String>, Query, description = "only records of this event name (empty: records without one)"),
         ("code" = Option<String>, Query, description = "only this issue code (the core's, or `token_refused`)"),
-        ("route" = Option<String>, Query, description = "only records of `import`, `track` or `job` (warehouse syncs and migrations)"),
+        ("route" = Option<String>, Query, description = "only records of `import`, `track`, `engage`, `groups` or `job` (warehouse syncs and migrations)"),
         ("limit" = Option<u32>, Query, description = "page size, 1 to 1000 (default 100)"),
         ("cursor" = Option<String>, Query, description = "the `next_cursor` of the previous page")),
     responses(

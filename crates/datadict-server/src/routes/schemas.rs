@@ -161,7 +161,7 @@ async fn list_by_type(
     Ok(Json(ListSchemasResponse::ok(results)))
 }
 
-#[utoipa::path(get, path = "/projects/{project_id}/schemas/{entity_type}/{name}", tag = "Retrieve Schemas",
+#[utoipa::path(get, operation_id = "get_schema", path = "/projects/{project_id}/schemas/{entity_type}/{name}", tag = "Retrieve Schemas",
     params(("project_id" = i64, Path, description = "the project id"), ("entity_type" = String, Path, description = "`event` or `profile`"), ("name" = String, Path, description = "the entity name (for an event, the event name; the user profile is `$user`)")),
     responses(
         (status = 200, description = "the bare Schema object", body = Object),

@@ -76,7 +76,7 @@ async fn load_import(state: &AppState, project_id: i64, import_id: i64) -> Resul
         .ok_or_else(|| not_found(project_id, import_id))
 }
 
-#[utoipa::path(post, path = "/projects/{project_id}/warehouse-sources/imports", tag = "Warehouse Imports",
+#[utoipa::path(post, operation_id = "create_warehouse_import", path = "/projects/{project_id}/warehouse-sources/imports", tag = "Warehouse Imports",
     params(("project_id" = i64, Path, description = "the project id")),
     request_body(content = NewImport, description = "the import: `name`, `kind` (`event_sync` or `people`), `source` (a file on the server or a PostgreSQL table; a password only by the name of a server environment variable) and the column `mapping`; no other keys"),
     responses(
@@ -108,7 +108,7 @@ async fn create(project: ProjectWrite, State(state): State<AppState>, body: Resu
     Ok((StatusCode::CREATED, Json(json!({"status": "ok", "results": view(&row, None)?}))))
 }
 
-#[utoipa::path(get, path = "/projects/{project_id}/warehouse-sources/imports", tag = "Warehouse Imports",
+#[utoipa::path(get, operation_id = "list_warehouse_imports", path = "/projects/{project_id}/warehouse-sources/imports", tag = "Warehouse Imports",
     params(("project_id" = i64, Path, description = "the project id")),
     responses(
         (status = 200, description = "the project's imports, each with its last run: `{\"status\":\"ok\",\"results\":[Import]}`; an Import is `{id, project_id, name, kind, source (redacted: the file name without its folders; for PostgreSQL, `password` is `referenced` or `none`), mapping, sync_frequency: \"api\", created_at, last_run: Run|null}`", body = Object),
@@ -135,7 +135,7 @@ async fn list(project: ProjectRead, State(state): State<AppState>) -> Result<Jso
     Ok(Json(json!({"status": "ok", "results": results})))
 }
 
-#[utoipa::path(get, path = "/projects/{project_id}/warehouse-sources/imports/{import_id}", tag = "Warehouse Imports",
+#[utoipa::path(get, operation_id = "get_warehouse_import", path = "/projects/{project_id}/warehouse-sources/imports/{import_id}", tag = "Warehouse Imports",
     params(("project_id" = i64, Path, description = "the project id"), ("import_id" = i64, Path, description = "the import id")),
     responses(
         (status = 200, description = "`{\"status\":\"ok\",\"results\":Import}`, with its last run", body = Object),
@@ -153,7 +153,7 @@ async fn get_one(project: ProjectRead, State(state): State<AppState>, ApiPath((_
     Ok(Json(json!({"status": "ok", "results": view(&row, last.first())?})))
 }
 
-#[utoipa::path(delete, path = "/projects/{project_id}/warehouse-sources/imports/{import_id}", tag = "Warehouse Imports",
+#[utoipa::path(delete, operation_id = "delete_warehouse_import", path = "/projects/{project_id}/warehouse-sources/imports/{import_id}", tag = "Warehouse Imports",
     params(("project_id" = i64, Path, description = "the project id"), ("import_id" = i64, Path, description = "the import id")),
     responses(
         (status = 200, description = "the import and its run history were deleted: `{\"status\":\"ok\",\"results\":{\"delete_count\":1}}`", body = Object),

@@ -79,6 +79,11 @@ impl EventBatch {
         self.rows.is_empty()
     }
 
+    /// The rows in the order they were pushed (the bench's bare `COPY` writes them as they are).
+    pub fn iter(&self) -> impl Iterator<Item = EventRow<'_>> {
+        self.rows.iter().map(|r| self.row(r))
+    }
+
     pub(super) fn row(&self, r: &RowSpans) -> EventRow<'_> {
         EventRow {
             event: &self.text[r.event.clone()],

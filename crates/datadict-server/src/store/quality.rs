@@ -111,16 +111,28 @@ pub fn record_quality(conn: &Conn<'_>, mut requests: Vec<(i64, QualityRows)>) ->
     Ok(())
 }
 
+/// A row's key: kind (or route), entity, property, code.
+type RowKey = (String, String, String, String);
+
 /// Adds a request's tallies to the day `day` of a project: an existing key adds its count and
 /// widens its times, merges its types and keeps samples up to `max_samples`; a new key past the
 /// day's `max_keys` is counted in the `$others` row of its kind and code instead.
 pub fn record_violations(conn: &Conn<'_>, table: Table, project_id: i64, day: &str, mut rows: Vec<ViolationRow>, max_keys: usize, max_samples: usize) -> anyhow::Result<()> {
-    // Rows are written in key order: requests recording in one transaction each then lock shared
-    // rows in the same order, so that two of them on PostgreSQL cannot deadlock.
+    // The keys are resolved first (a new key past the cap becomes its `$others` key, which only
+    // reading tells) and the rows written afterwards in the order of their final keys: requests
+    // recording in one transaction each then lock shared rows in one order, so that two of them
+    // on PostgreSQL cannot deadlock. Written in the order of the keys as sent, a request locked
+    // an existing key before `$others` while another locked `$others` (for a new name sorting
+    // first) before that key, and PostgreSQL broke the deadlock by failing one (a test sends such
+    // requests at once). The reads take no lock.
+    let key = |r: &ViolationRow| (r.kind.clone(), r.entity.clone(), r.property.clone(), r.code.clone());
+    // Which new keys fit under the cap is decided in key order as sent, as before.
     rows.sort_by(|a, b| (&a.kind, &a.entity, &a.property, &a.code).cmp(&(&b.kind, &b.entity, &b.property, &b.code)));
     let rows = merge_equal_keys(rows, max_samples);
     // The day's key count is read only once a new key is met: most groups add to known keys.
     let mut keys: Option<i64> = None;
+    // Each final key's row, with the stored row's head when it was read already.
+    let mut resolved: std::collections::BTreeMap<RowKey, (ViolationRow, Option<ViolationHead>)> = Default::default();
     for mut row in rows {
         // PostgreSQL's text holds no zero byte, which an event or property name may; both stores
         // keep the same replacement, so that they list the same keys.
@@ -129,7 +141,7 @@ pub fn record_violations(conn: &Conn<'_>, table: Table, project_id: i64, day: &s
                 *text = text.replace('\0', "\u{fffd}");
             }
         }
-        let mut existing = dispatch!(conn, quality::violation_head(table, project_id, day, [&row.kind, &row.entity, &row.property, &row.code]))?;
+        let existing = dispatch!(conn, quality::violation_head(table, project_id, day, [&row.kind, &row.entity, &row.property, &row.code]))?;
         if existing.is_none() {
             let stored = match keys {
                 Some(n) => n,
@@ -140,12 +152,33 @@ pub fn record_violations(conn: &Conn<'_>, table: Table, project_id: i64, day: &s
                 row.property = String::new();
                 row.message = "records beyond the day's cap of distinct violation keys".to_owned();
                 row.types.clear();
-                existing = dispatch!(conn, quality::violation_head(table, project_id, day, [&row.kind, &row.entity, &row.property, &row.code]))?;
                 keys = Some(stored);
             } else {
                 keys = Some(stored + 1);
             }
         }
+        match resolved.entry(key(&row)) {
+            // Several new keys of one kind and code past the cap share their `$others` row.
+            std::collections::btree_map::Entry::Occupied(mut slot) => {
+                let (into, _) = slot.get_mut();
+                into.count += row.count;
+                into.first_seen_ms = into.first_seen_ms.min(row.first_seen_ms);
+                into.last_seen_ms = into.last_seen_ms.max(row.last_seen_ms);
+                into.samples.extend(row.samples);
+                into.samples.truncate(max_samples);
+            }
+            std::collections::btree_map::Entry::Vacant(slot) => {
+                slot.insert((row, existing));
+            }
+        }
+    }
+    for ((kind, entity, property, code), (mut row, existing)) in resolved {
+        // An `$others` row is read here, once for all the keys it counts.
+        let existing = match existing {
+            Some(old) => Some(old),
+            None if entity == crate::ingest::quality::OTHERS => dispatch!(conn, quality::violation_head(table, project_id, day, [&kind, &entity, &property, &code]))?,
+            None => None,
+        };
         // What the row adds to a stored one: its count and times (added in SQL), its types, and
         // its samples only while the stored ones are fewer than `max_samples`. A full row's
         // samples are neither read nor written again, which most rows of a busy day are.
@@ -156,16 +189,14 @@ pub fn record_violations(conn: &Conn<'_>, table: Table, project_id: i64, day: &s
             types.sort();
             types.dedup();
             row.types = types;
-            if old.samples >= max_samples {
+            if old.samples >= max_samples || row.samples.is_empty() {
                 samples = Samples::Keep;
-            } else if !row.samples.is_empty() {
-                let stored = dispatch!(conn, quality::get_violation(table, project_id, day, [&row.kind, &row.entity, &row.property, &row.code]))?;
+            } else {
+                let stored = dispatch!(conn, quality::get_violation(table, project_id, day, [&kind, &entity, &property, &code]))?;
                 let mut all = stored.map(|s| s.samples).unwrap_or_default();
                 all.extend(row.samples);
                 all.truncate(max_samples);
                 row.samples = all;
-            } else {
-                samples = Samples::Keep;
             }
         }
         dispatch!(conn, quality::upsert_violation(table, project_id, day, &row, samples))?;

@@ -79,10 +79,16 @@ fn the_document_lists_exactly_the_served_routes(backend: Backend) {
     let doc = r.json();
     assert!(doc["openapi"].as_str().unwrap().starts_with("3."));
     let mut documented = BTreeSet::new();
+    let mut operation_ids = std::collections::BTreeMap::new();
     for (path, item) in doc["paths"].as_object().unwrap() {
         for (method, op) in item.as_object().unwrap() {
             if !["get", "post", "put", "delete", "patch"].contains(&method.as_str()) {
                 continue;
+            }
+            // OpenAPI requires unique operation ids: client generators name their functions by them.
+            let id = op["operationId"].as_str().unwrap_or_else(|| panic!("{method} {path} has no operationId")).to_owned();
+            if let Some(first) = operation_ids.insert(id.clone(), format!("{method} {path}")) {
+                panic!("operationId `{id}` names both {first} and {method} {path}");
             }
             let responses = op["responses"].as_object().unwrap();
             assert!(responses.keys().any(|status| status.starts_with('2')), "{method} {path} documents no success");

@@ -339,32 +339,23 @@ async function runSchemas(sub, file, v) {
   return 0;
 }
 
-// The codes `--fail-on` takes: `any` (any violation or rejected record), `rejected` (any rejected
-// record), or one of the issue codes the core's dictionary check gives.
-const FAIL_ON = ["any", "rejected", "no_schema", "unknown_property", "type_mismatch", "hidden_event", "hidden_property", "dropped_event", "dropped_property"];
 const TOP = 10;
 
+// The gate's rule (the `--fail-on` codes, which counts fail, how `--since` reads) is the core's,
+// through the wasm package: `failOnCodes`, `gateHits`, `parseSince`.
 function failOnCodes(values) {
-  const codes = (values ?? ["any"]).flatMap((v) => v.split(",")).map((c) => c.trim());
-  for (const c of codes) {
-    if (!FAIL_ON.includes(c)) throw new UsageError(`--fail-on \`${c}\` is not a code: use ${FAIL_ON.join(", ")} (repeat the flag or separate codes with commas)`);
+  try {
+    return wasm.failOnCodes(values ?? []);
+  } catch (e) {
+    throw new UsageError(e.message);
   }
-  return [...new Set(codes)];
 }
 
-/** What of `codes` occurred in the summary: `[label, count]` pairs, nothing when the gate passes. */
-function gateHits(summary, codes) {
-  const hits = new Map();
-  const { violations, rejected } = summary;
-  for (const c of codes) {
-    if (c === "any" || c === "rejected") {
-      if (c === "any") for (const [code, n] of Object.entries(violations.by_code)) if (n > 0) hits.set(code, n);
-      if (rejected.total > 0) hits.set("rejected", rejected.total);
-    } else if ((violations.by_code[c] ?? 0) > 0) {
-      hits.set(c, violations.by_code[c]);
-    }
+/** Refuses a `--since`/`--until` value the server would not read, before any request. */
+function checkTimeFlag(flag, value) {
+  if (value !== undefined && wasm.parseSince(value, Date.now()) === undefined) {
+    throw new UsageError(`--${flag} \`${value}\` is not a time: use a YYYY-MM-DD date, milliseconds since the epoch, or a time before now such as 10m, 2h or 7d`);
   }
-  return [...hits];
 }
 
 /** The `TOP` largest keys of the `by` maps (summed), as table rows with one count per map. */
@@ -406,9 +397,11 @@ async function runViolations(sub, v) {
   }
   if (v.events) throw new UsageError("--events goes with `violations reset` (it deletes the stored events)");
   const codes = failOnCodes(v["fail-on"]);
+  checkTimeFlag("since", v.since);
+  checkTimeFlag("until", v.until);
   const url = urlOf(conn, "qualitySummary", { since: v.since, until: v.until });
   const { results: summary } = await apiRequest(conn, "GET", url);
-  const hits = gateHits(summary, codes);
+  const hits = wasm.gateHits(summary, codes);
   if (v.json) process.stdout.write(JSON.stringify(summary) + "\n");
   else printViolations(summary, { conn, since: v.since, until: v.until, codes, hits });
   return hits.length ? 1 : 0;

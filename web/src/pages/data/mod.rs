@@ -137,7 +137,7 @@ pub(crate) fn properties_table(id: &'static str, properties: &Value) -> Html {
         return html! { <p class="hint">{ "No properties." }</p> };
     };
     let mut names: Vec<&String> = properties.keys().collect();
-    names.sort();
+    datadict_core::order::sort(&mut names);
     let cols = [
         Col::plain("Property"),
         Col {

@@ -1,5 +1,6 @@
-//! Tests of user profile updates checked against the dictionary's `$user` schema: every
-//! operation, unknown properties, type mismatches, hidden properties, no schema, group updates.
+//! Tests of profile updates checked against the dictionary's `profile` schemas: every operation,
+//! unknown properties, type mismatches, hidden properties, no schema, and group updates against
+//! the schema named by their group key.
 
 use super::*;
 use crate::schema::SchemaEntry;
@@ -26,10 +27,18 @@ fn dictionary() -> Dictionary {
 /// Checks the user update `{<op>: operand}` against `dictionary` and compares `(path, code)` pairs.
 fn check_with(dictionary: &Dictionary, op: &str, operand: Value, expected: &[(&str, IssueCode)]) -> Vec<Issue> {
     let operation = ProfileOperation::from_wire(op, operand).expect("a well-formed operation");
-    let issues = check_profile_against_dictionary(ProfileKind::User, &operation, dictionary);
+    let issues = check_profile_against_dictionary(&user(), &operation, dictionary);
     let got: Vec<(&str, IssueCode)> = issues.iter().map(|i| (i.path.as_str(), i.code)).collect();
     assert_eq!(got, expected, "{op}: {issues:#?}");
     issues
+}
+
+fn user() -> ProfileTarget {
+    ProfileTarget::User { distinct_id: "u".into() }
+}
+
+fn group(key: &str) -> ProfileTarget {
+    ProfileTarget::Group { key: key.into(), id: "g1".into() }
 }
 
 fn check(op: &str, operand: Value, expected: &[(&str, IssueCode)]) -> Vec<Issue> {
@@ -78,10 +87,27 @@ fn without_a_user_schema_each_update_gets_one_note() {
 }
 
 #[test]
-fn group_updates_are_not_checked() {
-    let operation = ProfileOperation::from_wire("$set", json!({"unknown": 1})).unwrap();
-    assert!(check_profile_against_dictionary(ProfileKind::Group, &operation, &dictionary()).is_empty());
-    assert!(check_profile_against_dictionary(ProfileKind::Group, &operation, &Dictionary::default()).is_empty());
+fn group_updates_are_checked_against_the_schema_of_their_key() {
+    let d = dictionary();
+    let codes = |target: &ProfileTarget, op: &str, operand: Value, d: &Dictionary| -> Vec<(String, IssueCode)> {
+        let operation = ProfileOperation::from_wire(op, operand).unwrap();
+        check_profile_against_dictionary(target, &operation, d).into_iter().map(|i| (i.path, i.code)).collect()
+    };
+    // `Other` is a profile schema: groups of key `Other` are checked against it, not against `$user`.
+    assert_eq!(codes(&group("Other"), "$set", json!({"nickname": "x"}), &d), []);
+    assert_eq!(codes(&group("Other"), "$set", json!({"nickname": 1, "plan": "pro"}), &d), [("$set.nickname".into(), TypeMismatch), ("$set.plan".into(), UnknownProperty)]);
+    assert_eq!(codes(&group("Other"), "$union", json!({"nickname": ["x"]}), &d), [("$union.nickname".into(), TypeMismatch)]);
+    assert_eq!(codes(&group("Other"), "$unset", json!(["gone"]), &d), [("$unset.gone".into(), UnknownProperty)]);
+    assert_eq!(codes(&group("Other"), "$delete", json!(""), &d), []);
+    // A group key without a schema: one note per update, naming the key and the schema to add.
+    let operation = ProfileOperation::from_wire("$set", json!({"a": 1, "b": 2})).unwrap();
+    let issues = check_profile_against_dictionary(&group("company_id"), &operation, &d);
+    assert_eq!(issues.iter().map(|i| (i.path.as_str(), i.code)).collect::<Vec<_>>(), [("", NoSchema)]);
+    assert!(issues[0].message.contains("`company_id`") && issues[0].message.contains("add a `profile` schema named `company_id`"), "{}", issues[0].message);
+    let unknown = check_profile_against_dictionary(&group("Other"), &ProfileOperation::from_wire("$set", json!({"x": 1})).unwrap(), &d);
+    assert_eq!(unknown[0].message, "property `x` is not in the schema of `Other`; add it to the schema, or fix its name");
+    assert!(d.has_profile("Other") && !d.has_profile("company_id"));
+    assert_eq!((profile_schema_name(&user()), profile_schema_name(&group("company_id"))), (USER_PROFILE, "company_id"));
 }
 
 #[test]

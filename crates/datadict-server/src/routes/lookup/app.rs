@@ -85,7 +85,7 @@ pub struct RowsQuery {
     pub cursor: Option<String>,
 }
 
-#[utoipa::path(post, path = "/projects/{project_id}/lookup-tables", tag = "Lookup Tables",
+#[utoipa::path(post, operation_id = "create_lookup_table", path = "/projects/{project_id}/lookup-tables", tag = "Lookup Tables",
     params(("project_id" = i64, Path, description = "the project id")),
     request_body(content = Object, description = "`{\"name\": \"...\"}` (no other keys): a name the project's other tables do not have, 1 to 255 characters"),
     responses(
@@ -140,7 +140,7 @@ fn parse_name(body: &Value) -> Result<String, ApiError> {
     Ok(name.to_owned())
 }
 
-#[utoipa::path(get, path = "/projects/{project_id}/lookup-tables", tag = "Lookup Tables",
+#[utoipa::path(get, operation_id = "list_project_lookup_tables", path = "/projects/{project_id}/lookup-tables", tag = "Lookup Tables",
     params(("project_id" = i64, Path, description = "the project id")),
     responses(
         (status = 200, description = "the project's tables by name, with their row counts: `{\"status\":\"ok\",\"results\":[Table]}`", body = Object),
@@ -156,7 +156,7 @@ async fn list(project: ProjectRead, State(state): State<AppState>) -> Result<Jso
     Ok(Json(json!({"status": "ok", "results": results})))
 }
 
-#[utoipa::path(get, path = "/projects/{project_id}/lookup-tables/{table_id}", tag = "Lookup Tables",
+#[utoipa::path(get, operation_id = "get_lookup_table", path = "/projects/{project_id}/lookup-tables/{table_id}", tag = "Lookup Tables",
     params(("project_id" = i64, Path, description = "the project id"), ("table_id" = String, Path, description = "the table's id (a UUID)"),
         ("limit" = Option<u32>, Query, description = "rows per page, 1 to 1000 (default 100)"),
         ("cursor" = Option<String>, Query, description = "the `next_cursor` of the previous page")),
@@ -201,7 +201,7 @@ async fn get_one(
     Ok(Json(TablePage { results: TableRows { table: table.into(), rows }, next_cursor, status: "ok".into() }))
 }
 
-#[utoipa::path(delete, path = "/projects/{project_id}/lookup-tables/{table_id}", tag = "Lookup Tables",
+#[utoipa::path(delete, operation_id = "delete_lookup_table", path = "/projects/{project_id}/lookup-tables/{table_id}", tag = "Lookup Tables",
     params(("project_id" = i64, Path, description = "the project id"), ("table_id" = String, Path, description = "the table's id (a UUID)")),
     responses(
         (status = 200, description = "the table and its rows were deleted: `{\"status\":\"ok\",\"results\":{\"delete_count\":1}}`", body = Object),
