@@ -92,6 +92,9 @@ pub struct Config {
     /// The most distinct violation keys kept per project and UTC day; beyond, counts go to the
     /// `$others` rows ([`DEFAULT_QUALITY_MAX_KEYS`] by default).
     pub quality_max_keys: usize,
+    /// Each project's dictionary compiled for ingestion, shared by every clone of the
+    /// configuration and kept current by the project's dictionary version (`ingest::cache`).
+    pub dictionaries: ingest::cache::DictionaryCache,
 }
 
 /// The default of [`Config::quality_max_keys`].
@@ -113,6 +116,7 @@ impl Default for Config {
             jobs: jobs::JobsConfig::default(),
             dictionary_check: true,
             quality_max_keys: DEFAULT_QUALITY_MAX_KEYS,
+            dictionaries: ingest::cache::DictionaryCache::default(),
         }
     }
 }

@@ -2,28 +2,106 @@
 //! sends one event per request, form-encoded as tracking libraries send it (`data=` holding the
 //! base64 of the event's JSON, the project token in `properties.token`), over a keep-alive
 //! connection, and every answer must be the text `1`. The server runs with its defaults, so every
-//! acknowledged event was fsynced (`synchronous=FULL`), as in the `/import` cases.
+//! acknowledged event was fsynced (`synchronous=FULL`), as in the `/import` cases. Each case is
+//! measured beside a ceiling peer (a bare handler, no database) driven the same way in the same
+//! run, so that the figures say what share of this machine's HTTP capacity `/track` reaches.
 
 use super::{cpu_secs, peak_rss_kib, round, start_server, stored_events};
 use base64::Engine;
 use serde_json::{json, Value};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 /// One `/track` case: `records` (the events, without a token) sent one per request by `clients`
-/// threads to a fresh server.
+/// threads to a fresh server. Right before, the same bodies go from the same number of clients to
+/// the ceiling peer ([`ceiling`]), and the line reports both and their ratio.
 pub fn run_case(server: &str, records: &[Value], clients: usize, folders: &mut Vec<tempfile::TempDir>) -> Value {
     let (mut child, base, creds, dir) = start_server(server, &[]);
     // The bodies are built before the clock starts: the client's encoding is not the server's cost.
     let bodies: Arc<Vec<String>> = Arc::new(records.iter().map(|r| form_body(r, &creds.project_token)).collect());
+    let ceiling = ceiling(&bodies, clients);
+    let fsync_ms = fsync_ms(dir.path());
     let cpu_before = cpu_secs(child.id());
+    let (secs, l) = drive(&format!("{base}/track"), &bodies, clients);
+    let rss_kib = peak_rss_kib(child.id());
+    let cpu = cpu_secs(child.id()) - cpu_before;
+    let requests = records.len();
+    let stored = stored_events(&base, &creds);
+    assert_eq!(stored, requests, "the server stored {stored} of {requests} tracked events");
+    child.kill().ok();
+    child.wait().ok();
+    folders.push(dir);
+    let rate = (requests as f64 / secs).round();
+    json!({"case": "track", "clients": clients, "requests": requests, "secs": round(secs),
+        "requests_per_sec": rate, "p50_ms": round(pct(&l, 0.5)), "p99_ms": round(pct(&l, 0.99)),
+        "server_peak_rss_mib": round(rss_kib as f64 / 1024.0), "server_cpu_secs": round(cpu),
+        "requests_per_server_cpu_sec": (requests as f64 / cpu).round(),
+        "ceiling_requests_per_sec": ceiling["requests_per_sec"], "ceiling_p50_ms": ceiling["p50_ms"], "ceiling_p99_ms": ceiling["p99_ms"],
+        "ratio_to_ceiling": (rate / ceiling["requests_per_sec"].as_f64().unwrap_or(f64::NAN) * 100.0).round() / 100.0,
+        "fsync_ms": (fsync_ms * 100.0).round() / 100.0})
+}
+
+/// The time of one small write and `fsync` in `dir` (the server's data folder, so the same file
+/// system and disk), in milliseconds: the median of 200, after 16 untimed ones that allocate the
+/// file's blocks, measured right before the case. An acknowledged event is on disk, so each
+/// request waits for at least one `fsync` of the WAL, which requests of one group commit share.
+/// Reported for context only: this host's `fsync` time moves by an order of magnitude from minute
+/// to minute (0.17 to 4 ms seen in one quarter of an hour), so no bound derived from it held.
+fn fsync_ms(dir: &std::path::Path) -> f64 {
+    use std::io::{Seek, Write};
+    let path = dir.join("fsync-probe");
+    let mut file = std::fs::File::create(&path).unwrap();
+    let page = [b'x'; 4096];
+    let mut times = Vec::with_capacity(200);
+    for i in 0..216u64 {
+        let t = Instant::now();
+        file.seek(std::io::SeekFrom::Start((i % 16) * 4096)).unwrap();
+        file.write_all(&page).unwrap();
+        file.sync_all().unwrap();
+        if i >= 16 {
+            times.push(t.elapsed().as_secs_f64() * 1000.0);
+        }
+    }
+    drop(file);
+    std::fs::remove_file(path).ok();
+    times.sort_by(f64::total_cmp);
+    pct(&times, 0.5)
+}
+
+/// The ceiling peer: what this machine can serve at all with the same client, the same
+/// connections and the same bodies. A bare axum handler on 127.0.0.1 that reads the form body and
+/// answers `1`, with no check, no database and no fsync, on a runtime of as many worker threads as
+/// the server's (one per core). It runs in this process, beside the client threads, as the server
+/// runs beside them on the same cores.
+fn ceiling(bodies: &Arc<Vec<String>>, clients: usize) -> Value {
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    let listener = rt.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
+    let addr = listener.local_addr().unwrap();
+    let app = axum::Router::new().route(
+        "/track",
+        axum::routing::post(|axum::Form(form): axum::Form<HashMap<String, String>>| async move {
+            assert!(form.contains_key("data"), "a /track body without data=");
+            "1"
+        }),
+    );
+    rt.spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let (secs, l) = drive(&format!("http://{addr}/track"), bodies, clients);
+    rt.shutdown_background();
+    json!({"requests_per_sec": (bodies.len() as f64 / secs).round(), "p50_ms": round(pct(&l, 0.5)), "p99_ms": round(pct(&l, 0.99))})
+}
+
+/// Sends every body once to `url` from `clients` threads, each over its own keep-alive
+/// connection, and checks that every answer is `1`; returns the seconds taken and the sorted
+/// latencies in milliseconds.
+fn drive(url: &str, bodies: &Arc<Vec<String>>, clients: usize) -> (f64, Vec<f64>) {
     let next = Arc::new(AtomicUsize::new(0));
     let latencies = Arc::new(Mutex::new(Vec::with_capacity(bodies.len())));
     let started = Instant::now();
     let threads: Vec<_> = (0..clients)
         .map(|_| {
-            let (next, latencies, bodies, url) = (next.clone(), latencies.clone(), bodies.clone(), format!("{base}/track"));
+            let (next, latencies, bodies, url) = (next.clone(), latencies.clone(), bodies.clone(), url.to_owned());
             std::thread::spawn(move || {
                 let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
                 let mut mine = Vec::new();
@@ -48,21 +126,14 @@ pub fn run_case(server: &str, records: &[Value], clients: usize, folders: &mut V
         t.join().unwrap();
     }
     let secs = started.elapsed().as_secs_f64();
-    let rss_kib = peak_rss_kib(child.id());
-    let cpu = cpu_secs(child.id()) - cpu_before;
-    let requests = records.len();
-    let stored = stored_events(&base, &creds);
-    assert_eq!(stored, requests, "the server stored {stored} of {requests} tracked events");
-    child.kill().ok();
-    child.wait().ok();
-    folders.push(dir);
     let mut l = latencies.lock().unwrap().clone();
     l.sort_by(f64::total_cmp);
-    let pct = |p: f64| l[((l.len() as f64 - 1.0) * p).round() as usize];
-    json!({"case": "track", "clients": clients, "requests": requests, "secs": round(secs),
-        "requests_per_sec": (requests as f64 / secs).round(), "p50_ms": round(pct(0.5)), "p99_ms": round(pct(0.99)),
-        "server_peak_rss_mib": round(rss_kib as f64 / 1024.0), "server_cpu_secs": round(cpu),
-        "requests_per_server_cpu_sec": (requests as f64 / cpu).round()})
+    (secs, l)
+}
+
+/// The `p` quantile of sorted latencies.
+fn pct(sorted: &[f64], p: f64) -> f64 {
+    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
 }
 
 /// `data=<base64 of the event with the token>`, percent-encoded as a form value.

@@ -70,6 +70,22 @@ pub async fn token_projects(state: &AppState, tokens: Vec<String>) -> Result<Has
     Ok(known)
 }
 
+/// [`token_projects`] with the dictionary version of each project found, read in the same query
+/// (`ingest::cache` uses it to know whether its copy of the project's dictionary is current).
+pub async fn token_projects_versioned(state: &AppState, tokens: Vec<String>) -> Result<(HashMap<String, Option<i64>>, HashMap<i64, i64>), ApiError> {
+    let mut known = HashMap::with_capacity(tokens.len());
+    let mut versions = HashMap::new();
+    for token in tokens {
+        let hash = super::hash_secret(&token);
+        let found = state.store.read_lookup(move |conn| crate::store::project_and_dictionary_by_token_hash(conn, &hash)).await?;
+        if let Some((project, version)) = found {
+            versions.insert(project, version);
+        }
+        known.insert(token, found.map(|(project, _)| project));
+    }
+    Ok((known, versions))
+}
+
 /// The project of a request authenticated by the tokens of its records: the caller's (from its
 /// `Authorization` header) when there is one, else the project of the first token that names one,
 /// in record order. `None` when no token names a project.

@@ -12,7 +12,7 @@ mod extract;
 mod ingest;
 
 pub use extract::{AccessLevel, Project, ProjectRead, ProjectWrite, ReadAccess, WriteAccess};
-pub use ingest::{records_project, token_project, token_projects, IngestCaller};
+pub use ingest::{records_project, token_project, token_projects, token_projects_versioned, IngestCaller};
 
 use crate::error::ApiError;
 use crate::store::{self, Role};

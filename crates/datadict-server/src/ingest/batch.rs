@@ -2,10 +2,11 @@
 //! migrations): the core's rules per record (the route's [`EventRules`], in an [`Intake`]), the
 //! project tokens the events may name, the dictionary's drops ([`Drops`]), what the receiver
 //! adds to a tracked event, string truncation, and the parts sent to the event writer
-//! ([`check_batch`]); [`store_events`] runs it for a request and waits for the commit.
+//! ([`check_batch`]); [`store_events`] runs it for a request, with the project's compiled
+//! dictionary from `ingest::cache`, and waits for the commit of its events and data-quality rows.
 
 use crate::error::ApiError;
-use crate::store::{self, EventBatch, EventSink};
+use crate::store::{EventBatch, EventSink};
 use crate::AppState;
 use axum::body::Bytes;
 use datadict_core::event::{EventCheck, PropertySeen};
@@ -53,6 +54,9 @@ pub struct Intake {
     pub dictionary: Option<Arc<Dictionary>>,
     /// The route the records came by (`import`, `track`, `job`), as the bad store names it.
     pub route: &'static str,
+    /// The project's dictionary version when the route has read it already (`/track`, with its
+    /// token lookup), so that [`store_events`] does not read it again.
+    pub dictionary_version: Option<i64>,
 }
 
 /// The project tokens named by a request's events and the project each names (`None`: none),
@@ -189,40 +193,54 @@ pub fn event_tokens(body: &[u8], format: InputFormat, rules: &EventRules, limits
     Ok(tokens)
 }
 
+/// Bodies up to this size are checked on the request's own task rather than on the blocking
+/// pool: a tracked event (a few hundred bytes) is checked in a few microseconds, less than the
+/// hand-over to another thread and back costs, while a large import would hold up the other
+/// requests of its runtime thread.
+const INLINE_BYTES: usize = 16 * 1024;
+
 /// Checks and stores the events of one request (the text of `body`, framed by `format`) for
-/// `project_id`, through [`check_batch`] and the event writer; returns once they are committed:
-/// what is counted as stored is on disk.
+/// `project_id`, through [`check_batch`] and the event writer, with the project's compiled
+/// dictionary (`ingest::cache`); returns once they are committed: what is counted as stored is on
+/// disk.
 pub async fn store_events(state: &AppState, project_id: i64, body: Bytes, format: InputFormat, mut intake: Intake) -> Result<Checked, ApiError> {
-    let (drops, dictionary) = dictionary_and_drops(state, project_id).await?;
-    intake.dictionary = dictionary;
-    let limits = state.config.limits.clone();
-    let now_ms = super::now_ms();
-    let mut sink = state.store.event_sink(project_id, now_ms / 1000);
-    let (checked, pending) = tokio::task::spawn_blocking(move || {
-        let checked = check_batch(&body, format, &intake, &limits, &drops, now_ms, &mut sink)?;
-        Ok::<_, ApiError>((checked, sink.close()))
-    })
-    .await
-    .map_err(|e| ApiError::Internal(e.into()))??;
-    // The answer waits for the commit: a 200 is only sent for events on disk.
-    pending.wait().await?;
-    let mut checked = checked;
-    super::quality::record(state, project_id, std::mem::take(&mut checked.findings), now_ms).await?;
-    Ok(checked)
+    let compiled = super::cache::compiled_dictionary(state, project_id, intake.dictionary_version).await?;
+    intake.dictionary = compiled.dictionary;
+    check_and_store(state, project_id, body, format, intake, compiled.drops).await
 }
 
-/// The project's drops, and its event dictionary indexed for the check on arrival (`None` when the
-/// server runs with the check off). With the check on, both come from one read of every event
-/// schema (`Drops` keeps only what drops something); with it off, only the schemas that may drop
-/// are read, as before the check existed.
-pub async fn dictionary_and_drops(state: &AppState, project_id: i64) -> Result<(Drops, Option<Arc<Dictionary>>), ApiError> {
-    let namespace = &state.config.namespace;
-    if !state.config.dictionary_check {
-        let entries = state.store.read(move |conn| store::dropping_schemas(conn, project_id)).await?;
-        return Ok((Drops::new(&entries, namespace), None));
-    }
-    let entries = state.store.read(move |conn| store::list_schemas(conn, project_id, Some(EntityType::Event), None)).await?;
-    Ok((Drops::new(&entries, namespace), Some(Arc::new(Dictionary::new(&entries, namespace)))))
+/// [`check_batch`] into the event writer, and the request's data-quality rows after the events,
+/// so that the writer stores both in one transaction (one commit per request, shared by the
+/// requests of a group commit); returns once they are committed.
+pub(crate) async fn check_and_store<B: AsRef<[u8]> + Send + 'static>(
+    state: &AppState,
+    project_id: i64,
+    body: B,
+    format: InputFormat,
+    intake: Intake,
+    drops: Arc<Drops>,
+) -> Result<Checked, ApiError> {
+    let limits = state.config.limits.clone();
+    let max_keys = state.config.quality_max_keys;
+    let now_ms = super::now_ms();
+    let inline = body.as_ref().len() <= INLINE_BYTES;
+    // A body checked here is checked whole before the writer hears of it (a ready sink).
+    let mut sink = match inline {
+        true => state.store.ready_event_sink(project_id, now_ms / 1000),
+        false => state.store.event_sink(project_id, now_ms / 1000),
+    };
+    let run = move || {
+        let mut checked = check_batch(body.as_ref(), format, &intake, &limits, &drops, now_ms, &mut sink)?;
+        sink.send_quality(std::mem::take(&mut checked.findings).into_rows(now_ms, max_keys))?;
+        Ok::<_, ApiError>((checked, sink.close()))
+    };
+    let (checked, pending) = match inline {
+        true => run()?,
+        false => tokio::task::spawn_blocking(run).await.map_err(|e| ApiError::Internal(e.into()))??,
+    };
+    // The answer waits for the commit: a 200 is only sent for events on disk.
+    pending.wait().await?;
+    Ok(checked)
 }
 
 /// Checks a whole body with the core's rules (`intake.rules`). A body that cannot be split, holds

@@ -5,7 +5,8 @@
 
 use crate::error::ApiError;
 use crate::ingest::quality::{self, Findings};
-use crate::ingest::{check_batch, now_ms, Drops, Intake};
+use crate::ingest::batch::check_and_store;
+use crate::ingest::{now_ms, Drops, Intake};
 use crate::store;
 use crate::AppState;
 use datadict_core::profile::{self, ProfileOperation, ProfileTarget};
@@ -35,8 +36,8 @@ pub struct Loader {
 
 impl Loader {
     pub async fn new(state: &AppState, project_id: i64) -> anyhow::Result<Self> {
-        let (drops, dictionary) = crate::ingest::batch::dictionary_and_drops(state, project_id).await?;
-        Ok(Self { project_id, drops: std::sync::Arc::new(drops), dictionary })
+        let compiled = crate::ingest::cache::compiled_dictionary(state, project_id, None).await?;
+        Ok(Self { project_id, drops: compiled.drops, dictionary: compiled.dictionary })
     }
 
     /// The most events one [`Loader::load`] call takes (the import's per-request limit).
@@ -50,20 +51,8 @@ impl Loader {
         if ndjson.iter().all(u8::is_ascii_whitespace) {
             return Ok(Loaded::default());
         }
-        let limits = state.config.limits.clone();
-        let drops = self.drops.clone();
         let intake = Intake { dictionary: self.dictionary.clone(), route: "job", ..Intake::default() };
-        let now = now_ms();
-        let mut sink = state.store.event_sink(self.project_id, now / 1000);
-        let (checked, pending) = tokio::task::spawn_blocking(move || {
-            let checked = check_batch(&ndjson, InputFormat::Ndjson, &intake, &limits, &drops, now, &mut sink)?;
-            Ok::<_, ApiError>((checked, sink.close()))
-        })
-        .await
-        .map_err(|e| ApiError::Internal(e.into()))??;
-        pending.wait().await?;
-        let mut checked = checked;
-        crate::ingest::quality::record(state, self.project_id, std::mem::take(&mut checked.findings), now).await?;
+        let checked = check_and_store(state, self.project_id, ndjson, InputFormat::Ndjson, intake, self.drops.clone()).await?;
         Ok(Loaded { stored: checked.stored, dropped: checked.dropped, failed: checked.failed })
     }
 }

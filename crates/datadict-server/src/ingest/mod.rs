@@ -1,9 +1,10 @@
 //! What every way of ingesting shares, routes and background workers alike: the batch check with
-//! the dictionary's drops ([`batch`]), the dictionary check on arrival and its tallies ([`quality`]) and the loading of a job's events and profiles ([`load`]).
+//! the dictionary's drops ([`batch`]), each project's dictionary compiled and kept in memory ([`cache`]), the dictionary check on arrival and its tallies ([`quality`]) and the loading of a job's events and profiles ([`load`]).
 //! The ingestion routes (`routes::import`, `routes::track`, `routes::profiles`), `warehouse` and
 //! `migrate` import it; it imports no route.
 
 pub mod batch;
+pub mod cache;
 pub mod load;
 pub mod quality;
 

@@ -1,12 +1,13 @@
 //! Violations of the dictionary seen on arrival (issue 20): the core's dictionary checks run on
 //! every stored event and every applied profile update (kind `user`, entity `$user`; kind `group`,
-//! entity the group key, whose `profile` schema the core checks it against), their findings tallied per request in memory
-//! ([`Violations`]) and written once per request in one transaction, one upsert per key
-//! (`store::record_violations`), so that ingestion pays for a hash-map update per finding rather
-//! than a database write.
+//! entity the group key, whose `profile` schema the core checks it against), their findings
+//! tallied per request in memory ([`Violations`]) and written once per request, one upsert per key
+//! (`store::quality::record_quality`), so that ingestion pays for a hash-map update per finding
+//! rather than a database write. The findings of events are written by the event writer in the
+//! transaction of the events ([`Findings::into_rows`]), those of profile updates in one
+//! transaction of their own ([`record`]).
 
-use crate::store::quality::Table;
-use crate::store::ViolationRow;
+use crate::store::{QualityRows, ViolationRow};
 use serde_json::{json, Value};
 use datadict_core::dictionary::profile::operand_type;
 use datadict_core::event::{EventCheck, PropertySeen};
@@ -354,27 +355,39 @@ pub fn reject(rejected: &mut Violations, route: &'static str, event: &str, issue
     }
 }
 
-/// Writes a request's findings, seen at `now_ms`, to the project's day (nothing for none).
+impl Findings {
+    /// The rows that record these findings, seen at `now_ms`, in the project's day: what the event
+    /// writer stores in the transaction of the request's events
+    /// ([`EventSink::send_quality`](crate::store::EventSink::send_quality)). `max_keys` is the
+    /// day's cap of distinct keys.
+    pub fn into_rows(self, now_ms: i64, max_keys: usize) -> QualityRows {
+        let Findings { violations, rejected, counts } = self;
+        QualityRows {
+            day: datadict_core::time::format_date(now_ms),
+            max_keys,
+            max_samples: MAX_SAMPLES,
+            violations: violations.into_rows(now_ms),
+            rejected: rejected.into_rows(now_ms),
+            counts: counts.into_rows(now_ms),
+        }
+    }
+}
+
+/// Writes a request's findings, seen at `now_ms`, to the project's day (nothing for none), in a
+/// transaction of their own: for the profile updates of `/engage`; events send theirs with the
+/// events ([`Findings::into_rows`]).
 pub async fn record(state: &crate::AppState, project_id: i64, findings: Findings, now_ms: i64) -> Result<(), crate::error::ApiError> {
-    let Findings { violations, rejected, counts } = findings;
-    if violations.is_empty() && rejected.is_empty() && counts.is_empty() {
+    let rows = findings.into_rows(now_ms, state.config.quality_max_keys);
+    if rows.is_empty() {
         return Ok(());
     }
-    let day = datadict_core::time::format_date(now_ms);
-    // `record_violations` writes rows in key order (PostgreSQL row locks in one order).
-    let (violations, rejected, counts) = (violations.into_rows(now_ms), rejected.into_rows(now_ms), counts.into_rows(now_ms));
-    let max_keys = state.config.quality_max_keys;
     state
         .store
         .call(move |conn| {
-            use crate::store::quality::record_violations;
             // One transaction for the request's rows: without it every statement commits (and
-            // fsyncs) on its own, dozens per request, and concurrent tracking requests queued
-            // behind the writer for each of them.
+            // fsyncs) on its own, dozens per request.
             let tx = conn.transaction()?;
-            record_violations(&tx, Table::Violations, project_id, &day, violations, max_keys, MAX_SAMPLES)?;
-            record_violations(&tx, Table::Rejected, project_id, &day, rejected, max_keys, MAX_SAMPLES)?;
-            record_violations(&tx, Table::EventCounts, project_id, &day, counts, max_keys, MAX_SAMPLES)?;
+            crate::store::quality::record_quality(&tx, vec![(project_id, rows)])?;
             tx.commit()
         })
         .await?;

@@ -20,7 +20,7 @@
 //! `{"status":0,"error":"stored 2 of 3 events; event 1: ..."}`: the answer never claims a
 //! success that did not wholly happen.
 
-use crate::auth::{records_project, token_projects, IngestCaller};
+use crate::auth::{records_project, token_projects_versioned, IngestCaller};
 use crate::error::ApiError;
 use crate::ingest::{event_tokens, now_ms, store_events, Intake, Tokens};
 use crate::routes::ingest::{charge, IngestError};
@@ -33,6 +33,9 @@ use datadict_core::event::{Presence, TokenField};
 use datadict_core::wire::Route;
 use datadict_core::EventRules;
 use utoipa_axum::{router::OpenApiRouter, routes};
+
+/// Bodies up to this size have their tokens read on the request's task (see `ingest::batch`).
+const INLINE_TOKEN_BYTES: usize = 16 * 1024;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(track, track_get))
@@ -83,12 +86,17 @@ async fn receive_events(caller: Result<Option<IngestCaller>, IngestError>, state
     };
     // The project must be known before the events are checked against its dictionary, so a
     // first pass reads the tokens the events carry.
+    // A body of a few events (nearly every tracking request) is read on this task: handing it to
+    // the blocking pool and back cost more than reading it.
     let (body, format) = (records.bytes.clone(), records.format);
-    let tokens = tokio::task::spawn_blocking(move || event_tokens(&body, format, &rules, &limits, now_ms()))
-        .await
-        .map_err(|e| refuse(ApiError::Internal(e.into())))?
-        .map_err(&refuse)?;
-    let known = token_projects(&state, tokens.clone()).await.map_err(&refuse)?;
+    let tokens = match body.len() <= INLINE_TOKEN_BYTES {
+        true => event_tokens(&body, format, &rules, &limits, now_ms()),
+        false => tokio::task::spawn_blocking(move || event_tokens(&body, format, &rules, &limits, now_ms()))
+            .await
+            .map_err(|e| refuse(ApiError::Internal(e.into())))?,
+    }
+    .map_err(&refuse)?;
+    let (known, versions) = token_projects_versioned(&state, tokens.clone()).await.map_err(&refuse)?;
     let Some(project_id) = records_project(caller, &tokens, &known) else {
         let found = match tokens.len() {
             0 => "no event carries `properties.token`".to_owned(),
@@ -100,7 +108,8 @@ async fn receive_events(caller: Result<Option<IngestCaller>, IngestError>, state
         return Err(refuse(ApiError::Unauthorized(message)));
     };
     charge(&state, project_id, records.bytes.len()).await.map_err(&refuse)?;
-    let intake = Intake { rules, ip: received.ip, tokens: Some(Tokens { project_id, known }), route: "track", ..Intake::default() };
+    let dictionary_version = versions.get(&project_id).copied();
+    let intake = Intake { rules, ip: received.ip, tokens: Some(Tokens { project_id, known }), route: "track", dictionary_version, ..Intake::default() };
     let checked = store_events(&state, project_id, records.bytes, records.format, intake).await.map_err(&refuse)?;
     let tally = Tally { records: checked.records, stored: checked.stored + checked.dropped, failed: checked.failed, noun: "event", verb: "stored" };
     Ok(answer_batch(&received.style, tally))

@@ -86,3 +86,10 @@ pub fn project_token_hash(conn: &Conn<'_>, project_id: i64) -> anyhow::Result<St
 pub fn project_by_token_hash(conn: &Conn<'_>, token_hash: &str) -> anyhow::Result<Option<i64>> {
     dispatch!(conn, accounts::project_by_token_hash(token_hash))
 }
+
+/// The project whose token hashes to `token_hash`, with its dictionary version (see
+/// [`dictionary_version`](super::dictionary_version)): one read for both, which `/track` makes
+/// on every request.
+pub fn project_and_dictionary_by_token_hash(conn: &Conn<'_>, token_hash: &str) -> anyhow::Result<Option<(i64, i64)>> {
+    dispatch!(conn, accounts::project_and_dictionary_by_token_hash(token_hash))
+}

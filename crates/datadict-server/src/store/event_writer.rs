@@ -1,9 +1,12 @@
 //! The event writer: a thread that stores the events of concurrent import requests in group
-//! commits, and the [`EventSink`] through which a request hands it its events in parts. The
-//! thread and the sink are the same on both backends; each backend writes a group its own way
-//! (`sqlite::event_writer`, `pg::events`).
+//! commits, and the [`EventSink`] through which a request hands it its events in parts, then its
+//! data-quality rows ([`QualityRows`]), which the group's transaction writes after the events, so
+//! that a request costs one commit. The thread and the sink are the same on both backends; each
+//! backend writes a group its own way (`sqlite::event_writer`, `pg::events`), and both write the
+//! group's quality rows with [`record_quality`](super::quality::record_quality).
 
 use super::events::EventBatch;
+use super::quality::QualityRows;
 use super::Store;
 use anyhow::Context;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -14,7 +17,15 @@ impl Store {
     /// A sink for the events of one request (or one loaded batch), to be stored in one
     /// transaction by the event writer: see [`EventSink`].
     pub fn event_sink(&self, project_id: i64, now_s: i64) -> EventSink {
-        EventSink { writer: self.events.clone(), project_id, now_s, parts: None, answer: None }
+        EventSink { writer: self.events.clone(), project_id, now_s, parts: None, answer: None, held: None }
+    }
+
+    /// A sink for a request checked all at once on its own task (a small body): its parts are
+    /// held in the sink and handed to the writer together on [`EventSink::close`], so the writer
+    /// never waits for them, and a group may take more such jobs than [`JOBS_PER_GROUP`] (see
+    /// [`READY_JOBS_PER_GROUP`]).
+    pub fn ready_event_sink(&self, project_id: i64, now_s: i64) -> EventSink {
+        EventSink { held: Some(Vec::new()), ..self.event_sink(project_id, now_s) }
     }
 }
 
@@ -41,14 +52,22 @@ pub struct EventSink {
     /// Open once the first part is sent (an empty request never reaches the writer).
     parts: Option<Sender<Part>>,
     answer: Option<tokio::sync::oneshot::Receiver<anyhow::Result<usize>>>,
+    /// The parts of a ready sink ([`Store::ready_event_sink`]), sent on close.
+    held: Option<Vec<Part>>,
 }
 
 /// What an [`EventSink`] sends to the writer for its job.
 #[derive(Debug)]
 pub(crate) enum Part {
     Rows(EventBatch),
+    /// The request's data-quality rows, sent once, after its last rows.
+    Quality(QualityRows),
     /// Every part has been sent: the job may be committed.
     End,
+}
+
+fn stopped() -> anyhow::Error {
+    anyhow::anyhow!("the event writer has stopped")
 }
 
 impl EventSink {
@@ -57,23 +76,52 @@ impl EventSink {
         if batch.is_empty() {
             return Ok(());
         }
-        let stopped = || anyhow::anyhow!("the event writer has stopped");
-        let parts = match &self.parts {
-            Some(parts) => parts,
-            None => {
-                let (parts, rx) = channel();
-                let (done, answer) = tokio::sync::oneshot::channel();
-                let job = InsertJob { project_id: self.project_id, parts: rx, now_s: self.now_s, done };
-                self.writer.in_flight.fetch_add(1, Ordering::Relaxed);
-                if self.writer.jobs.send(job).is_err() {
-                    self.writer.in_flight.fetch_sub(1, Ordering::Relaxed);
-                    return Err(stopped());
+        if let Some(held) = &mut self.held {
+            held.push(Part::Rows(batch));
+            return Ok(());
+        }
+        self.parts()?.send(Part::Rows(batch)).map_err(|_| stopped())
+    }
+
+    /// Sends the request's data-quality rows, to be written in the transaction of its events
+    /// (nothing is sent for none). A request whose records were all refused still reaches the
+    /// writer this way, so that its rejected records are recorded.
+    pub fn send_quality(&mut self, rows: QualityRows) -> anyhow::Result<()> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        if let Some(held) = &mut self.held {
+            held.push(Part::Quality(rows));
+            return Ok(());
+        }
+        self.parts()?.send(Part::Quality(rows)).map_err(|_| stopped())
+    }
+
+    /// The way to this sink's job, which the first part opens.
+    fn parts(&mut self) -> anyhow::Result<&Sender<Part>> {
+        if self.parts.is_none() {
+            let (parts, rx) = channel();
+            let (done, answer) = tokio::sync::oneshot::channel();
+            // A ready sink's parts are all in the channel before the job is queued.
+            let ready = match self.held.take() {
+                Some(held) => {
+                    for part in held.into_iter().chain([Part::End]) {
+                        parts.send(part).map_err(|_| stopped())?;
+                    }
+                    true
                 }
-                self.answer = Some(answer);
-                self.parts.insert(parts)
+                None => false,
+            };
+            let job = InsertJob { project_id: self.project_id, parts: rx, now_s: self.now_s, done, ready };
+            self.writer.in_flight.fetch_add(1, Ordering::Relaxed);
+            if self.writer.jobs.send(job).is_err() {
+                self.writer.in_flight.fetch_sub(1, Ordering::Relaxed);
+                return Err(stopped());
             }
-        };
-        parts.send(Part::Rows(batch)).map_err(|_| stopped())
+            self.answer = Some(answer);
+            self.parts = Some(parts);
+        }
+        self.parts.as_ref().ok_or_else(stopped)
     }
 
     /// Whether the event writer has no request in hand or waiting. A request that checks its
@@ -86,6 +134,15 @@ impl EventSink {
     /// Closes the sink without waiting: the rows sent are committed by the writer, and the
     /// returned [`PendingInsert`] resolves to their count once they are.
     pub fn close(mut self) -> PendingInsert {
+        if self.held.as_ref().is_some_and(|held| !held.is_empty()) {
+            if let Err(e) = self.parts() {
+                // The writer has gone: the answer says so rather than counting nothing stored.
+                let (done, answer) = tokio::sync::oneshot::channel();
+                let _ = done.send(Err(e));
+                return PendingInsert { answer: Some(answer) };
+            }
+            return PendingInsert { answer: self.answer.take() };
+        }
         if let Some(parts) = self.parts.take() {
             // A send error means the writer has gone; the answer channel then says so.
             let _ = parts.send(Part::End);
@@ -117,30 +174,48 @@ pub(crate) struct InsertJob {
     pub(crate) parts: Receiver<Part>,
     pub(crate) now_s: i64,
     pub(crate) done: tokio::sync::oneshot::Sender<anyhow::Result<usize>>,
+    /// Every part, `End` included, was queued before the job (a ready sink): storing it never
+    /// waits for the request.
+    pub(crate) ready: bool,
+}
+
+/// What a job sent once drained: the number of rows stored, and its quality rows.
+#[derive(Debug, Default)]
+pub(crate) struct Drained {
+    pub(crate) rows: usize,
+    pub(crate) quality: Option<QualityRows>,
 }
 
 impl InsertJob {
     /// Receives the request's parts until its `End`, handing each batch to `store`; returns the
-    /// number of rows stored. A request that ends without `End` is an error, so the caller's
-    /// savepoint rolls back.
-    pub(crate) fn drain(&self, mut store: impl FnMut(&EventBatch) -> anyhow::Result<()>) -> anyhow::Result<usize> {
-        let mut rows = 0;
+    /// number of rows stored and the quality rows, which the caller writes with the group's. A
+    /// request that ends without `End` is an error, so the caller's savepoint rolls back.
+    pub(crate) fn drain(&self, mut store: impl FnMut(&EventBatch) -> anyhow::Result<()>) -> anyhow::Result<Drained> {
+        let mut drained = Drained::default();
         loop {
             match self.parts.recv() {
                 Ok(Part::Rows(batch)) => {
                     store(&batch)?;
-                    rows += batch.len();
+                    drained.rows += batch.len();
                 }
-                Ok(Part::End) => return Ok(rows),
+                Ok(Part::Quality(rows)) => drained.quality = Some(rows),
+                Ok(Part::End) => return Ok(drained),
                 Err(_) => anyhow::bail!("the request ended before all its events were sent"),
             }
         }
     }
 }
 
-/// At most this many jobs (import requests) go into one group commit: a group holds the writer,
-/// and the first request of a group waits for the last.
+/// At most this many jobs (import requests) that stream their parts go into one group commit: a
+/// group holds the writer, and the first request of a group waits for the last.
 const JOBS_PER_GROUP: usize = 8;
+
+/// At most this many jobs in all go into one group, when the others are ready jobs (small
+/// requests whose parts were all queued with the job, see [`Store::ready_event_sink`]): each
+/// costs the writer a few statements and never makes it wait, and every request a group takes
+/// shares its one fsync. Tracking requests are such jobs: with 8 per group, 16 clients could
+/// never have more than 8 requests per fsync.
+const READY_JOBS_PER_GROUP: usize = 64;
 
 /// The event writer: a thread that takes the batches queued by concurrent requests and stores
 /// all those waiting in one transaction with `write` (the backend's group commit), so that
@@ -157,9 +232,11 @@ pub(crate) fn spawn_event_writer(
     let answered = in_flight.clone();
     std::thread::Builder::new().name("datadict-events".into()).spawn(move || {
         while let Ok(first) = rx.recv() {
+            let mut streaming = usize::from(!first.ready);
             let mut jobs = vec![first];
-            while jobs.len() < JOBS_PER_GROUP {
+            while streaming < JOBS_PER_GROUP && jobs.len() < READY_JOBS_PER_GROUP {
                 let Ok(job) = rx.try_recv() else { break };
+                streaming += usize::from(!job.ready);
                 jobs.push(job);
             }
             let results = write(&jobs);

@@ -67,6 +67,50 @@ pub struct ViolationFilter {
     pub kind: Option<String>,
 }
 
+/// One request's data-quality rows for one project and UTC day, which the event writer stores in
+/// the transaction of the request's events ([`EventSink::send_quality`](super::EventSink::send_quality)).
+#[derive(Debug, Clone, Default)]
+pub struct QualityRows {
+    /// The UTC day (`YYYY-MM-DD`) the rows count in.
+    pub day: String,
+    /// The day's cap of distinct keys per project (see [`record_violations`]).
+    pub max_keys: usize,
+    /// The most samples kept per key.
+    pub max_samples: usize,
+    pub violations: Vec<ViolationRow>,
+    pub rejected: Vec<ViolationRow>,
+    pub counts: Vec<ViolationRow>,
+}
+
+impl QualityRows {
+    pub fn is_empty(&self) -> bool {
+        self.violations.is_empty() && self.rejected.is_empty() && self.counts.is_empty()
+    }
+}
+
+/// Stores the quality rows of the requests of one group commit, inside its transaction: the rows
+/// of one project and day are merged (one statement per key for the whole group, not one per key
+/// and request), and every row is written in one order, by project, day, table and key, so that
+/// two transactions on PostgreSQL that touch the same rows lock them in the same order.
+pub fn record_quality(conn: &Conn<'_>, mut requests: Vec<(i64, QualityRows)>) -> anyhow::Result<()> {
+    requests.sort_by(|a, b| (a.0, &a.1.day).cmp(&(b.0, &b.1.day)));
+    let mut requests = requests.into_iter().peekable();
+    while let Some((project_id, mut first)) = requests.next() {
+        while let Some((_, next)) = requests.next_if(|(p, q)| *p == project_id && q.day == first.day) {
+            first.violations.extend(next.violations);
+            first.rejected.extend(next.rejected);
+            first.counts.extend(next.counts);
+        }
+        let QualityRows { day, max_keys, max_samples, violations, rejected, counts } = first;
+        for (table, rows) in [(Table::Violations, violations), (Table::Rejected, rejected), (Table::EventCounts, counts)] {
+            if !rows.is_empty() {
+                record_violations(conn, table, project_id, &day, rows, max_keys, max_samples)?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// A row's key: kind (or route), entity, property, code.
 type RowKey = (String, String, String, String);
 
@@ -84,9 +128,11 @@ pub fn record_violations(conn: &Conn<'_>, table: Table, project_id: i64, day: &s
     let key = |r: &ViolationRow| (r.kind.clone(), r.entity.clone(), r.property.clone(), r.code.clone());
     // Which new keys fit under the cap is decided in key order as sent, as before.
     rows.sort_by(|a, b| (&a.kind, &a.entity, &a.property, &a.code).cmp(&(&b.kind, &b.entity, &b.property, &b.code)));
-    let mut keys = dispatch!(conn, quality::count_violation_keys(table, project_id, day))?;
-    // Each final key's row, with the stored row of that key when it was read already.
-    let mut resolved: std::collections::BTreeMap<RowKey, (ViolationRow, Option<ViolationRow>)> = Default::default();
+    let rows = merge_equal_keys(rows, max_samples);
+    // The day's key count is read only once a new key is met: most groups add to known keys.
+    let mut keys: Option<i64> = None;
+    // Each final key's row, with the stored row's head when it was read already.
+    let mut resolved: std::collections::BTreeMap<RowKey, (ViolationRow, Option<ViolationHead>)> = Default::default();
     for mut row in rows {
         // PostgreSQL's text holds no zero byte, which an event or property name may; both stores
         // keep the same replacement, so that they list the same keys.
@@ -95,15 +141,20 @@ pub fn record_violations(conn: &Conn<'_>, table: Table, project_id: i64, day: &s
                 *text = text.replace('\0', "\u{fffd}");
             }
         }
-        let existing = dispatch!(conn, quality::get_violation(table, project_id, day, [&row.kind, &row.entity, &row.property, &row.code]))?;
+        let existing = dispatch!(conn, quality::violation_head(table, project_id, day, [&row.kind, &row.entity, &row.property, &row.code]))?;
         if existing.is_none() {
-            if keys >= max_keys as i64 {
+            let stored = match keys {
+                Some(n) => n,
+                None => dispatch!(conn, quality::count_violation_keys(table, project_id, day))?,
+            };
+            if stored >= max_keys as i64 {
                 row.entity = crate::ingest::quality::OTHERS.to_owned();
                 row.property = String::new();
                 row.message = "records beyond the day's cap of distinct violation keys".to_owned();
                 row.types.clear();
+                keys = Some(stored);
             } else {
-                keys += 1;
+                keys = Some(stored + 1);
             }
         }
         match resolved.entry(key(&row)) {
@@ -125,23 +176,70 @@ pub fn record_violations(conn: &Conn<'_>, table: Table, project_id: i64, day: &s
         // An `$others` row is read here, once for all the keys it counts.
         let existing = match existing {
             Some(old) => Some(old),
-            None if entity == crate::ingest::quality::OTHERS => dispatch!(conn, quality::get_violation(table, project_id, day, [&kind, &entity, &property, &code]))?,
+            None if entity == crate::ingest::quality::OTHERS => dispatch!(conn, quality::violation_head(table, project_id, day, [&kind, &entity, &property, &code]))?,
             None => None,
         };
+        // What the row adds to a stored one: its count and times (added in SQL), its types, and
+        // its samples only while the stored ones are fewer than `max_samples`. A full row's
+        // samples are neither read nor written again, which most rows of a busy day are.
+        let mut samples = Samples::Replace;
         if let Some(old) = existing {
             let mut types = old.types;
             types.extend(row.types);
             types.sort();
             types.dedup();
             row.types = types;
-            let mut samples = old.samples;
-            samples.extend(row.samples);
-            samples.truncate(max_samples);
-            row.samples = samples;
+            if old.samples >= max_samples || row.samples.is_empty() {
+                samples = Samples::Keep;
+            } else {
+                let stored = dispatch!(conn, quality::get_violation(table, project_id, day, [&kind, &entity, &property, &code]))?;
+                let mut all = stored.map(|s| s.samples).unwrap_or_default();
+                all.extend(row.samples);
+                all.truncate(max_samples);
+                row.samples = all;
+            }
         }
-        dispatch!(conn, quality::upsert_violation(table, project_id, day, &row))?;
+        dispatch!(conn, quality::upsert_violation(table, project_id, day, &row, samples))?;
     }
     Ok(())
+}
+
+/// The types and the number of samples of a stored row: what merging into it needs, without
+/// reading its samples.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ViolationHead {
+    pub types: Vec<String>,
+    pub samples: usize,
+}
+
+/// Whether an upsert writes the row's samples or keeps the stored ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Samples {
+    Replace,
+    Keep,
+}
+
+/// Merges the rows of one key (adjacent in `rows`, which are sorted by key) into one, as storing
+/// them one after the other would: counts add up, times widen, types join, samples are kept in
+/// order up to `max_samples`, and the first message stays.
+fn merge_equal_keys(rows: Vec<ViolationRow>, max_samples: usize) -> Vec<ViolationRow> {
+    let mut out: Vec<ViolationRow> = Vec::with_capacity(rows.len());
+    for row in rows {
+        match out.last_mut() {
+            Some(last) if (&last.kind, &last.entity, &last.property, &last.code) == (&row.kind, &row.entity, &row.property, &row.code) => {
+                last.count += row.count;
+                last.first_seen_ms = last.first_seen_ms.min(row.first_seen_ms);
+                last.last_seen_ms = last.last_seen_ms.max(row.last_seen_ms);
+                last.types.extend(row.types);
+                last.types.sort();
+                last.types.dedup();
+                let room = max_samples.saturating_sub(last.samples.len());
+                last.samples.extend(row.samples.into_iter().take(room));
+            }
+            _ => out.push(row),
+        }
+    }
+    out
 }
 
 /// A page of violations in (day, kind, entity, property, code) order, from `offset`.
@@ -157,4 +255,39 @@ pub fn delete_violations(conn: &Conn<'_>, table: Table, project_id: i64) -> anyh
 /// Deletes a project's stored events (and their daily counts); returns how many events went.
 pub fn delete_events(conn: &Conn<'_>, project_id: i64) -> anyhow::Result<usize> {
     dispatch!(conn, quality::delete_events(project_id))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(entity: &str, count: i64, at: i64, types: &[&str], samples: &[i64]) -> ViolationRow {
+        ViolationRow {
+            kind: "event".into(),
+            entity: entity.into(),
+            property: "p".into(),
+            code: "unknown_property".into(),
+            message: format!("m{at}"),
+            count,
+            first_seen_ms: at,
+            last_seen_ms: at,
+            types: types.iter().map(|t| t.to_string()).collect(),
+            samples: samples.iter().map(|s| Value::from(*s)).collect(),
+        }
+    }
+
+    /// The rows of one key from several requests of a group become the row that storing them one
+    /// after the other would leave: counts added, times widened, types joined, samples in order
+    /// up to the cap, the first message; other keys are left alone.
+    #[test]
+    fn rows_of_one_key_merge_as_successive_upserts_would() {
+        let rows = vec![row("a", 2, 20, &["string"], &[1, 2]), row("a", 3, 10, &["number", "string"], &[3, 4]), row("b", 1, 5, &[], &[9])];
+        let merged = merge_equal_keys(rows, 3);
+        assert_eq!(merged.len(), 2);
+        let a = &merged[0];
+        assert_eq!((a.count, a.first_seen_ms, a.last_seen_ms, a.message.as_str()), (5, 10, 20, "m20"));
+        assert_eq!(a.types, ["number", "string"]);
+        assert_eq!(a.samples, [Value::from(1), Value::from(2), Value::from(3)]);
+        assert_eq!(merged[1], row("b", 1, 5, &[], &[9]));
+    }
 }

@@ -1,5 +1,10 @@
 //! The dictionary: the stored schemas of events and profiles (merging is the caller's rule, in
 //! the core; only the statements differ between backends).
+//!
+//! Every write to a project's schemas goes through [`put_schema`] or [`delete_schemas`], and both
+//! raise the project's [`dictionary_version`] in the same statement sequence, hence in the
+//! caller's transaction: a process that reads the version sees a new one exactly when the schemas
+//! it would read have changed (`ingest::cache` keeps compiled dictionaries by it).
 
 use super::conn::{dispatch, Conn};
 use datadict_core::{EntityType, Schema, SchemaEntry};
@@ -23,6 +28,12 @@ pub fn list_schemas(
 /// The stored schema of one entity, if any.
 pub fn get_schema(conn: &Conn<'_>, project_id: i64, entity_type: EntityType, name: &str) -> anyhow::Result<Option<Schema>> {
     dispatch!(conn, schemas::get_schema(project_id, entity_type, name))
+}
+
+/// A counter of the project's schema writes (0 before the first): it changes in the transaction
+/// of every write that changes what [`list_schemas`] returns.
+pub fn dictionary_version(conn: &Conn<'_>, project_id: i64) -> anyhow::Result<i64> {
+    dispatch!(conn, schemas::dictionary_version(project_id))
 }
 
 /// Deletes the schemas of a project, optionally only of one entity type and one name; returns how

@@ -59,11 +59,12 @@ fn a_version_1_database_gains_lookup_tables() {
     drop(store);
     let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
     // Back to version 1: without what migrations 2 (lookup tables), 3 (group profiles), 4
-    // (rate-limit buckets, job leases) and 5 (data quality) add.
+    // (rate-limit buckets, job leases), 5 (data quality) and 6 (dictionary versions) add.
     client
         .batch_execute(
             "DROP TABLE lookup_rows; DROP TABLE lookup_tables; DROP TABLE group_profiles; DROP TABLE rate_buckets;
              DROP TABLE quality_violations; DROP TABLE quality_rejected; DROP TABLE quality_event_counts;
+             DROP TABLE dictionary_versions;
              ALTER TABLE warehouse_runs DROP COLUMN owner, DROP COLUMN lease_until;
              ALTER TABLE migration_jobs DROP COLUMN owner, DROP COLUMN lease_until, DROP COLUMN done;
              UPDATE schema_version SET version = 1",
@@ -71,7 +72,7 @@ fn a_version_1_database_gains_lookup_tables() {
         .unwrap();
 
     let store = Store::open_postgres(&url).unwrap();
-    assert_eq!(schema_version(&url), 5);
+    assert_eq!(schema_version(&url), 6);
     let id = "0b6f3c2e-8d1a-4f5e-9c7b-2a4d6e8f0a1b";
     let row = |key: &str| NewRow { key: key.into(), record: json!([key]).to_string() };
     let columns = vec!["id".to_owned()];
@@ -109,6 +110,7 @@ fn a_version_2_database_gains_group_profiles() {
         .batch_execute(
             "DROP TABLE group_profiles; DROP TABLE rate_buckets;
              DROP TABLE quality_violations; DROP TABLE quality_rejected; DROP TABLE quality_event_counts;
+             DROP TABLE dictionary_versions;
              ALTER TABLE warehouse_runs DROP COLUMN owner, DROP COLUMN lease_until;
              ALTER TABLE migration_jobs DROP COLUMN owner, DROP COLUMN lease_until, DROP COLUMN done;
              UPDATE schema_version SET version = 2",
@@ -116,7 +118,7 @@ fn a_version_2_database_gains_group_profiles() {
         .unwrap();
 
     let store = Store::open_postgres(&url).unwrap();
-    assert_eq!(schema_version(&url), 5);
+    assert_eq!(schema_version(&url), 6);
     let props = |n: i64| json!({"n": n}).as_object().cloned().unwrap();
     store
         .call_sync(|conn| {

@@ -128,6 +128,34 @@ fn two_processes_on_one_postgresql_serve_the_same_projects() {
     second.kill();
 }
 
+/// A schema written through one process changes what the other drops from its very next
+/// `/track` request, although the other keeps the project's compiled dictionary in memory: the
+/// dictionary version read with the token says it is stale.
+#[test]
+fn a_schema_written_through_one_process_reaches_the_others_next_request() {
+    let files = tempfile::tempdir().unwrap();
+    let (a, first, _b, second) = two_processes(&[], files.path());
+    let creds = credentials(a.dir.path());
+    let (writer, tracker) = (Client::new(&first.base), Client::new(&second.base));
+    let track = |n: usize| {
+        let event = json!({"event": "Across", "properties": {"token": creds.project_token, "distinct_id": "across", "n": n}});
+        let body = format!("data={}", serde_json::to_string(&event).unwrap().replace('%', "%25").replace('&', "%26").replace('+', "%2B"));
+        let r = tracker.send("POST", "/track", None, &[("Content-Type", "application/x-www-form-urlencoded")], Some(body.into_bytes())).unwrap();
+        assert_eq!((r.status, r.text.as_str()), (200, "1"));
+    };
+    track(1);
+    track(2);
+    assert_eq!(count(&tracker, &creds, "across"), 2);
+    let schemas = format!("/api/app/projects/{}/schemas", creds.project_id);
+    let dropped = json!({"entries": [{"entityType": "event", "name": "Across", "schemaJson": {"metadata": {"com.vendor": {"dropped": true}}}}]});
+    let r = writer.send("POST", &schemas, auth(&creds), &[("Content-Type", "application/json")], Some(serde_json::to_vec(&dropped).unwrap())).unwrap();
+    assert_eq!(r.status, 200, "{}", r.text);
+    track(3);
+    assert_eq!(count(&tracker, &creds, "across"), 2, "the second process stored an event the first process's schema drops");
+    first.kill();
+    second.kill();
+}
+
 /// The runs of an import once none is queued or running, newest first.
 fn wait_for_runs(client: &Client, creds: &DemoCredentials, path: &str) -> Vec<Value> {
     let deadline = Instant::now() + Duration::from_secs(120);

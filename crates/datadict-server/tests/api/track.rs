@@ -273,7 +273,58 @@ fn tracked_events_are_dropped_filtered_and_counted_like_imported_ones(backend: B
     assert_eq!(r["results"].as_array().unwrap().len(), 1);
 }
 
+/// The server keeps each project's compiled dictionary between requests (`ingest::cache`): a
+/// schema written or deleted through the API changes what the very next `/track` and `/import`
+/// request drop and record as violations.
+fn a_schema_write_reaches_the_next_request(backend: Backend) {
+    let f = fixture(backend);
+    let track = |n: usize| {
+        let r = f.post("/track", &[FORM], form(&[("data", &base64(f.event("Cached", json!({"n": n})).to_string().as_bytes()))]));
+        assert_eq!((r.status, r.text.as_str()), (200, "1"));
+    };
+    let import = |n: usize| {
+        let mut event = f.event("Cached", json!({"n": n, "time": now_ms(), "distinct_id": "u", "$insert_id": format!("i{n}")}));
+        event["properties"].as_object_mut().unwrap().remove("token");
+        let r = f.server.send("POST", "/import?strict=1", Some((&f.token, "")), &[JSON], Some(json!([event]).to_string().into_bytes()));
+        assert_eq!(r.status, 200, "{}", r.text);
+    };
+    let schemas = format!("/api/app/projects/{}/schemas", f.p);
+    let unknown = || {
+        let r = f.server.get(&format!("/api/app/projects/{}/violations?limit=1000", f.p), &f.owner);
+        assert_eq!(r.status, 200, "{}", r.text);
+        let rows = r.json()["results"].as_array().unwrap().clone();
+        rows.iter().filter(|v| v["event"] == "Cached" && v["code"] == "unknown_property").map(|v| v["count"].as_i64().unwrap()).sum::<i64>()
+    };
+    // Both routes compile the (empty) dictionary once and keep it.
+    track(1);
+    import(2);
+    assert_eq!(f.stored("Cached").len(), 2);
+    // The event becomes dropped: neither route stores it from the next request on.
+    let dropped = json!({"entries": [{"entityType": "event", "name": "Cached", "schemaJson": {"metadata": {"com.vendor": {"dropped": true}}}}]});
+    assert_eq!(f.server.post_json(&schemas, &f.owner, &dropped).status, 200);
+    track(3);
+    import(4);
+    assert_eq!(f.stored("Cached").len(), 2);
+    // Kept again (a schema write merges, so `dropped` is turned off explicitly) with a property
+    // `m` only: stored again, and its `n` is an unknown property for the check on arrival.
+    let kept = json!({"entries": [{"entityType": "event", "name": "Cached",
+        "schemaJson": {"metadata": {"com.vendor": {"dropped": false}}, "properties": {"m": {"type": "number"}}}}]});
+    assert_eq!(f.server.post_json(&schemas, &f.owner, &kept).status, 200);
+    let before = unknown();
+    track(5);
+    import(6);
+    assert_eq!(f.stored("Cached").len(), 4);
+    assert_eq!(unknown(), before + 2);
+    // Deleted: the event has no schema again, and nothing is unknown about its properties.
+    assert_eq!(f.server.delete(&format!("{schemas}/event/Cached"), &f.owner).status, 200);
+    let before = unknown();
+    track(7);
+    assert_eq!(f.stored("Cached").len(), 5);
+    assert_eq!(unknown(), before);
+}
+
 on_both_stores!(
+    a_schema_write_reaches_the_next_request,
     every_format_is_stored_and_answered_1,
     every_answer_form,
     time_insert_id_distinct_id_and_ip,

@@ -3,6 +3,10 @@
 //! the event writer's group commit.
 
 use crate::store::event_writer::{fail_each, InsertJob};
+use crate::store::quality::record_quality;
+use crate::store::Conn;
+use anyhow::Context;
+use std::cell::RefCell;
 use crate::store::events::{EventBatch, HOUR_MS};
 use postgres::{Client, GenericClient};
 use std::collections::HashMap;
@@ -79,24 +83,40 @@ fn add_volume(c: &mut impl GenericClient, project_id: i64, volume: HashMap<(Stri
 }
 
 /// Stores the jobs of a group in one transaction, each in a savepoint (all of a request's parts
-/// or none); returns each job's outcome.
+/// or none), then the quality rows of the jobs stored; returns each job's outcome. The
+/// transaction is opened with statements rather than `Client::transaction`, so that the quality
+/// rows are written through the store's [`Conn`], which holds a client.
 pub(crate) fn write_group(c: &mut Client, jobs: &[InsertJob]) -> Vec<anyhow::Result<usize>> {
-    let mut tx = match c.transaction() {
-        Ok(tx) => tx,
-        Err(e) => return fail_each(jobs, format!("cannot begin a transaction: {e}")),
-    };
+    if let Err(e) = c.batch_execute("BEGIN") {
+        return fail_each(jobs, format!("cannot begin a transaction: {e}"));
+    }
     let mut results = Vec::with_capacity(jobs.len());
+    let mut quality = Vec::new();
     for job in jobs {
         let mut stored = || -> anyhow::Result<usize> {
-            let mut sp = tx.transaction()?;
-            let rows = job.drain(|batch| upsert_rows(&mut sp, job.project_id, batch, job.now_s))?;
-            sp.commit()?;
-            Ok(rows)
+            c.batch_execute("SAVEPOINT job")?;
+            match job.drain(|batch| upsert_rows(c, job.project_id, batch, job.now_s)) {
+                Ok(drained) => {
+                    c.batch_execute("RELEASE SAVEPOINT job")?;
+                    quality.extend(drained.quality.map(|q| (job.project_id, q)));
+                    Ok(drained.rows)
+                }
+                Err(e) => {
+                    c.batch_execute("ROLLBACK TO SAVEPOINT job; RELEASE SAVEPOINT job")?;
+                    Err(e)
+                }
+            }
         };
         results.push(stored());
     }
-    match tx.commit() {
+    let recorded = record_quality(&Conn::Postgres(RefCell::new(&mut *c)), quality).context("cannot record the data quality of the events");
+    let committed = recorded.and_then(|()| c.batch_execute("COMMIT").context("cannot commit the events"));
+    match committed {
         Ok(()) => results,
-        Err(e) => fail_each(jobs, format!("cannot commit the events: {e}")),
+        Err(e) => {
+            // The transaction may still be open (a failed statement aborts it but does not end it).
+            let _ = c.batch_execute("ROLLBACK");
+            fail_each(jobs, format!("{e:#}"))
+        }
     }
 }

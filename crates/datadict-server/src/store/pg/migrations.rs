@@ -7,7 +7,8 @@
 //! schemas stay `text` so that they are served back byte for byte, and `events.id` and
 //! `warehouse_runs.seq` stand for SQLite's rowid (storage order, the read API's cursor).
 //! Migration 2 adds lookup tables, migration 3 group profiles, migration 4 the rate-limit buckets
-//! and the claims of jobs by processes, migration 5 data quality.
+//! and the claims of jobs by processes, migration 5 data quality, migration 6 the dictionary
+//! versions that tell each process when its in-memory copy of a project's dictionary is stale.
 
 use anyhow::Context;
 use postgres::Client;
@@ -199,6 +200,11 @@ CREATE TABLE quality_event_counts (
     types text NOT NULL,
     samples text NOT NULL,
     PRIMARY KEY (project_id, day, kind, entity, property, code)
+);
+"#, r#"
+CREATE TABLE dictionary_versions (
+    project_id bigint PRIMARY KEY REFERENCES projects(id) ON DELETE CASCADE,
+    version bigint NOT NULL
 );
 "#];
 

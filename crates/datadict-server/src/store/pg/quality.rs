@@ -2,7 +2,7 @@
 //! project and UTC day, as
 //! on SQLite (see `store::quality`), with types and samples as the same JSON text.
 
-use crate::store::quality::{StoredViolation, Table, ViolationFilter, ViolationRow};
+use crate::store::quality::{Samples, StoredViolation, Table, ViolationFilter, ViolationHead, ViolationRow};
 use postgres::Client;
 
 pub fn count_violation_keys(c: &mut Client, table: Table, project_id: i64, day: &str) -> anyhow::Result<i64> {
@@ -34,7 +34,19 @@ pub fn get_violation(c: &mut Client, table: Table, project_id: i64, day: &str, k
     .transpose()
 }
 
-pub fn upsert_violation(c: &mut Client, table: Table, project_id: i64, day: &str, row: &ViolationRow) -> anyhow::Result<()> {
+/// The types and sample count of one key's row, `[kind, entity, property, code]`, if stored.
+pub fn violation_head(c: &mut Client, table: Table, project_id: i64, day: &str, key: [&str; 4]) -> anyhow::Result<Option<ViolationHead>> {
+    let [kind, entity, property, code] = key;
+    let row = c.query_opt(
+        &format!("SELECT types, json_array_length(samples::json) FROM {t}
+         WHERE project_id = $1 AND day = $2 AND kind = $3 AND entity = $4 AND property = $5 AND code = $6", t = table.name()),
+        &[&project_id, &day, &kind, &entity, &property, &code],
+    )?;
+    row.map(|r| Ok(ViolationHead { types: serde_json::from_str(r.get(0))?, samples: r.get::<_, i32>(1) as usize })).transpose()
+}
+
+pub fn upsert_violation(c: &mut Client, table: Table, project_id: i64, day: &str, row: &ViolationRow, samples: Samples) -> anyhow::Result<()> {
+    let keep = samples == Samples::Keep;
     // The count adds in SQL, so that two requests merging the same key at once both count.
     c.execute(
         &format!("INSERT INTO {t} (project_id, day, kind, entity, property, code, message, count, first_seen_ms, last_seen_ms, types, samples)
@@ -43,7 +55,8 @@ pub fn upsert_violation(c: &mut Client, table: Table, project_id: i64, day: &str
              count = {t}.count + excluded.count,
              first_seen_ms = least({t}.first_seen_ms, excluded.first_seen_ms),
              last_seen_ms = greatest({t}.last_seen_ms, excluded.last_seen_ms),
-             types = excluded.types, samples = excluded.samples", t = table.name()),
+             types = excluded.types,
+             samples = CASE WHEN $13 THEN {t}.samples ELSE excluded.samples END", t = table.name()),
         &[
             &project_id,
             &day,
@@ -56,7 +69,8 @@ pub fn upsert_violation(c: &mut Client, table: Table, project_id: i64, day: &str
             &row.first_seen_ms,
             &row.last_seen_ms,
             &serde_json::to_string(&row.types)?,
-            &serde_json::to_string(&row.samples)?,
+            &if keep { "[]".to_owned() } else { serde_json::to_string(&row.samples)? },
+            &keep,
         ],
     )?;
     Ok(())

@@ -6,6 +6,9 @@ use datadict_core::{EntityType, Schema, SchemaEntry};
 use postgres::Client;
 
 pub fn put_schema(c: &mut Client, project_id: i64, entry: &SchemaEntry) -> anyhow::Result<()> {
+    // The version row first: every transaction that writes a project's schemas locks it before
+    // any schema row, so that two of them on PostgreSQL wait for each other rather than deadlock.
+    bump_dictionary_version(c, project_id)?;
     c.execute(
         &format!(
             "INSERT INTO schemas (project_id, entity_type, name, schema_json) VALUES ($1, $2, $3, $4)
@@ -20,6 +23,21 @@ pub fn put_schema(c: &mut Client, project_id: i64, entry: &SchemaEntry) -> anyho
         ],
     )?;
     Ok(())
+}
+
+/// Raises the project's dictionary version, in the caller's transaction (see `store::schemas`).
+fn bump_dictionary_version(c: &mut Client, project_id: i64) -> anyhow::Result<()> {
+    c.execute(
+        "INSERT INTO dictionary_versions (project_id, version) VALUES ($1, 1)
+         ON CONFLICT (project_id) DO UPDATE SET version = dictionary_versions.version + 1",
+        &[&project_id],
+    )?;
+    Ok(())
+}
+
+/// The project's dictionary version (0 before its first schema write).
+pub fn dictionary_version(c: &mut Client, project_id: i64) -> anyhow::Result<i64> {
+    Ok(c.query_opt("SELECT version FROM dictionary_versions WHERE project_id = $1", &[&project_id])?.map_or(0, |r| r.get(0)))
 }
 
 pub fn list_schemas(
@@ -58,10 +76,13 @@ pub fn get_schema(c: &mut Client, project_id: i64, entity_type: EntityType, name
 }
 
 pub fn delete_schemas(c: &mut Client, project_id: i64, entity_type: Option<EntityType>, name: Option<&str>) -> anyhow::Result<usize> {
-    Ok(c.execute(
+    // First, as in `put_schema`.
+    bump_dictionary_version(c, project_id)?;
+    let deleted = c.execute(
         "DELETE FROM schemas WHERE project_id = $1 AND ($2::text IS NULL OR entity_type = $2) AND ($3::text IS NULL OR name = $3)",
         &[&project_id, &entity_type.map(EntityType::as_str), &name],
-    )? as usize)
+    )? as usize;
+    Ok(deleted)
 }
 
 pub fn dropping_schemas(c: &mut Client, project_id: i64) -> anyhow::Result<Vec<SchemaEntry>> {

@@ -79,6 +79,18 @@ pub fn project_token_hash(conn: &Connection, project_id: i64) -> anyhow::Result<
 /// The project whose token hashes to `token_hash`.
 pub fn project_by_token_hash(conn: &Connection, token_hash: &str) -> anyhow::Result<Option<i64>> {
     Ok(conn
-        .query_row("SELECT id FROM projects WHERE token_hash = ?1", [token_hash], |r| r.get(0))
+        .prepare_cached("SELECT id FROM projects WHERE token_hash = ?1")?
+        .query_row([token_hash], |r| r.get(0))
+        .optional()?)
+}
+
+/// The project whose token hashes to `token_hash`, with its dictionary version.
+pub fn project_and_dictionary_by_token_hash(conn: &Connection, token_hash: &str) -> anyhow::Result<Option<(i64, i64)>> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT p.id, coalesce(v.version, 0) FROM projects p LEFT JOIN dictionary_versions v ON v.project_id = p.id
+             WHERE p.token_hash = ?1",
+        )?
+        .query_row([token_hash], |r| Ok((r.get(0)?, r.get(1)?)))
         .optional()?)
 }

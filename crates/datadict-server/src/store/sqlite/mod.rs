@@ -152,6 +152,22 @@ impl Sqlite {
         .context("a database task failed")?
     }
 
+    /// Runs a read-only `f` with a free reader connection on the calling thread, or hands `f`
+    /// back when every reader is busy (or the store has none).
+    pub fn read_here<T, F>(&self, f: F) -> Result<anyhow::Result<T>, F>
+    where
+        F: FnOnce(&Connection) -> anyhow::Result<T>,
+    {
+        let n = self.readers.len();
+        let start = self.next_reader.fetch_add(1, Ordering::Relaxed);
+        for i in 0..n {
+            if let Ok(guard) = self.readers[(start + i) % n].try_lock() {
+                return Ok(f(&guard));
+            }
+        }
+        Err(f)
+    }
+
     /// Runs a read-only `f` with one of the reader connections on the blocking pool (with the
     /// writer when the store has no readers, as in memory).
     pub async fn read<T, F>(&self, f: F) -> anyhow::Result<T>

@@ -1,7 +1,7 @@
 //! Data quality on SQLite: the violation and rejected-record rows of each project and UTC day
 //! (see `store::quality`).
 
-use crate::store::quality::{StoredViolation, Table, ViolationFilter, ViolationRow};
+use crate::store::quality::{Samples, StoredViolation, Table, ViolationFilter, ViolationHead, ViolationRow};
 use rusqlite::{params, Connection, OptionalExtension};
 
 /// The tables of violations, of rejected records and of good and bad counts (the same columns), created when the store
@@ -34,16 +34,21 @@ pub(crate) fn tables() -> String {
 }
 
 pub fn count_violation_keys(conn: &Connection, table: Table, project_id: i64, day: &str) -> anyhow::Result<i64> {
-    Ok(conn.query_row(&format!("SELECT count(*) FROM {t} WHERE project_id = ?1 AND day = ?2", t = table.name()), params![project_id, day], |r| r.get(0))?)
+    let sql = format!("SELECT count(*) FROM {t} WHERE project_id = ?1 AND day = ?2", t = table.name());
+    Ok(conn.prepare_cached(&sql)?.query_row(params![project_id, day], |r| r.get(0))?)
 }
 
 /// The row of one key, `[kind, entity, property, code]`, if stored.
 pub fn get_violation(conn: &Connection, table: Table, project_id: i64, day: &str, key: [&str; 4]) -> anyhow::Result<Option<ViolationRow>> {
     let [kind, entity, property, code] = key;
+    // Prepared once per connection: this runs for every key of every group commit.
     let row = conn
+        .prepare_cached(&format!(
+            "SELECT message, count, first_seen_ms, last_seen_ms, types, samples FROM {t}
+             WHERE project_id = ?1 AND day = ?2 AND kind = ?3 AND entity = ?4 AND property = ?5 AND code = ?6",
+            t = table.name()
+        ))?
         .query_row(
-            &format!("SELECT message, count, first_seen_ms, last_seen_ms, types, samples FROM {t}
-             WHERE project_id = ?1 AND day = ?2 AND kind = ?3 AND entity = ?4 AND property = ?5 AND code = ?6", t = table.name()),
             params![project_id, day, kind, entity, property, code],
             |r| Ok((r.get::<_, String>(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get::<_, String>(4)?, r.get::<_, String>(5)?)),
         )
@@ -65,13 +70,29 @@ pub fn get_violation(conn: &Connection, table: Table, project_id: i64, day: &str
     .transpose()
 }
 
-pub fn upsert_violation(conn: &Connection, table: Table, project_id: i64, day: &str, row: &ViolationRow) -> anyhow::Result<()> {
+/// The types and sample count of one key's row, `[kind, entity, property, code]`, if stored.
+pub fn violation_head(conn: &Connection, table: Table, project_id: i64, day: &str, key: [&str; 4]) -> anyhow::Result<Option<ViolationHead>> {
+    let [kind, entity, property, code] = key;
+    let head = conn
+        .prepare_cached(&format!(
+            "SELECT types, json_array_length(samples) FROM {t}
+             WHERE project_id = ?1 AND day = ?2 AND kind = ?3 AND entity = ?4 AND property = ?5 AND code = ?6",
+            t = table.name()
+        ))?
+        .query_row(params![project_id, day, kind, entity, property, code], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))
+        .optional()?;
+    head.map(|(types, samples)| Ok(ViolationHead { types: serde_json::from_str(&types)?, samples: samples as usize })).transpose()
+}
+
+pub fn upsert_violation(conn: &Connection, table: Table, project_id: i64, day: &str, row: &ViolationRow, samples: Samples) -> anyhow::Result<()> {
+    let keep = samples == Samples::Keep;
     conn.prepare_cached(
         &format!("INSERT INTO {t} (project_id, day, kind, entity, property, code, message, count, first_seen_ms, last_seen_ms, types, samples)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
          ON CONFLICT (project_id, day, kind, entity, property, code) DO UPDATE SET
              count = count + excluded.count, first_seen_ms = min(first_seen_ms, excluded.first_seen_ms),
-             last_seen_ms = max(last_seen_ms, excluded.last_seen_ms), types = excluded.types, samples = excluded.samples", t = table.name()),
+             last_seen_ms = max(last_seen_ms, excluded.last_seen_ms), types = excluded.types,
+             samples = iif(?13, samples, excluded.samples)", t = table.name()),
     )?
     .execute(params![
         project_id,
@@ -85,7 +106,8 @@ pub fn upsert_violation(conn: &Connection, table: Table, project_id: i64, day: &
         row.first_seen_ms,
         row.last_seen_ms,
         serde_json::to_string(&row.types)?,
-        serde_json::to_string(&row.samples)?
+        if keep { "[]".to_owned() } else { serde_json::to_string(&row.samples)? },
+        keep
     ])?;
     Ok(())
 }

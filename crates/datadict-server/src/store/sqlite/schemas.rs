@@ -6,6 +6,9 @@ use rusqlite::{params, Connection, OptionalExtension};
 
 /// Inserts or replaces one schema as given (merging is the caller's rule).
 pub fn put_schema(conn: &Connection, project_id: i64, entry: &SchemaEntry) -> anyhow::Result<()> {
+    // The version first, in the same order as on PostgreSQL (where the order avoids deadlocks,
+    // see `pg::schemas`).
+    bump_dictionary_version(conn, project_id)?;
     conn.execute(
         "INSERT INTO schemas (project_id, entity_type, name, schema_json) VALUES (?1, ?2, ?3, ?4)
          ON CONFLICT (project_id, entity_type, name)
@@ -13,6 +16,25 @@ pub fn put_schema(conn: &Connection, project_id: i64, entry: &SchemaEntry) -> an
         params![project_id, entry.entity_type.as_str(), entry.name, serde_json::to_string(&entry.schema_json)?],
     )?;
     Ok(())
+}
+
+/// Raises the project's dictionary version, in the caller's transaction (see `store::schemas`).
+fn bump_dictionary_version(conn: &Connection, project_id: i64) -> anyhow::Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO dictionary_versions (project_id, version) VALUES (?1, 1)
+         ON CONFLICT (project_id) DO UPDATE SET version = version + 1",
+    )?
+    .execute([project_id])?;
+    Ok(())
+}
+
+/// The project's dictionary version (0 before its first schema write).
+pub fn dictionary_version(conn: &Connection, project_id: i64) -> anyhow::Result<i64> {
+    Ok(conn
+        .prepare_cached("SELECT version FROM dictionary_versions WHERE project_id = ?1")?
+        .query_row([project_id], |r| r.get(0))
+        .optional()?
+        .unwrap_or(0))
 }
 
 /// Lists the schemas of a project, optionally of one entity type and one name, ordered by type
@@ -68,11 +90,14 @@ pub fn delete_schemas(
     entity_type: Option<EntityType>,
     name: Option<&str>,
 ) -> anyhow::Result<usize> {
-    Ok(conn.execute(
+    // First, as in `put_schema`.
+    bump_dictionary_version(conn, project_id)?;
+    let deleted = conn.execute(
         "DELETE FROM schemas
          WHERE project_id = ?1 AND (?2 IS NULL OR entity_type = ?2) AND (?3 IS NULL OR name = ?3)",
         params![project_id, entity_type.map(EntityType::as_str), name],
-    )?)
+    )?;
+    Ok(deleted)
 }
 
 /// The event schemas of a project that may drop something at ingestion (spec §2.4, §2.5): only

@@ -33,6 +33,13 @@ CREATE TABLE IF NOT EXISTS schemas (
     PRIMARY KEY (project_id, entity_type, name)
 );
 CREATE INDEX IF NOT EXISTS projects_by_token ON projects (token_hash);
+-- A counter per project, raised in the transaction of every write to its schemas (see
+-- `store::schemas`): the ingestion routes keep each project's compiled dictionary in memory and
+-- read this counter (with the token lookup) to know whether it is still current. No row is 0.
+CREATE TABLE IF NOT EXISTS dictionary_versions (
+    project_id INTEGER PRIMARY KEY REFERENCES projects(id) ON DELETE CASCADE,
+    version INTEGER NOT NULL
+);
 -- One row per distinct (event, time, distinct_id, $insert_id): `dedup` is a 128-bit digest of
 -- that key (see `dedup_key`); a second copy of an event replaces the first (FACTS.md: the latest
 -- ingested copy wins). The unique key leads with `time_ms` although the digest already covers it:

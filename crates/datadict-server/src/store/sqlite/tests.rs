@@ -259,7 +259,7 @@ fn a_group_commit_isolates_each_batch() {
         let job = |parts: Vec<Part>| {
             let (tx, rx) = channel();
             parts.into_iter().for_each(|p| tx.send(p).unwrap());
-            InsertJob { project_id: 1, parts: rx, now_s: 0, done: tokio::sync::oneshot::channel().0 }
+            InsertJob { project_id: 1, parts: rx, now_s: 0, done: tokio::sync::oneshot::channel().0, ready: false }
         };
         // An insert that fails half-way through a job: a row this trigger refuses, after
         // the job's first part was stored.
