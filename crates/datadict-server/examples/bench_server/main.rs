@@ -169,15 +169,35 @@ fn run_server_case(server: &str, flags: &[&str], batches: &Arc<Vec<Vec<u8>>>, ev
     let auth = format!("Basic {}", base64_encode(format!("{}:", creds.project_token).as_bytes()));
 
     let cpu_before = cpu_secs(child.id());
+    let (secs, l) = send_imports(&[base.clone()], &auth, batches, clients);
+    let rss_kib = peak_rss_kib(child.id());
+    let cpu_secs = cpu_secs(child.id()) - cpu_before;
+    // Every event arrived.
+    let stored = stored_events(&base, &creds);
+    assert_eq!(stored, events, "the server stored {stored} of {events} events");
+    child.kill().ok();
+    child.wait().ok();
+    let pct = |p: f64| percentile(&l, p);
+    folders.push(dir);
+    json!({"case": "server", "clients": clients, "events": events, "secs": round(secs),
+        "events_per_sec": (events as f64 / secs).round(), "p50_ms": round(pct(0.5)), "p99_ms": round(pct(0.99)),
+        "server_peak_rss_mib": round(rss_kib as f64 / 1024.0), "server_cpu_secs": round(cpu_secs),
+        "events_per_server_cpu_sec": (events as f64 / cpu_secs).round()})
+}
+
+/// Sends every batch to `/import` from `clients` keep-alive threads, thread `t` to
+/// `bases[t % bases.len()]`, each taking the next batch not yet sent; returns the seconds taken
+/// and every request's latency in milliseconds, sorted.
+fn send_imports(bases: &[String], auth: &str, batches: &Arc<Vec<Vec<u8>>>, clients: usize) -> (f64, Vec<f64>) {
     let next = Arc::new(AtomicUsize::new(0));
     let latencies = Arc::new(Mutex::new(Vec::new()));
     let started = Instant::now();
     let threads: Vec<_> = (0..clients)
-        .map(|_| {
-            let (next, latencies, batches, base, auth) = (next.clone(), latencies.clone(), batches.clone(), base.clone(), auth.clone());
+        .map(|t| {
+            let (next, latencies, batches, auth) = (next.clone(), latencies.clone(), batches.clone(), auth.to_owned());
+            let url = format!("{}/import?strict=1", bases[t % bases.len()]);
             std::thread::spawn(move || {
                 let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
-                let url = format!("{base}/import?strict=1");
                 let mut mine = Vec::new();
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
@@ -202,21 +222,14 @@ fn run_server_case(server: &str, flags: &[&str], batches: &Arc<Vec<Vec<u8>>>, ev
         t.join().unwrap();
     }
     let secs = started.elapsed().as_secs_f64();
-    let rss_kib = peak_rss_kib(child.id());
-    let cpu_secs = cpu_secs(child.id()) - cpu_before;
-    // Every event arrived.
-    let stored = stored_events(&base, &creds);
-    assert_eq!(stored, events, "the server stored {stored} of {events} events");
-    child.kill().ok();
-    child.wait().ok();
-    let mut l = latencies.lock().unwrap().clone();
+    let mut l = std::mem::take(&mut *latencies.lock().unwrap());
     l.sort_by(f64::total_cmp);
-    let pct = |p: f64| l[((l.len() as f64 - 1.0) * p).round() as usize];
-    folders.push(dir);
-    json!({"case": "server", "clients": clients, "events": events, "secs": round(secs),
-        "events_per_sec": (events as f64 / secs).round(), "p50_ms": round(pct(0.5)), "p99_ms": round(pct(0.99)),
-        "server_peak_rss_mib": round(rss_kib as f64 / 1024.0), "server_cpu_secs": round(cpu_secs),
-        "events_per_server_cpu_sec": (events as f64 / cpu_secs).round()})
+    (secs, l)
+}
+
+/// The `p` quantile (0 to 1) of `sorted`, nearest rank.
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
 }
 
 /// Starts the server binary over a fresh data folder; returns it, its base URL, the demo

@@ -15,8 +15,7 @@ use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Runs every PostgreSQL case and prints one JSON line per case, in the order they ran.
@@ -147,39 +146,7 @@ fn server_case(server: &str, url: &str, batches: &Arc<Vec<Vec<u8>>>, events: usi
     let mut db = client(url);
     let wal_before = wal_bytes(&mut db);
     let cpu_before: f64 = children.iter().map(|c| cpu_secs(c.id())).sum();
-    let next = Arc::new(AtomicUsize::new(0));
-    let latencies = Arc::new(Mutex::new(Vec::new()));
-    let started = Instant::now();
-    let threads: Vec<_> = (0..clients)
-        .map(|t| {
-            let (next, latencies, batches, auth) = (next.clone(), latencies.clone(), batches.clone(), auth.clone());
-            let url = format!("{}/import?strict=1", bases[t % processes]);
-            std::thread::spawn(move || {
-                let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
-                let mut mine = Vec::new();
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(body) = batches.get(i) else { break };
-                    let t = Instant::now();
-                    let mut r = agent
-                        .post(&url)
-                        .header("Authorization", &auth)
-                        .header("Content-Type", "application/json")
-                        .header("Content-Encoding", "gzip")
-                        .send(&body[..])
-                        .expect("an import request failed");
-                    let text = r.body_mut().read_to_string().unwrap();
-                    assert_eq!(r.status(), 200, "{text}");
-                    mine.push(t.elapsed().as_secs_f64() * 1000.0);
-                }
-                latencies.lock().unwrap().extend(mine);
-            })
-        })
-        .collect();
-    for t in threads {
-        t.join().unwrap();
-    }
-    let secs = started.elapsed().as_secs_f64();
+    let (secs, l) = super::send_imports(&bases, &auth, batches, clients);
     let wal_mib = (wal_bytes(&mut db) - wal_before) / 1048576.0;
     let rss: Vec<f64> = children.iter().map(|c| round(peak_rss_kib(c.id()) as f64 / 1024.0)).collect();
     let cpu: f64 = children.iter().map(|c| cpu_secs(c.id())).sum::<f64>() - cpu_before;
@@ -192,9 +159,7 @@ fn server_case(server: &str, url: &str, batches: &Arc<Vec<Vec<u8>>>, events: usi
         child.kill().ok();
         child.wait().ok();
     }
-    let mut l = latencies.lock().unwrap().clone();
-    l.sort_by(f64::total_cmp);
-    let pct = |p: f64| l[((l.len() as f64 - 1.0) * p).round() as usize];
+    let pct = |p: f64| super::percentile(&l, p);
     json!({"case": "server_postgres", "processes": processes, "clients": clients, "events": events, "secs": round(secs),
         "events_per_sec": (events as f64 / secs).round(), "p50_ms": round(pct(0.5)), "p99_ms": round(pct(0.99)),
         "server_peak_rss_mib": rss, "server_cpu_secs": round(cpu), "wal_mib": round(wal_mib)})

@@ -6,7 +6,7 @@
 //! measured beside a ceiling peer (a bare handler, no database) driven the same way in the same
 //! run, so that the figures say what share of this machine's HTTP capacity `/track` reaches.
 
-use super::{cpu_secs, peak_rss_kib, round, start_server, stored_events};
+use super::{cpu_secs, peak_rss_kib, percentile as pct, round, start_server, stored_events};
 use base64::Engine;
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -129,11 +129,6 @@ fn drive(url: &str, bodies: &Arc<Vec<String>>, clients: usize) -> (f64, Vec<f64>
     let mut l = latencies.lock().unwrap().clone();
     l.sort_by(f64::total_cmp);
     (secs, l)
-}
-
-/// The `p` quantile of sorted latencies.
-fn pct(sorted: &[f64], p: f64) -> f64 {
-    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
 }
 
 /// `data=<base64 of the event with the token>`, percent-encoded as a form value.
