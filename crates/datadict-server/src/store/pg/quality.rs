@@ -4,9 +4,10 @@
 //! the event writer runs for every key of a group go with their parameter types (`query_typed`):
 //! one round trip each instead of two (a prepare, then the execution).
 
-use crate::store::quality::{Samples, StoredViolation, Table, ViolationFilter, ViolationHead, ViolationRow};
+use crate::store::quality::{RowKey, Samples, StoredViolation, Table, ViolationFilter, ViolationHead, ViolationRow};
 use postgres::types::Type;
 use postgres::Client;
+use std::collections::HashMap;
 
 pub fn count_violation_keys(c: &mut Client, table: Table, project_id: i64, day: &str) -> anyhow::Result<i64> {
     Ok(c.query_typed_one(&format!("SELECT count(*) FROM {t} WHERE project_id = $1 AND day = $2", t = table.name()), &[(&project_id, Type::INT8), (&day, Type::TEXT)])?.get(0))
@@ -35,6 +36,28 @@ pub fn get_violation(c: &mut Client, table: Table, project_id: i64, day: &str, k
         })
     })
     .transpose()
+}
+
+/// The heads of the stored rows among `keys` (`[kind, entity, property, code]` each), by key, in
+/// one statement: the event writer asks for every key of a group at once.
+pub fn violation_heads(c: &mut Client, table: Table, project_id: i64, day: &str, keys: &[[&str; 4]]) -> anyhow::Result<HashMap<RowKey, ViolationHead>> {
+    if keys.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let column = |i: usize| keys.iter().map(|k| k[i]).collect::<Vec<&str>>();
+    let (kind, entity, property, code) = (column(0), column(1), column(2), column(3));
+    let rows = c.query_typed(
+        &format!("SELECT kind, entity, property, code, types, json_array_length(samples::json) FROM {t}
+         WHERE project_id = $1 AND day = $2
+           AND (kind, entity, property, code) IN (SELECT * FROM unnest($3::text[], $4::text[], $5::text[], $6::text[]))", t = table.name()),
+        &[(&project_id, Type::INT8), (&day, Type::TEXT), (&kind, Type::TEXT_ARRAY), (&entity, Type::TEXT_ARRAY), (&property, Type::TEXT_ARRAY), (&code, Type::TEXT_ARRAY)],
+    )?;
+    rows.iter()
+        .map(|r| {
+            let head = ViolationHead { types: serde_json::from_str(r.get(4))?, samples: r.get::<_, i32>(5) as usize };
+            Ok(((r.get(0), r.get(1), r.get(2), r.get(3)), head))
+        })
+        .collect()
 }
 
 /// The types and sample count of one key's row, `[kind, entity, property, code]`, if stored.
