@@ -112,7 +112,7 @@ pub fn record_quality(conn: &Conn<'_>, mut requests: Vec<(i64, QualityRows)>) ->
 }
 
 /// A row's key: kind (or route), entity, property, code.
-type RowKey = (String, String, String, String);
+pub(crate) type RowKey = (String, String, String, String);
 
 /// Adds a request's tallies to the day `day` of a project: an existing key adds its count and
 /// widens its times, merges its types and keeps samples up to `max_samples`; a new key past the
@@ -128,12 +128,12 @@ pub fn record_violations(conn: &Conn<'_>, table: Table, project_id: i64, day: &s
     let key = |r: &ViolationRow| (r.kind.clone(), r.entity.clone(), r.property.clone(), r.code.clone());
     // Which new keys fit under the cap is decided in key order as sent, as before.
     rows.sort_by(|a, b| (&a.kind, &a.entity, &a.property, &a.code).cmp(&(&b.kind, &b.entity, &b.property, &b.code)));
-    let rows = merge_equal_keys(rows, max_samples);
+    let mut rows = merge_equal_keys(rows, max_samples);
     // The day's key count is read only once a new key is met: most groups add to known keys.
     let mut keys: Option<i64> = None;
     // Each final key's row, with the stored row's head when it was read already.
     let mut resolved: std::collections::BTreeMap<RowKey, (ViolationRow, Option<ViolationHead>)> = Default::default();
-    for mut row in rows {
+    for row in &mut rows {
         // PostgreSQL's text holds no zero byte, which an event or property name may; both stores
         // keep the same replacement, so that they list the same keys.
         for text in [&mut row.entity, &mut row.property, &mut row.message] {
@@ -141,7 +141,14 @@ pub fn record_violations(conn: &Conn<'_>, table: Table, project_id: i64, day: &s
                 *text = text.replace('\0', "\u{fffd}");
             }
         }
-        let existing = dispatch!(conn, quality::violation_head(table, project_id, day, [&row.kind, &row.entity, &row.property, &row.code]))?;
+    }
+    // The stored heads of every key, read at once (on PostgreSQL one statement rather than one
+    // round trip per key): nothing is written before the loop below ends, so each read sees what
+    // reading it in the loop saw.
+    let wanted: Vec<[&str; 4]> = rows.iter().map(|r| [r.kind.as_str(), r.entity.as_str(), r.property.as_str(), r.code.as_str()]).collect();
+    let heads = dispatch!(conn, quality::violation_heads(table, project_id, day, &wanted))?;
+    for mut row in rows {
+        let existing = heads.get(&key(&row)).cloned();
         if existing.is_none() {
             let stored = match keys {
                 Some(n) => n,

@@ -1,21 +1,25 @@
 //! Data quality on PostgreSQL (migration 4): the violation and rejected-record rows of each
 //! project and UTC day, as
-//! on SQLite (see `store::quality`), with types and samples as the same JSON text.
+//! on SQLite (see `store::quality`), with types and samples as the same JSON text. The statements
+//! the event writer runs for every key of a group go with their parameter types (`query_typed`):
+//! one round trip each instead of two (a prepare, then the execution).
 
-use crate::store::quality::{Samples, StoredViolation, Table, ViolationFilter, ViolationHead, ViolationRow};
+use crate::store::quality::{RowKey, Samples, StoredViolation, Table, ViolationFilter, ViolationHead, ViolationRow};
+use postgres::types::Type;
 use postgres::Client;
+use std::collections::HashMap;
 
 pub fn count_violation_keys(c: &mut Client, table: Table, project_id: i64, day: &str) -> anyhow::Result<i64> {
-    Ok(c.query_one(&format!("SELECT count(*) FROM {t} WHERE project_id = $1 AND day = $2", t = table.name()), &[&project_id, &day])?.get(0))
+    Ok(c.query_typed_one(&format!("SELECT count(*) FROM {t} WHERE project_id = $1 AND day = $2", t = table.name()), &[(&project_id, Type::INT8), (&day, Type::TEXT)])?.get(0))
 }
 
 /// The row of one key, `[kind, entity, property, code]`, if stored.
 pub fn get_violation(c: &mut Client, table: Table, project_id: i64, day: &str, key: [&str; 4]) -> anyhow::Result<Option<ViolationRow>> {
     let [kind, entity, property, code] = key;
-    let row = c.query_opt(
+    let row = c.query_typed_opt(
         &format!("SELECT message, count, first_seen_ms, last_seen_ms, types, samples FROM {t}
          WHERE project_id = $1 AND day = $2 AND kind = $3 AND entity = $4 AND property = $5 AND code = $6", t = table.name()),
-        &[&project_id, &day, &kind, &entity, &property, &code],
+        &key_params(&project_id, &day, &kind, &entity, &property, &code),
     )?;
     row.map(|r| {
         Ok(ViolationRow {
@@ -34,21 +38,56 @@ pub fn get_violation(c: &mut Client, table: Table, project_id: i64, day: &str, k
     .transpose()
 }
 
+/// The heads of the stored rows among `keys` (`[kind, entity, property, code]` each), by key, in
+/// one statement: the event writer asks for every key of a group at once.
+pub fn violation_heads(c: &mut Client, table: Table, project_id: i64, day: &str, keys: &[[&str; 4]]) -> anyhow::Result<HashMap<RowKey, ViolationHead>> {
+    if keys.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let column = |i: usize| keys.iter().map(|k| k[i]).collect::<Vec<&str>>();
+    let (kind, entity, property, code) = (column(0), column(1), column(2), column(3));
+    let rows = c.query_typed(
+        &format!("SELECT kind, entity, property, code, types, json_array_length(samples::json) FROM {t}
+         WHERE project_id = $1 AND day = $2
+           AND (kind, entity, property, code) IN (SELECT * FROM unnest($3::text[], $4::text[], $5::text[], $6::text[]))", t = table.name()),
+        &[(&project_id, Type::INT8), (&day, Type::TEXT), (&kind, Type::TEXT_ARRAY), (&entity, Type::TEXT_ARRAY), (&property, Type::TEXT_ARRAY), (&code, Type::TEXT_ARRAY)],
+    )?;
+    rows.iter()
+        .map(|r| {
+            let head = ViolationHead { types: serde_json::from_str(r.get(4))?, samples: r.get::<_, i32>(5) as usize };
+            Ok(((r.get(0), r.get(1), r.get(2), r.get(3)), head))
+        })
+        .collect()
+}
+
 /// The types and sample count of one key's row, `[kind, entity, property, code]`, if stored.
 pub fn violation_head(c: &mut Client, table: Table, project_id: i64, day: &str, key: [&str; 4]) -> anyhow::Result<Option<ViolationHead>> {
     let [kind, entity, property, code] = key;
-    let row = c.query_opt(
+    let row = c.query_typed_opt(
         &format!("SELECT types, json_array_length(samples::json) FROM {t}
          WHERE project_id = $1 AND day = $2 AND kind = $3 AND entity = $4 AND property = $5 AND code = $6", t = table.name()),
-        &[&project_id, &day, &kind, &entity, &property, &code],
+        &key_params(&project_id, &day, &kind, &entity, &property, &code),
     )?;
     row.map(|r| Ok(ViolationHead { types: serde_json::from_str(r.get(0))?, samples: r.get::<_, i32>(1) as usize })).transpose()
+}
+
+/// The typed parameters of a statement on one key: project, day, kind, entity, property, code.
+fn key_params<'a>(
+    project_id: &'a i64,
+    day: &'a &str,
+    kind: &'a &str,
+    entity: &'a &str,
+    property: &'a &str,
+    code: &'a &str,
+) -> [(&'a (dyn postgres::types::ToSql + Sync), Type); 6] {
+    [(project_id, Type::INT8), (day, Type::TEXT), (kind, Type::TEXT), (entity, Type::TEXT), (property, Type::TEXT), (code, Type::TEXT)]
 }
 
 pub fn upsert_violation(c: &mut Client, table: Table, project_id: i64, day: &str, row: &ViolationRow, samples: Samples) -> anyhow::Result<()> {
     let keep = samples == Samples::Keep;
     // The count adds in SQL, so that two requests merging the same key at once both count.
-    c.execute(
+    let (types, samples) = (serde_json::to_string(&row.types)?, if keep { "[]".to_owned() } else { serde_json::to_string(&row.samples)? });
+    c.execute_typed(
         &format!("INSERT INTO {t} (project_id, day, kind, entity, property, code, message, count, first_seen_ms, last_seen_ms, types, samples)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
          ON CONFLICT (project_id, day, kind, entity, property, code) DO UPDATE SET
@@ -58,19 +97,19 @@ pub fn upsert_violation(c: &mut Client, table: Table, project_id: i64, day: &str
              types = excluded.types,
              samples = CASE WHEN $13 THEN {t}.samples ELSE excluded.samples END", t = table.name()),
         &[
-            &project_id,
-            &day,
-            &row.kind,
-            &row.entity,
-            &row.property,
-            &row.code,
-            &row.message,
-            &row.count,
-            &row.first_seen_ms,
-            &row.last_seen_ms,
-            &serde_json::to_string(&row.types)?,
-            &if keep { "[]".to_owned() } else { serde_json::to_string(&row.samples)? },
-            &keep,
+            (&project_id, Type::INT8),
+            (&day, Type::TEXT),
+            (&row.kind, Type::TEXT),
+            (&row.entity, Type::TEXT),
+            (&row.property, Type::TEXT),
+            (&row.code, Type::TEXT),
+            (&row.message, Type::TEXT),
+            (&row.count, Type::INT8),
+            (&row.first_seen_ms, Type::INT8),
+            (&row.last_seen_ms, Type::INT8),
+            (&types, Type::TEXT),
+            (&samples, Type::TEXT),
+            (&keep, Type::BOOL),
         ],
     )?;
     Ok(())

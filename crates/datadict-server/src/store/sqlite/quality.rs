@@ -1,8 +1,9 @@
 //! Data quality on SQLite: the violation and rejected-record rows of each project and UTC day
 //! (see `store::quality`).
 
-use crate::store::quality::{Samples, StoredViolation, Table, ViolationFilter, ViolationHead, ViolationRow};
+use crate::store::quality::{RowKey, Samples, StoredViolation, Table, ViolationFilter, ViolationHead, ViolationRow};
 use rusqlite::{params, Connection, OptionalExtension};
+use std::collections::HashMap;
 
 /// The tables of violations, of rejected records and of good and bad counts (the same columns), created when the store
 /// opens (`tables::create`). A database written before gains them empty, so nothing is upgraded.
@@ -71,6 +72,19 @@ pub fn get_violation(conn: &Connection, table: Table, project_id: i64, day: &str
 }
 
 /// The types and sample count of one key's row, `[kind, entity, property, code]`, if stored.
+/// The heads of the stored rows among `keys` (`[kind, entity, property, code]` each), by key:
+/// one cached statement per key, which costs no round trip in a file.
+pub fn violation_heads(conn: &Connection, table: Table, project_id: i64, day: &str, keys: &[[&str; 4]]) -> anyhow::Result<HashMap<RowKey, ViolationHead>> {
+    let mut heads = HashMap::new();
+    for &key in keys {
+        if let Some(head) = violation_head(conn, table, project_id, day, key)? {
+            let [kind, entity, property, code] = key.map(str::to_owned);
+            heads.insert((kind, entity, property, code), head);
+        }
+    }
+    Ok(heads)
+}
+
 pub fn violation_head(conn: &Connection, table: Table, project_id: i64, day: &str, key: [&str; 4]) -> anyhow::Result<Option<ViolationHead>> {
     let [kind, entity, property, code] = key;
     let head = conn
