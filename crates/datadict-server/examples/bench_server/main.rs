@@ -236,11 +236,20 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 /// project's credentials and the folder.
 fn start_server(server: &str, flags: &[&str]) -> (std::process::Child, String, datadict_server::demo::DemoCredentials, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
+    let (child, base) = spawn_server(server, dir.path(), flags);
+    let creds: datadict_server::demo::DemoCredentials =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("demo-credentials.json")).unwrap()).unwrap();
+    (child, base, creds, dir)
+}
+
+/// Starts one server process over the data folder `dir` with `flags` added, listening on a free
+/// port; returns it and its base URL once it says it listens.
+fn spawn_server(server: &str, dir: &std::path::Path, flags: &[&str]) -> (std::process::Child, String) {
     let mut child = Command::new(server)
         .arg("--data-dir")
-        .arg(dir.path())
+        .arg(dir)
         .args(["--listen", "127.0.0.1:0", "--web-dir"])
-        .arg(dir.path().join("none"))
+        .arg(dir.join("none"))
         .args(flags)
         .env("RUST_LOG", "datadict_server=warn")
         .stdout(Stdio::piped())
@@ -255,9 +264,7 @@ fn start_server(server: &str, flags: &[&str]) -> (std::process::Child, String, d
     };
     // Keep draining stdout so that the server never blocks on a full pipe.
     std::thread::spawn(move || for _ in lines {});
-    let creds: datadict_server::demo::DemoCredentials =
-        serde_json::from_str(&std::fs::read_to_string(dir.path().join("demo-credentials.json")).unwrap()).unwrap();
-    (child, base, creds, dir)
+    (child, base)
 }
 
 /// The number of events the demo project holds, by the read API's 30-day counts.

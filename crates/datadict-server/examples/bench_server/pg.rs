@@ -12,9 +12,9 @@ use super::{base64_encode, cpu_secs, peak_rss_kib, rate, round, stored_events, B
 use datadict_server::demo::DemoCredentials;
 use datadict_server::store::{EventBatch, Store};
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -167,25 +167,7 @@ fn server_case(server: &str, url: &str, batches: &Arc<Vec<Vec<u8>>>, events: usi
 
 /// Starts one server process on the database at `url`; returns it and its base URL.
 fn start_server(server: &str, url: &str, dir: &Path) -> (Child, String) {
-    let mut child = Command::new(server)
-        .arg("--data-dir")
-        .arg(dir)
-        .args(["--database", url, "--listen", "127.0.0.1:0", "--web-dir"])
-        .arg(dir.join("none"))
-        .env("RUST_LOG", "datadict_server=warn")
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("start the server binary");
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let base = loop {
-        let line = lines.next().expect("the server exited").unwrap();
-        if let Some(rest) = line.strip_prefix("datadict is listening on ") {
-            break rest.trim_end_matches('/').to_owned();
-        }
-    };
-    // Keep draining stdout so that the server never blocks on a full pipe.
-    std::thread::spawn(move || for _ in lines {});
-    (child, base)
+    super::spawn_server(server, dir, &["--database", url])
 }
 
 /// The same rows with `COPY` into the `events` table of a fresh database (migrated by the
