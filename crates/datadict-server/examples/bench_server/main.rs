@@ -169,7 +169,7 @@ fn run_server_case(server: &str, flags: &[&str], batches: &Arc<Vec<Vec<u8>>>, ev
     let auth = format!("Basic {}", base64_encode(format!("{}:", creds.project_token).as_bytes()));
 
     let cpu_before = cpu_secs(child.id());
-    let (secs, l) = send_imports(&[base.clone()], &auth, batches, clients);
+    let (secs, l) = send_imports(std::slice::from_ref(&base), &auth, batches, clients);
     let rss_kib = peak_rss_kib(child.id());
     let cpu_secs = cpu_secs(child.id()) - cpu_before;
     // Every event arrived.
