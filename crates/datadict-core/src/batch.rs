@@ -151,10 +151,11 @@ pub struct BatchStats {
 }
 
 /// Accumulates records into batches; the encoder is fed through a staging buffer because many
-/// small writes into miniz_oxide cost more than a few large ones.
+/// small writes into miniz_oxide cost more than a few large ones. The encoder is boxed (once per
+/// run): held inline, its large state would size every `Sink`, the plain one too.
 enum Sink {
     Plain(Vec<u8>),
-    Gzip { encoder: GzEncoder<Vec<u8>>, staging: Vec<u8> },
+    Gzip { encoder: Box<GzEncoder<Vec<u8>>>, staging: Vec<u8> },
 }
 
 const STAGING_BYTES: usize = 128 * 1024;
@@ -164,7 +165,7 @@ impl Sink {
         match level {
             None => Sink::Plain(Vec::with_capacity(capacity)),
             Some(level) => Sink::Gzip {
-                encoder: GzEncoder::new(Vec::with_capacity(capacity / 4), Compression::new(level.min(9))),
+                encoder: Box::new(GzEncoder::new(Vec::with_capacity(capacity / 4), Compression::new(level.min(9)))),
                 staging: Vec::with_capacity(STAGING_BYTES + 64 * 1024),
             },
         }
