@@ -186,33 +186,48 @@ fn run_server_case(server: &str, flags: &[&str], batches: &Arc<Vec<Vec<u8>>>, ev
 }
 
 /// Sends every batch to `/import` from `clients` keep-alive threads, thread `t` to
-/// `bases[t % bases.len()]`, each taking the next batch not yet sent; returns the seconds taken
-/// and every request's latency in milliseconds, sorted.
+/// `bases[t % bases.len()]`; returns what [`drive`] returns.
 fn send_imports(bases: &[String], auth: &str, batches: &Arc<Vec<Vec<u8>>>, clients: usize) -> (f64, Vec<f64>) {
+    let urls: Vec<String> = bases.iter().map(|base| format!("{base}/import?strict=1")).collect();
+    let auth = auth.to_owned();
+    drive(batches, clients, move |agent, t, body| {
+        let mut r = agent
+            .post(&urls[t % urls.len()])
+            .header("Authorization", &auth)
+            .header("Content-Type", "application/json")
+            .header("Content-Encoding", "gzip")
+            .send(&body[..])
+            .expect("an import request failed");
+        let text = r.body_mut().read_to_string().unwrap();
+        assert_eq!(r.status(), 200, "{text}");
+    })
+}
+
+/// Sends every item of `bodies` once from `clients` threads, each with its own keep-alive
+/// agent and taking the next item not yet sent: `send(agent, thread, item)` makes the request
+/// and checks its answer. Returns the seconds taken and every request's latency in
+/// milliseconds, sorted.
+fn drive<B: Send + Sync + 'static>(
+    bodies: &Arc<Vec<B>>,
+    clients: usize,
+    send: impl Fn(&ureq::Agent, usize, &B) + Send + Sync + 'static,
+) -> (f64, Vec<f64>) {
+    let send = Arc::new(send);
     let next = Arc::new(AtomicUsize::new(0));
-    let latencies = Arc::new(Mutex::new(Vec::new()));
+    let latencies = Arc::new(Mutex::new(Vec::with_capacity(bodies.len())));
     let started = Instant::now();
     let threads: Vec<_> = (0..clients)
         .map(|t| {
-            let (next, latencies, batches, auth) = (next.clone(), latencies.clone(), batches.clone(), auth.to_owned());
-            let url = format!("{}/import?strict=1", bases[t % bases.len()]);
+            let (next, latencies, bodies, send) = (next.clone(), latencies.clone(), bodies.clone(), send.clone());
             std::thread::spawn(move || {
                 let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
                 let mut mine = Vec::new();
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(body) = batches.get(i) else { break };
-                    let t = Instant::now();
-                    let mut r = agent
-                        .post(&url)
-                        .header("Authorization", &auth)
-                        .header("Content-Type", "application/json")
-                        .header("Content-Encoding", "gzip")
-                        .send(&body[..])
-                        .expect("an import request failed");
-                    let text = r.body_mut().read_to_string().unwrap();
-                    assert_eq!(r.status(), 200, "{text}");
-                    mine.push(t.elapsed().as_secs_f64() * 1000.0);
+                    let Some(body) = bodies.get(i) else { break };
+                    let started = Instant::now();
+                    send(&agent, t, body);
+                    mine.push(started.elapsed().as_secs_f64() * 1000.0);
                 }
                 latencies.lock().unwrap().extend(mine);
             })

@@ -10,8 +10,7 @@ use super::{cpu_secs, peak_rss_kib, percentile as pct, round, start_server, stor
 use base64::Engine;
 use serde_json::{json, Value};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// One `/track` case: `records` (the events, without a token) sent one per request by `clients`
@@ -24,7 +23,7 @@ pub fn run_case(server: &str, records: &[Value], clients: usize, folders: &mut V
     let ceiling = ceiling(&bodies, clients);
     let fsync_ms = fsync_ms(dir.path());
     let cpu_before = cpu_secs(child.id());
-    let (secs, l) = drive(&format!("{base}/track"), &bodies, clients);
+    let (secs, l) = send_track(&format!("{base}/track"), &bodies, clients);
     let rss_kib = peak_rss_kib(child.id());
     let cpu = cpu_secs(child.id()) - cpu_before;
     let requests = records.len();
@@ -87,48 +86,24 @@ fn ceiling(bodies: &Arc<Vec<String>>, clients: usize) -> Value {
         }),
     );
     rt.spawn(async move { axum::serve(listener, app).await.unwrap() });
-    let (secs, l) = drive(&format!("http://{addr}/track"), bodies, clients);
+    let (secs, l) = send_track(&format!("http://{addr}/track"), bodies, clients);
     rt.shutdown_background();
     json!({"requests_per_sec": (bodies.len() as f64 / secs).round(), "p50_ms": round(pct(&l, 0.5)), "p99_ms": round(pct(&l, 0.99))})
 }
 
 /// Sends every body once to `url` from `clients` threads, each over its own keep-alive
-/// connection, and checks that every answer is `1`; returns the seconds taken and the sorted
-/// latencies in milliseconds.
-fn drive(url: &str, bodies: &Arc<Vec<String>>, clients: usize) -> (f64, Vec<f64>) {
-    let next = Arc::new(AtomicUsize::new(0));
-    let latencies = Arc::new(Mutex::new(Vec::with_capacity(bodies.len())));
-    let started = Instant::now();
-    let threads: Vec<_> = (0..clients)
-        .map(|_| {
-            let (next, latencies, bodies, url) = (next.clone(), latencies.clone(), bodies.clone(), url.to_owned());
-            std::thread::spawn(move || {
-                let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
-                let mut mine = Vec::new();
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(body) = bodies.get(i) else { break };
-                    let t = Instant::now();
-                    let mut r = agent
-                        .post(&url)
-                        .header("Content-Type", "application/x-www-form-urlencoded")
-                        .send(body.as_bytes())
-                        .expect("a /track request failed");
-                    let text = r.body_mut().read_to_string().unwrap();
-                    assert_eq!((r.status().as_u16(), text.as_str()), (200, "1"), "a /track answer");
-                    mine.push(t.elapsed().as_secs_f64() * 1000.0);
-                }
-                latencies.lock().unwrap().extend(mine);
-            })
-        })
-        .collect();
-    for t in threads {
-        t.join().unwrap();
-    }
-    let secs = started.elapsed().as_secs_f64();
-    let mut l = latencies.lock().unwrap().clone();
-    l.sort_by(f64::total_cmp);
-    (secs, l)
+/// connection, and checks that every answer is `1`; returns what [`super::drive`] returns.
+fn send_track(url: &str, bodies: &Arc<Vec<String>>, clients: usize) -> (f64, Vec<f64>) {
+    let url = url.to_owned();
+    super::drive(bodies, clients, move |agent, _, body| {
+        let mut r = agent
+            .post(&url)
+            .header("Content-Type", "application/x-www-form-urlencoded")
+            .send(body.as_bytes())
+            .expect("a /track request failed");
+        let text = r.body_mut().read_to_string().unwrap();
+        assert_eq!((r.status().as_u16(), text.as_str()), (200, "1"), "a /track answer");
+    })
 }
 
 /// `data=<base64 of the event with the token>`, percent-encoded as a form value.
