@@ -21,7 +21,7 @@ use crate::store::{self, StoredViolation, ViolationFilter};
 use crate::AppState;
 use axum::extract::{Query, State};
 use axum::Json;
-use datadict_core::schema::PropertyType;
+use datadict_core::json_schema::json_type_of;
 use datadict_core::{EntityType, SchemaEntry};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -36,19 +36,6 @@ pub fn router() -> OpenApiRouter<AppState> {
 pub struct DraftQuery {
     pub event: Option<String>,
     pub since: Option<String>,
-}
-
-/// The JSON type of a value, as the core names property types.
-fn type_of(value: &Value) -> PropertyType {
-    match value {
-        Value::Null => PropertyType::Null,
-        Value::Bool(_) => PropertyType::Boolean,
-        Value::Number(n) if n.is_i64() || n.is_u64() => PropertyType::Integer,
-        Value::Number(_) => PropertyType::Number,
-        Value::String(_) => PropertyType::String,
-        Value::Array(_) => PropertyType::Array,
-        Value::Object(_) => PropertyType::Object,
-    }
 }
 
 /// The types seen per event and property, from violation rows.
@@ -69,7 +56,7 @@ fn observed(rows: &[StoredViolation]) -> Seen {
                     let Ok(record) = serde_json::from_str::<Value>(sample) else { continue };
                     for (name, value) in record["properties"].as_object().into_iter().flatten() {
                         if !datadict_core::dictionary::SYSTEM_PROPERTIES.contains(&name.as_str()) {
-                            props.entry(name.clone()).or_default().insert(type_of(value).as_str().to_owned());
+                            props.entry(name.clone()).or_default().insert(json_type_of(value).as_str().to_owned());
                         }
                     }
                 }
