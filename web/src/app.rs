@@ -28,11 +28,7 @@ fn Shell() -> Html {
     // user starts at the menu rather than at the page's top.
     use_effect_with(connected, move |connected| {
         if *connected {
-            let id = format!("nav-{}", page.title().to_ascii_lowercase());
-            let el = web_sys::window().and_then(|w| w.document()).and_then(|d| d.get_element_by_id(&id));
-            if let Some(el) = el.and_then(|e| wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(e).ok()) {
-                let _ = el.focus();
-            }
+            crate::components::focus_by_id(&format!("nav-{}", page.title().to_ascii_lowercase()));
         }
     });
     // The dictionary is read once per connection, here, because both the dictionary and the

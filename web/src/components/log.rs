@@ -3,6 +3,7 @@
 //! logged since the drawer was last open.
 
 use crate::state::use_app_state;
+use crate::components::focus_by_id;
 use crate::state::{Action, Level, LogEntry};
 use yew::prelude::*;
 
@@ -58,14 +59,6 @@ pub fn LogButton() -> Html {
                 <span id="log-badge" class="badge" aria-hidden="true">{ n }</span>
             }
         </button>
-    }
-}
-
-fn focus_by_id(id: &str) {
-    use wasm_bindgen::JsCast;
-    let el = web_sys::window().and_then(|w| w.document()).and_then(|d| d.get_element_by_id(id));
-    if let Some(el) = el.and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok()) {
-        let _ = el.focus();
     }
 }
 

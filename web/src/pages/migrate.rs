@@ -7,6 +7,7 @@
 //! (and `/engage` for profiles), so the source tool's credentials are never needed at all.
 
 use crate::state::use_app_state;
+use crate::components::focus_field;
 use crate::components::log::push;
 use crate::pages::warehouse::sleep_ms;
 use crate::state::Level;
@@ -253,16 +254,6 @@ pub fn MigratePage() -> Html {
             </div>
         }
     };
-    let focus = |id: &'static str| {
-        Callback::from(move |e: MouseEvent| {
-            e.prevent_default();
-            if let Some(el) = web_sys::window().and_then(|w| w.document()).and_then(|d| d.get_element_by_id(id)) {
-                if let Ok(el) = wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(el) {
-                    let _ = el.focus();
-                }
-            }
-        })
-    };
     html! {
         <section class="card" id="migrate">
             <h2>{ "Migrate from another analytics tool" }</h2>
@@ -291,7 +282,7 @@ pub fn MigratePage() -> Html {
                 if !issues.is_empty() {
                     <div id="mig-issues" class="error-summary" role="alert">
                         <p><span class="icon" aria-hidden="true">{ "⚠" }</span>{ format!("{} before starting:", datadict_core::count(issues.len() as u64, "problem to fix", "problems to fix")) }</p>
-                        <ul>{ for issues.iter().map(|i| html! { <li><a href={format!("#{}", i.field)} onclick={focus(i.field)}>{ i.message.clone() }</a></li> }) }</ul>
+                        <ul>{ for issues.iter().map(|i| html! { <li><a href={format!("#{}", i.field)} onclick={focus_field(i.field)}>{ i.message.clone() }</a></li> }) }</ul>
                     </div>
                 }
                 <button type="submit" id="mig-start-button" disabled={running}>{ if f.dry_run { "Count events" } else { "Start migration" } }</button>

@@ -6,6 +6,7 @@
 
 use crate::api::{self, Connection, Method};
 use crate::state::{use_app_state, StateHandle};
+use crate::components::focus_field;
 use crate::components::log::log_request;
 use crate::state::Load;
 use serde_json::{json, Value};
@@ -288,20 +289,10 @@ pub fn WarehousePage() -> Html {
     };
     // The summary above the button: one link per field in error, which moves focus to it.
     let error_summary = if *touched && !problems.is_empty() {
-        let go = |id: &'static str| {
-            Callback::from(move |e: MouseEvent| {
-                e.prevent_default();
-                if let Some(el) = web_sys::window().and_then(|w| w.document()).and_then(|d| d.get_element_by_id(id)) {
-                    if let Ok(el) = wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(el) {
-                        let _ = el.focus();
-                    }
-                }
-            })
-        };
         html! {
             <div id="wh-error-summary" class="error-summary" role="alert">
                 <p><span class="icon" aria-hidden="true">{ "⚠" }</span>{ format!("{} before creating the import:", datadict_core::count(problems.len() as u64, "field needs", "fields need")) }</p>
-                <ul>{ for problems.iter().map(|(id, m)| html! { <li><a href={format!("#{id}")} onclick={go(id)}>{ *m }</a></li> }) }</ul>
+                <ul>{ for problems.iter().map(|(id, m)| html! { <li><a href={format!("#{id}")} onclick={focus_field(id)}>{ *m }</a></li> }) }</ul>
             </div>
         }
     } else {
