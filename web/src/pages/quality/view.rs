@@ -135,6 +135,15 @@ fn count_col(head: &str) -> Col {
     }
 }
 
+/// The samples column, given a third of a wide table's width by its cells' class.
+fn samples_col() -> Col {
+    Col {
+        head: "Samples".into(),
+        th: None,
+        td: Some("samples"),
+    }
+}
+
 /// One bar per UTC day of the last 30, today last: violations below, rejected records stacked on
 /// top, each as a share of the highest day. The numbers are in each bar's text for screen readers
 /// and in its tooltip.
@@ -370,11 +379,7 @@ fn findings(list: &[Value], state: &StateHandle) -> Html {
         count_col("Count"),
         Col::plain("Types seen"),
         Col::plain("Last seen"),
-        Col {
-            head: "Samples".into(),
-            th: None,
-            td: Some("samples"),
-        },
+        samples_col(),
     ];
     html! {
         <>
@@ -411,11 +416,7 @@ fn rejected(list: &[Value], state: &StateHandle) -> Html {
         Col::plain("Reason"),
         count_col("Count"),
         Col::plain("Last seen"),
-        Col {
-            head: "Samples".into(),
-            th: None,
-            td: Some("samples"),
-        },
+        samples_col(),
     ];
     html! {
         <>
