@@ -19,7 +19,7 @@ use super::batch::Drops;
 use crate::error::ApiError;
 use crate::store::{self, Conn};
 use crate::AppState;
-use datadict_core::{Dictionary, EntityType, SchemaEntry};
+use datadict_core::{Dictionary, SchemaEntry};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -30,7 +30,9 @@ pub struct Compiled {
     version: i64,
     /// What the dictionary drops at ingestion.
     pub drops: Arc<Drops>,
-    /// The event dictionary of the check on arrival (`None` when the check is off).
+    /// The dictionary of the check on arrival, event and profile schemas (`None` when the check
+    /// is off): events are checked against the first, user and group profile updates against the
+    /// second.
     pub dictionary: Option<Arc<Dictionary>>,
 }
 
@@ -87,12 +89,13 @@ pub async fn compiled_dictionary(state: &AppState, project_id: i64, version: Opt
     Ok(compiled)
 }
 
-/// The version, then the schemas ingestion needs: with the check on, every event schema (`Drops`
-/// keeps only what drops something); with it off, only the schemas that may drop.
+/// The version, then the schemas ingestion needs: with the check on, every schema, of events and
+/// profiles (`Drops` keeps only events that drop something); with it off, only the schemas that
+/// may drop.
 fn read_schemas(conn: &Conn<'_>, project_id: i64, check: bool) -> anyhow::Result<(i64, Vec<SchemaEntry>)> {
     let version = store::dictionary_version(conn, project_id)?;
     let entries = match check {
-        true => store::list_schemas(conn, project_id, Some(EntityType::Event), None)?,
+        true => store::list_schemas(conn, project_id, None, None)?,
         false => store::dropping_schemas(conn, project_id)?,
     };
     Ok((version, entries))

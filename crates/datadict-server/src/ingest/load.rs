@@ -10,7 +10,7 @@ use crate::ingest::{now_ms, Drops, Intake};
 use crate::store;
 use crate::AppState;
 use datadict_core::profile::{self, ProfileOperation, ProfileTarget};
-use datadict_core::{profile_schema_name, Dictionary, EntityType, FailedRecord, InputFormat, Issue, Limits, ProfileKind, ProfileUpdate, USER_PROFILE};
+use datadict_core::{profile_schema_name, FailedRecord, InputFormat, Issue, Limits, ProfileUpdate};
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
 
@@ -112,7 +112,7 @@ pub fn apply_profile_updates<'a>(
     Ok((applied, refused))
 }
 
-/// Applies updates of one `kind` (each with its position among the updates given) in one
+/// Applies updates (user or group, each with its position among the updates given) in one
 /// transaction through [`apply_profile_updates`], then checks the applied ones against the
 /// project's dictionary on arrival (unless the server runs with `--no-dictionary-check`) and
 /// records what it finds (`ingest::quality`), with the updates `apply` refused as rejected records
@@ -122,12 +122,13 @@ pub fn apply_profile_updates<'a>(
 pub async fn store_profile_updates(
     state: &AppState,
     project_id: i64,
-    kind: ProfileKind,
     updates: Vec<(usize, ProfileTarget, ProfileOperation)>,
     route: &'static str,
     rejected: quality::Violations,
 ) -> Result<(usize, Vec<Refused>), ApiError> {
-    let dictionary = profile_dictionary(state, project_id, kind).await?;
+    // The project's compiled dictionary holds its profile schemas too: `$user` for user updates,
+    // the schema named by the group key for group updates (`None` when the check is off).
+    let dictionary = crate::ingest::cache::compiled_dictionary(state, project_id, None).await?.dictionary;
     let limits = state.config.limits.clone();
     let now = now_ms();
     let (updates, (applied, refused)) = state
@@ -160,20 +161,6 @@ pub async fn store_profile_updates(
     Ok((applied, refused))
 }
 
-/// The project's dictionary for checking updates of `kind` on arrival: its user-profile schema
-/// (`profile` `$user`) for user updates, every `profile` schema for group updates (each group key
-/// names its own). `None` when the check is off.
-async fn profile_dictionary(state: &AppState, project_id: i64, kind: ProfileKind) -> Result<Option<Dictionary>, ApiError> {
-    if !state.config.dictionary_check {
-        return Ok(None);
-    }
-    let name = match kind {
-        ProfileKind::User => Some(USER_PROFILE),
-        ProfileKind::Group => None,
-    };
-    let entries = state.store.read(move |conn| store::list_schemas(conn, project_id, Some(EntityType::Profile), name)).await?;
-    Ok(Some(Dictionary::new(&entries, &state.config.namespace)))
-}
 
 /// Applies a job's `$set` updates (spec §2.9: a profile holds the latest value of each property)
 /// through [`store_profile_updates`], as `/engage` does, the check on arrival included. Returns
@@ -184,5 +171,5 @@ pub async fn set_profiles(state: &AppState, project_id: i64, updates: Vec<(Strin
     }
     let operations =
         updates.into_iter().enumerate().map(|(i, (distinct_id, set))| (i, ProfileTarget::User { distinct_id }, ProfileOperation::Set(set))).collect();
-    Ok(store_profile_updates(state, project_id, ProfileKind::User, operations, "job", quality::Violations::default()).await?)
+    Ok(store_profile_updates(state, project_id, operations, "job", quality::Violations::default()).await?)
 }

@@ -67,7 +67,7 @@ pub async fn update_profiles(
         failed.push(FailedRecord { index: u.index, insert_id: String::new(), field: "$token".into(), message });
     }
     let ours = ours.into_iter().map(|u| (u.index, u.update.target, u.update.operation)).collect();
-    let (applied, refused) = store_profile_updates(&state, project_id, kind, ours, route_name(kind), rejected).await.map_err(&refuse)?;
+    let (applied, refused) = store_profile_updates(&state, project_id, ours, route_name(kind), rejected).await.map_err(&refuse)?;
     failed.extend(refused.into_iter().map(|r| FailedRecord { index: r.index, insert_id: String::new(), field: r.issue.path, message: r.issue.message }));
     failed.sort_by_key(|f| f.index);
     Ok(answer_batch(&received.style, Tally { records, stored: applied, failed, noun: "update", verb: "applied" }))
