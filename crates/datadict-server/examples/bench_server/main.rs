@@ -94,6 +94,7 @@ fn main() {
         let records = &records[..track_events];
         for &c in &track_clients {
             println!("{}", track::run_case(server, records, c, &mut folders));
+            println!("{}", track::bare_commits(records, c, &mut folders));
         }
         // The same events in 2,000-event `/import` batches, from 16 clients.
         let same: Vec<Vec<u8>> = records.chunks(BATCH).map(|c| datadict_core::gzip(&serde_json::to_vec(c).unwrap(), 6)).collect();

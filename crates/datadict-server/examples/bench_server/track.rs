@@ -7,6 +7,7 @@
 //! run, so that the figures say what share of this machine's HTTP capacity `/track` reaches.
 
 use super::{cpu_secs, peak_rss_kib, percentile as pct, round, start_server, stored_events};
+use datadict_server::store::{EventBatch, Store, Synchronous};
 use base64::Engine;
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -40,6 +41,42 @@ pub fn run_case(server: &str, records: &[Value], clients: usize, folders: &mut V
         "ceiling_requests_per_sec": ceiling["requests_per_sec"], "ceiling_p50_ms": ceiling["p50_ms"], "ceiling_p99_ms": ceiling["p99_ms"],
         "ratio_to_ceiling": (rate / ceiling["requests_per_sec"].as_f64().unwrap_or(f64::NAN) * 100.0).round() / 100.0,
         "fsync_ms": (fsync_ms * 100.0).round() / 100.0})
+}
+
+/// The storage floor of `/track` at `clients` clients: the same events written through the
+/// server's own storage code (`Store::write_events`, as in the bench's bare insert) on one thread
+/// of this process, without HTTP, checks or data-quality rows, in transactions of `clients` events
+/// each: a group commit can hold at most one single-event request per client, so this is the
+/// most commits per second the durable path allows at that concurrency on this disk and CPU.
+pub fn bare_commits(records: &[Value], clients: usize, folders: &mut Vec<tempfile::TempDir>) -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    let synchronous = std::env::var("DATADICT_SQLITE_SYNCHRONOUS").ok().and_then(|s| Synchronous::parse(&s)).unwrap_or_default();
+    let store = Store::open_with(&dir.path().join("bare.sqlite3"), synchronous).unwrap();
+    let project = datadict_server::admin::create_project(&store, "bench").unwrap().id;
+    let batches: Vec<EventBatch> = records
+        .chunks(clients.max(1))
+        .map(|chunk| {
+            let mut batch = EventBatch::default();
+            for r in chunk {
+                let p = &r["properties"];
+                let text = serde_json::to_string(r).unwrap();
+                let (event, time) = (r["event"].as_str().unwrap(), p["time"].as_i64().unwrap());
+                batch.push(event, time, p["distinct_id"].as_str().unwrap(), p["$insert_id"].as_str().unwrap(), &text);
+            }
+            batch
+        })
+        .collect();
+    let cpu_before = cpu_secs(std::process::id());
+    let started = Instant::now();
+    for batch in &batches {
+        store.write_events(project, batch, 0).unwrap();
+    }
+    let secs = started.elapsed().as_secs_f64();
+    let cpu = cpu_secs(std::process::id()) - cpu_before;
+    drop(store);
+    folders.push(dir);
+    json!({"case": "bare_track_commits", "events_per_commit": clients, "events": records.len(), "commits": batches.len(),
+        "events_per_sec": (records.len() as f64 / secs).round(), "cpu_secs": round(cpu)})
 }
 
 /// The time of one small write and `fsync` in `dir` (the server's data folder, so the same file

@@ -206,6 +206,35 @@ impl InsertJob {
     }
 }
 
+/// The parts of a ready job ([`InsertJob::ready`]), taken from its channel at once.
+#[derive(Debug, Default)]
+pub(crate) struct ReadyParts {
+    pub(crate) batches: Vec<EventBatch>,
+    pub(crate) quality: Option<QualityRows>,
+}
+
+impl ReadyParts {
+    pub(crate) fn rows(&self) -> usize {
+        self.batches.iter().map(EventBatch::len).sum()
+    }
+}
+
+impl InsertJob {
+    /// The parts of a ready job, which were all queued before the job: held, a group can be
+    /// stored a second time (see `sqlite::event_writer`). A job without its `End` is an error.
+    pub(crate) fn take_ready(&self) -> anyhow::Result<ReadyParts> {
+        let mut parts = ReadyParts::default();
+        loop {
+            match self.parts.try_recv() {
+                Ok(Part::Rows(batch)) => parts.batches.push(batch),
+                Ok(Part::Quality(rows)) => parts.quality = Some(rows),
+                Ok(Part::End) => return Ok(parts),
+                Err(_) => anyhow::bail!("the request ended before all its events were sent"),
+            }
+        }
+    }
+}
+
 /// At most this many jobs (import requests) that stream their parts go into one group commit: a
 /// group holds the writer, and the first request of a group waits for the last.
 const JOBS_PER_GROUP: usize = 8;

@@ -40,17 +40,19 @@ pub fn get_violation(c: &mut Client, table: Table, project_id: i64, day: &str, k
 
 /// The heads of the stored rows among `keys` (`[kind, entity, property, code]` each), by key, in
 /// one statement: the event writer asks for every key of a group at once.
-pub fn violation_heads(c: &mut Client, table: Table, project_id: i64, day: &str, keys: &[[&str; 4]]) -> anyhow::Result<HashMap<RowKey, ViolationHead>> {
+pub fn violation_heads(c: &mut Client, table: Table, project_id: i64, day: &str, keys: &[[&str; 4]], max_samples: usize) -> anyhow::Result<HashMap<RowKey, ViolationHead>> {
     if keys.is_empty() {
         return Ok(HashMap::new());
     }
     let column = |i: usize| keys.iter().map(|k| k[i]).collect::<Vec<&str>>();
     let (kind, entity, property, code) = (column(0), column(1), column(2), column(3));
+    let max = max_samples as i32;
+    // The samples are parsed to count them only while the count is under the cap (see `ViolationHead`).
     let rows = c.query_typed(
-        &format!("SELECT kind, entity, property, code, types, json_array_length(samples::json) FROM {t}
+        &format!("SELECT kind, entity, property, code, types, CASE WHEN count >= $7 THEN $7 ELSE json_array_length(samples::json) END FROM {t}
          WHERE project_id = $1 AND day = $2
            AND (kind, entity, property, code) IN (SELECT * FROM unnest($3::text[], $4::text[], $5::text[], $6::text[]))", t = table.name()),
-        &[(&project_id, Type::INT8), (&day, Type::TEXT), (&kind, Type::TEXT_ARRAY), (&entity, Type::TEXT_ARRAY), (&property, Type::TEXT_ARRAY), (&code, Type::TEXT_ARRAY)],
+        &[(&project_id, Type::INT8), (&day, Type::TEXT), (&kind, Type::TEXT_ARRAY), (&entity, Type::TEXT_ARRAY), (&property, Type::TEXT_ARRAY), (&code, Type::TEXT_ARRAY), (&max, Type::INT4)],
     )?;
     rows.iter()
         .map(|r| {
@@ -61,12 +63,14 @@ pub fn violation_heads(c: &mut Client, table: Table, project_id: i64, day: &str,
 }
 
 /// The types and sample count of one key's row, `[kind, entity, property, code]`, if stored.
-pub fn violation_head(c: &mut Client, table: Table, project_id: i64, day: &str, key: [&str; 4]) -> anyhow::Result<Option<ViolationHead>> {
+pub fn violation_head(c: &mut Client, table: Table, project_id: i64, day: &str, key: [&str; 4], max_samples: usize) -> anyhow::Result<Option<ViolationHead>> {
     let [kind, entity, property, code] = key;
+    let max = max_samples as i32;
+    let [p, d, k, e, pr, co] = key_params(&project_id, &day, &kind, &entity, &property, &code);
     let row = c.query_typed_opt(
-        &format!("SELECT types, json_array_length(samples::json) FROM {t}
+        &format!("SELECT types, CASE WHEN count >= $7 THEN $7 ELSE json_array_length(samples::json) END FROM {t}
          WHERE project_id = $1 AND day = $2 AND kind = $3 AND entity = $4 AND property = $5 AND code = $6", t = table.name()),
-        &key_params(&project_id, &day, &kind, &entity, &property, &code),
+        &[p, d, k, e, pr, co, (&max, Type::INT4)],
     )?;
     row.map(|r| Ok(ViolationHead { types: serde_json::from_str(r.get(0))?, samples: r.get::<_, i32>(1) as usize })).transpose()
 }
@@ -83,7 +87,15 @@ fn key_params<'a>(
     [(project_id, Type::INT8), (day, Type::TEXT), (kind, Type::TEXT), (entity, Type::TEXT), (property, Type::TEXT), (code, Type::TEXT)]
 }
 
-pub fn upsert_violation(c: &mut Client, table: Table, project_id: i64, day: &str, row: &ViolationRow, samples: Samples) -> anyhow::Result<()> {
+/// Adds each row to its key's stored row (or stores it), in order.
+pub fn upsert_violations(c: &mut Client, table: Table, project_id: i64, day: &str, rows: &[(ViolationRow, Samples)]) -> anyhow::Result<()> {
+    for (row, samples) in rows {
+        upsert_violation(c, table, project_id, day, row, *samples)?;
+    }
+    Ok(())
+}
+
+fn upsert_violation(c: &mut Client, table: Table, project_id: i64, day: &str, row: &ViolationRow, samples: Samples) -> anyhow::Result<()> {
     let keep = samples == Samples::Keep;
     // The count adds in SQL, so that two requests merging the same key at once both count.
     let (types, samples) = (serde_json::to_string(&row.types)?, if keep { "[]".to_owned() } else { serde_json::to_string(&row.samples)? });

@@ -46,8 +46,8 @@ pub(crate) struct Sqlite {
 pub(super) struct Checkpoint {
     /// Wakes the checkpointer thread.
     wake: SyncSender<()>,
-    /// Commits so far.
-    writes: AtomicU32,
+    /// The WAL's length in frames when the checkpointer was last woken.
+    woken_at: AtomicU32,
 }
 
 /// How many read connections a file-backed store opens.
@@ -98,7 +98,7 @@ impl Sqlite {
             conn.pragma_update(None, "foreign_keys", "ON")?;
             readers.push(Mutex::new(conn));
         }
-        let checkpoint = Some(Arc::new(Checkpoint { wake: spawn_checkpointer(path)?, writes: AtomicU32::new(0) }));
+        let checkpoint = Some(Arc::new(Checkpoint { wake: spawn_checkpointer(path)?, woken_at: AtomicU32::new(0) }));
         let conn = Arc::new(Mutex::new(writer));
         Ok(Self { conn, readers: Arc::new(readers), next_reader: Arc::default(), checkpoint })
     }
@@ -128,6 +128,8 @@ impl Sqlite {
         // of import requests: measured on the bare insert, an automatic checkpoint every 1,000
         // pages halved the insert rate.
         conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+        // After the pragma, which replaces any WAL hook: `after_write` reads what this notes.
+        conn.wal_hook(Some(note_wal_frames));
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
         tables::create(&mut conn)?;
         Ok(conn)
@@ -224,32 +226,66 @@ pub(super) fn lock(conn: &Mutex<Connection>) -> anyhow::Result<MutexGuard<'_, Co
     conn.lock().map_err(|_| anyhow::anyhow!("the database lock is poisoned"))
 }
 
-/// Commits between two checkpoints by the writer itself (see [`after_write`]).
-const WRITES_PER_WAL_RESTART: u32 = 16;
+/// The WAL's growth, in frames (pages), that wakes the checkpointer: 1 MiB of 16 KiB pages. A
+/// commit of a 2,000-event import writes more than that, so each wakes it, as every commit once
+/// did; a tracking request's commit writes a few pages, the same few each time (the right edges
+/// of the events table and of its key, the day's data-quality rows), and a checkpoint copies
+/// each page once however many commits rewrote it since the last one. Woken after every commit,
+/// the checkpointer copied and fsynced those pages again for every group of tracking requests.
+const FRAMES_PER_WAKE: u32 = 64;
 
-/// Called with the writer connection after each commit (outside any transaction): wakes the
-/// checkpointer and, every few commits, runs a passive checkpoint on the writer connection itself.
-/// The checkpointer thread copies most of the WAL concurrently, but under a steady stream of
-/// commits it never catches up with the last frames, so the WAL never starts over: measured, it
-/// grew to the size of everything imported (300 MB for 400,000 events), and the server's CPU per
-/// event grew with it (new file blocks for every write, longer WAL-index searches). Between two
-/// transactions of the only writer the checkpoint reaches the end of the WAL (copying only what
-/// the checkpointer has not), so the next transaction writes the WAL from its beginning again
-/// (50 MB at most in the same run).
+/// The WAL's length, in frames, past which the writer itself checkpoints after its commit, so
+/// that the next transaction writes the WAL from its beginning again (see [`after_write`]): 16
+/// MiB of 16 KiB pages, about 16 commits of 2,000-event imports.
+const FRAMES_PER_WAL_RESTART: u32 = 1024;
+
+thread_local! {
+    /// The WAL's length in frames after the last commit on this thread's connection, as SQLite's
+    /// WAL hook reports it; 0 once read. The hook runs inside the commit, on the committing
+    /// thread, and [`after_write`] runs right after on the same thread.
+    static WAL_FRAMES: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// The writer connection's WAL hook (a plain function, as rusqlite takes it).
+fn note_wal_frames(_: &rusqlite::hooks::Wal, frames: std::ffi::c_int) -> rusqlite::Result<()> {
+    WAL_FRAMES.set(u32::try_from(frames).unwrap_or(0));
+    Ok(())
+}
+
+/// Called with the writer connection after its work (outside any transaction): wakes the
+/// checkpointer once the WAL has grown by [`FRAMES_PER_WAKE`] since it was last woken, and once
+/// the WAL is longer than [`FRAMES_PER_WAL_RESTART`] runs a passive checkpoint on the writer
+/// connection itself. The checkpointer thread copies most of the WAL concurrently, but under a
+/// steady stream of commits it never catches up with the last frames, so the WAL never starts
+/// over: measured, it grew to the size of everything imported (300 MB for 400,000 events), and
+/// the server's CPU per event grew with it (new file blocks for every write, longer WAL-index
+/// searches). Between two transactions of the only writer the checkpoint reaches the end of the
+/// WAL (copying only what the checkpointer has not), so the next transaction writes the WAL from
+/// its beginning again (50 MB at most in the same run). Work that committed nothing leaves the
+/// WAL as it was and wakes nobody.
 pub(super) fn after_write(conn: &Connection, checkpoint: Option<&Checkpoint>) {
     let Some(checkpoint) = checkpoint else { return };
-    // Full: a wake-up is already pending, which is enough; disconnected: the checkpointer is gone
-    // (shutdown).
-    let _ = checkpoint.wake.try_send(());
-    if checkpoint.writes.fetch_add(1, Ordering::Relaxed) % WRITES_PER_WAL_RESTART == WRITES_PER_WAL_RESTART - 1 {
+    let frames = WAL_FRAMES.take();
+    if frames == 0 {
+        return;
+    }
+    let woken_at = checkpoint.woken_at.load(Ordering::Relaxed);
+    // A WAL shorter than at the last wake-up has started over: count from its beginning.
+    if frames >= woken_at.saturating_add(FRAMES_PER_WAKE) || frames < woken_at {
+        checkpoint.woken_at.store(frames, Ordering::Relaxed);
+        // Full: a wake-up is already pending, which is enough; disconnected: the checkpointer is
+        // gone (shutdown).
+        let _ = checkpoint.wake.try_send(());
+    }
+    if frames >= FRAMES_PER_WAL_RESTART {
         if let Err(e) = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())) {
             tracing::warn!("a WAL checkpoint failed: {e}");
         }
     }
 }
 
-/// A thread with its own connection that runs a passive checkpoint after every commit of the
-/// writer (wake-ups that arrive while it works make one more), so that the copying of pages into
+/// A thread with its own connection that runs a passive checkpoint whenever the writer wakes it
+/// (see [`after_write`]; wake-ups that arrive while it works make one more), so that the copying of pages into
 /// the database file happens beside the writer rather than in it. Passive checkpoints never
 /// block the writer; the WAL restarts from the beginning once one has caught up (see
 /// [`after_write`] for the writer's own). It used to checkpoint every 16th commit only, to copy

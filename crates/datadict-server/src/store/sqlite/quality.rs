@@ -4,6 +4,7 @@
 use crate::store::quality::{RowKey, Samples, StoredViolation, Table, ViolationFilter, ViolationHead, ViolationRow};
 use rusqlite::{params, Connection, OptionalExtension};
 use std::collections::HashMap;
+use std::sync::LazyLock;
 
 /// The tables of violations, of rejected records and of good and bad counts (the same columns), created when the store
 /// opens (`tables::create`). A database written before gains them empty, so nothing is upgraded.
@@ -71,13 +72,44 @@ pub fn get_violation(conn: &Connection, table: Table, project_id: i64, day: &str
     .transpose()
 }
 
-/// The types and sample count of one key's row, `[kind, entity, property, code]`, if stored.
+/// The statements the event writer runs for every key of a group, one per table (`Table as
+/// usize`), made once: a statement is found in the connection's cache by its text.
+struct KeyStatements {
+    head: String,
+    upsert: String,
+}
+
+fn key_statements(table: Table) -> &'static KeyStatements {
+    static ALL: LazyLock<[KeyStatements; 3]> = LazyLock::new(|| {
+        [Table::Violations, Table::Rejected, Table::EventCounts].map(|table| KeyStatements {
+            // Parsing the samples to count them only while the count is under the cap (see
+            // `ViolationHead`).
+            head: format!(
+                "SELECT types, CASE WHEN count >= ?7 THEN ?7 ELSE json_array_length(samples) END FROM {t}
+                 WHERE project_id = ?1 AND day = ?2 AND kind = ?3 AND entity = ?4 AND property = ?5 AND code = ?6",
+                t = table.name()
+            ),
+            upsert: format!(
+                "INSERT INTO {t} (project_id, day, kind, entity, property, code, message, count, first_seen_ms, last_seen_ms, types, samples)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+                 ON CONFLICT (project_id, day, kind, entity, property, code) DO UPDATE SET
+                     count = count + excluded.count, first_seen_ms = min(first_seen_ms, excluded.first_seen_ms),
+                     last_seen_ms = max(last_seen_ms, excluded.last_seen_ms), types = excluded.types,
+                     samples = iif(?13, samples, excluded.samples)",
+                t = table.name()
+            ),
+        })
+    });
+    &ALL[table as usize]
+}
+
 /// The heads of the stored rows among `keys` (`[kind, entity, property, code]` each), by key:
-/// one cached statement per key, which costs no round trip in a file.
-pub fn violation_heads(conn: &Connection, table: Table, project_id: i64, day: &str, keys: &[[&str; 4]]) -> anyhow::Result<HashMap<RowKey, ViolationHead>> {
+/// one statement, run once per key, which costs no round trip in a file.
+pub fn violation_heads(conn: &Connection, table: Table, project_id: i64, day: &str, keys: &[[&str; 4]], max_samples: usize) -> anyhow::Result<HashMap<RowKey, ViolationHead>> {
     let mut heads = HashMap::new();
+    let mut stmt = conn.prepare_cached(&key_statements(table).head)?;
     for &key in keys {
-        if let Some(head) = violation_head(conn, table, project_id, day, key)? {
+        if let Some(head) = read_head(&mut stmt, project_id, day, key, max_samples)? {
             let [kind, entity, property, code] = key.map(str::to_owned);
             heads.insert((kind, entity, property, code), head);
         }
@@ -85,44 +117,40 @@ pub fn violation_heads(conn: &Connection, table: Table, project_id: i64, day: &s
     Ok(heads)
 }
 
-pub fn violation_head(conn: &Connection, table: Table, project_id: i64, day: &str, key: [&str; 4]) -> anyhow::Result<Option<ViolationHead>> {
+/// The types and sample count of one key's row, `[kind, entity, property, code]`, if stored.
+pub fn violation_head(conn: &Connection, table: Table, project_id: i64, day: &str, key: [&str; 4], max_samples: usize) -> anyhow::Result<Option<ViolationHead>> {
+    read_head(&mut *conn.prepare_cached(&key_statements(table).head)?, project_id, day, key, max_samples)
+}
+
+fn read_head(stmt: &mut rusqlite::Statement<'_>, project_id: i64, day: &str, key: [&str; 4], max_samples: usize) -> anyhow::Result<Option<ViolationHead>> {
     let [kind, entity, property, code] = key;
-    let head = conn
-        .prepare_cached(&format!(
-            "SELECT types, json_array_length(samples) FROM {t}
-             WHERE project_id = ?1 AND day = ?2 AND kind = ?3 AND entity = ?4 AND property = ?5 AND code = ?6",
-            t = table.name()
-        ))?
-        .query_row(params![project_id, day, kind, entity, property, code], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))
+    let head = stmt
+        .query_row(params![project_id, day, kind, entity, property, code, max_samples as i64], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))
         .optional()?;
     head.map(|(types, samples)| Ok(ViolationHead { types: serde_json::from_str(&types)?, samples: samples as usize })).transpose()
 }
 
-pub fn upsert_violation(conn: &Connection, table: Table, project_id: i64, day: &str, row: &ViolationRow, samples: Samples) -> anyhow::Result<()> {
-    let keep = samples == Samples::Keep;
-    conn.prepare_cached(
-        &format!("INSERT INTO {t} (project_id, day, kind, entity, property, code, message, count, first_seen_ms, last_seen_ms, types, samples)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
-         ON CONFLICT (project_id, day, kind, entity, property, code) DO UPDATE SET
-             count = count + excluded.count, first_seen_ms = min(first_seen_ms, excluded.first_seen_ms),
-             last_seen_ms = max(last_seen_ms, excluded.last_seen_ms), types = excluded.types,
-             samples = iif(?13, samples, excluded.samples)", t = table.name()),
-    )?
-    .execute(params![
-        project_id,
-        day,
-        row.kind,
-        row.entity,
-        row.property,
-        row.code,
-        row.message,
-        row.count,
-        row.first_seen_ms,
-        row.last_seen_ms,
-        serde_json::to_string(&row.types)?,
-        if keep { "[]".to_owned() } else { serde_json::to_string(&row.samples)? },
-        keep
-    ])?;
+/// Adds each row to its key's stored row (or stores it), with one statement for them all.
+pub fn upsert_violations(conn: &Connection, table: Table, project_id: i64, day: &str, rows: &[(ViolationRow, Samples)]) -> anyhow::Result<()> {
+    let mut stmt = conn.prepare_cached(&key_statements(table).upsert)?;
+    for (row, samples) in rows {
+        let keep = *samples == Samples::Keep;
+        stmt.execute(params![
+            project_id,
+            day,
+            row.kind,
+            row.entity,
+            row.property,
+            row.code,
+            row.message,
+            row.count,
+            row.first_seen_ms,
+            row.last_seen_ms,
+            serde_json::to_string(&row.types)?,
+            if keep { "[]".to_owned() } else { serde_json::to_string(&row.samples)? },
+            keep
+        ])?;
+    }
     Ok(())
 }
 

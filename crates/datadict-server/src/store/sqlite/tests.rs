@@ -13,7 +13,7 @@ use super::Sqlite as Store;
 use super::*;
 use crate::store::event_writer::{InsertJob, Part};
 use crate::store::events::HOUR_MS;
-use crate::store::{dedup_key, EventBatch, EventCount};
+use crate::store::{dedup_key, EventBatch, EventCount, QualityRows, ViolationRow};
 use rusqlite::{params, Connection};
 use std::sync::mpsc::channel;
 
@@ -247,6 +247,65 @@ fn dedup_on_the_current_table_shape() {
             Ok(())
         })
         .unwrap();
+}
+
+/// A group of ready jobs (all parts queued with the job, as tracking requests send them) is
+/// stored without savepoints; when one of them fails, the group is stored again with a savepoint
+/// per job: that job fails alone, the others are committed once, with their data-quality rows.
+#[test]
+fn a_ready_group_isolates_a_failing_job() {
+    with_project_1(|conn| {
+        let job = |parts: Vec<Part>| {
+            let (tx, rx) = channel();
+            parts.into_iter().for_each(|p| tx.send(p).unwrap());
+            InsertJob { project_id: 1, parts: rx, now_s: 0, done: tokio::sync::oneshot::channel().0, ready: true }
+        };
+        let counted = |name: &str| {
+            let row = ViolationRow {
+                kind: "good".into(),
+                entity: name.into(),
+                property: String::new(),
+                code: String::new(),
+                message: String::new(),
+                count: 1,
+                first_seen_ms: 0,
+                last_seen_ms: 0,
+                types: Vec::new(),
+                samples: Vec::new(),
+            };
+            Part::Quality(QualityRows { day: "2026-01-01".into(), max_keys: 100, max_samples: 5, counts: vec![row], ..QualityRows::default() })
+        };
+        conn.execute_batch(
+            "CREATE TEMP TRIGGER refuse BEFORE INSERT ON events WHEN NEW.record = 'refused'
+             BEGIN SELECT RAISE(ABORT, 'refused by the test'); END;",
+        )
+        .unwrap();
+        let jobs = [
+            job(vec![Part::Rows(batch(&[(1_000, "a", "first")])), counted("a"), Part::End]),
+            job(vec![Part::Rows(batch(&[(5_000, "b", "stored, then rolled back")])), Part::Rows(batch(&[(6_000, "b", "refused")])), counted("b"), Part::End]),
+            // A ready job is queued with its `End`; one without it is refused alone as well.
+            job(vec![Part::Rows(batch(&[(3_000, "d", "unfinished")]))]),
+            job(vec![Part::Rows(batch(&[(2_000, "c", "second")])), counted("c"), Part::End]),
+        ];
+        let results = write_group(conn, &jobs);
+        assert_eq!(results.iter().map(|r| r.as_ref().ok().copied()).collect::<Vec<_>>(), [Some(1), None, None, Some(1)]);
+        assert!(format!("{:#}", results[1].as_ref().unwrap_err()).contains("refused by the test"), "{results:?}");
+        assert_eq!(stored(conn), [(1_000, "first".into()), (2_000, "second".into())]);
+        assert_volume_matches_events(conn);
+        let counts: Vec<(String, i64)> = conn
+            .prepare("SELECT entity, count FROM quality_event_counts ORDER BY entity")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(counts, [("a".to_owned(), 1), ("c".to_owned(), 1)]);
+        // Without a failure, a ready group is committed on the first attempt.
+        conn.execute_batch("DROP TRIGGER refuse").unwrap();
+        let jobs = [job(vec![Part::Rows(batch(&[(7_000, "e", "third")])), counted("a"), Part::End])];
+        assert_eq!(write_group(conn, &jobs).into_iter().map(Result::ok).collect::<Vec<_>>(), [Some(1)]);
+        assert_eq!(stored(conn).len(), 3);
+    });
 }
 
 /// Jobs committed together: each is stored or not on its own (a job whose insert fails after
