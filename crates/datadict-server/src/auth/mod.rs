@@ -54,8 +54,10 @@ pub fn hash_secret(secret: &str) -> String {
     let digest = Sha256::digest(secret.as_bytes());
     let mut out = String::with_capacity(7 + 64);
     out.push_str("sha256:");
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     for byte in digest {
-        out.push_str(&format!("{byte:02x}"));
+        out.push(char::from(HEX[usize::from(byte >> 4)]));
+        out.push(char::from(HEX[usize::from(byte & 0xf)]));
     }
     out
 }

@@ -174,6 +174,15 @@ pub struct Findings {
     pub counts: EventCounts,
 }
 
+/// A record's bytes as a sample's text: cut (see [`cut_sample`]), and with any invalid UTF-8
+/// replaced (a refused record may hold some; a valid one is checked by the faster `from_utf8`).
+fn record_sample(record: &[u8]) -> String {
+    match std::str::from_utf8(record) {
+        Ok(text) => cut_sample(text),
+        Err(_) => cut_sample(&String::from_utf8_lossy(record)),
+    }
+}
+
 /// Cuts `text` to at most [`MAX_SAMPLE_BYTES`] bytes on a character boundary.
 pub fn cut_sample(text: &str) -> String {
     if text.len() <= MAX_SAMPLE_BYTES {
@@ -191,7 +200,11 @@ impl Violations {
     /// keeping `record` (its bytes) as a sample. Returns nothing: the drops are decided apart, by
     /// `Drops`, which agrees with the core on them.
     pub fn check_event(&mut self, check: &EventCheck<'_>, dictionary: &Dictionary, record: &[u8]) {
-        let sample = || Value::from(cut_sample(&String::from_utf8_lossy(record)));
+        // One sample per event, made on its first use and copied for each finding that keeps it:
+        // a tracked event has a finding per unknown property, and converting the record again for
+        // each was a twentieth of a tracking request's CPU.
+        let mut made: Option<Value> = None;
+        let mut sample = || made.get_or_insert_with(|| Value::from(record_sample(record))).clone();
         let Some(name) = check.event.as_deref() else { return };
         let mut shape = match self.shapes.get_mut(name) {
             Some(shape) if shape.matches(&check.properties) => {
@@ -212,7 +225,7 @@ impl Violations {
         shape.set(&check.properties);
         for_each_dictionary_finding(check, dictionary, |f| {
             let types = f.seen_type().map(PropertyType::as_str);
-            let at = self.tally("event", f.event, f.property.unwrap_or_default(), f.code.as_str(), || f.message(), types, sample);
+            let at = self.tally("event", f.event, f.property.unwrap_or_default(), f.code.as_str(), || f.message(), types, &mut sample);
             shape.hits.push(at);
         });
         match self.shapes.get_mut(name) {
@@ -350,7 +363,7 @@ pub fn reject(rejected: &mut Violations, route: &'static str, event: &str, issue
             continue;
         }
         seen.push(code);
-        let sample = || json!({"record": cut_sample(&String::from_utf8_lossy(record)), "message": message});
+        let sample = || json!({"record": record_sample(record), "message": message});
         rejected.add(route, event, "", code, message, None, sample);
     }
 }
