@@ -59,6 +59,44 @@ pub(super) fn scan_at<'a>(text: &'a str, at: usize, limits: &Limits, properties:
     Some((found, s.at))
 }
 
+/// Where the members of a record's `properties` object are, for a rewrite that keeps every
+/// other byte of the record ([`super::complete_event`]).
+#[derive(Debug, PartialEq, Eq)]
+pub(super) struct PropertyMembers<'a> {
+    /// The `properties` object, from its `{` to its `}`.
+    pub(super) object: std::ops::Range<usize>,
+    /// Each member in input order: its name, and where it is, from the name's opening quote to
+    /// the end of its value.
+    pub(super) members: Vec<(&'a str, std::ops::Range<usize>)>,
+}
+
+/// The members of `text`'s `properties`, with the scanner's grammar and `limits`: `None` where
+/// the scanner gives up (an escaped name, a top-level key other than `event` and `properties`,
+/// no `properties`, anything after the record, ...), and the caller then rewrites the record
+/// through serde_json instead.
+pub(super) fn property_members<'a>(text: &'a str, limits: &Limits) -> Option<PropertyMembers<'a>> {
+    let mut s = Scanner { text, bytes: text.as_bytes(), at: 0, limits };
+    let mut found = None;
+    s.expect(b'{')?;
+    loop {
+        s.skip_ws();
+        let key = s.plain_string()?;
+        s.expect(b':')?;
+        match key {
+            "event" => {
+                s.value(0, false)?;
+            }
+            "properties" if found.is_none() => found = Some(s.members()?),
+            _ => return None,
+        }
+        if !s.comma_or(b'}')? {
+            break;
+        }
+    }
+    s.skip_ws();
+    (s.at == s.bytes.len()).then_some(found)?
+}
+
 /// Bytes that end the quick run through a string: the closing quote, an escape, a control
 /// character (which JSON does not allow unescaped).
 static STOPS: [bool; 256] = {
@@ -205,6 +243,30 @@ impl<'a> Scanner<'a, '_> {
                 return Some(());
             }
         }
+    }
+
+    /// An object's members (the cursor is before its `{`), for [`property_members`].
+    fn members(&mut self) -> Option<PropertyMembers<'a>> {
+        self.skip_ws();
+        let start = self.at;
+        self.expect(b'{')?;
+        let mut members = Vec::new();
+        if self.peek_is(b'}') {
+            self.at += 1;
+        } else {
+            loop {
+                self.skip_ws();
+                let from = self.at;
+                let name = self.plain_string()?;
+                self.expect(b':')?;
+                self.value(0, false)?;
+                members.push((name, from..self.at));
+                if !self.comma_or(b'}')? {
+                    break;
+                }
+            }
+        }
+        Some(PropertyMembers { object: start..self.at, members })
     }
 
     /// One value whose parent container is at nesting level `depth` (0 for a top-level
