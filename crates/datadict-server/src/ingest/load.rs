@@ -10,7 +10,7 @@ use crate::ingest::{now_ms, Drops, Intake};
 use crate::store;
 use crate::AppState;
 use datadict_core::profile::{self, ProfileOperation, ProfileTarget};
-use datadict_core::{profile_schema_name, FailedRecord, InputFormat, Issue, Limits, ProfileUpdate};
+use datadict_core::{profile_schema_name, Dictionary, FailedRecord, InputFormat, Issue, Limits, ProfileUpdate};
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
 
@@ -130,19 +130,42 @@ pub async fn store_profile_updates(
     // the schema named by the group key for group updates (`None` when the check is off).
     let dictionary = crate::ingest::cache::compiled_dictionary(state, project_id, None).await?.dictionary;
     let limits = state.config.limits.clone();
+    let max_keys = state.config.quality_max_keys;
     let now = now_ms();
-    let (updates, (applied, refused)) = state
+    // The updates and the data-quality rows they make are written in one transaction (one
+    // commit, one fsync): with two, a failure of the second answered an error for updates that
+    // were stored.
+    state
         .store
         .call(move |conn| {
             let tx = conn.transaction()?;
-            let result = apply_profile_updates(&tx, project_id, updates.iter().map(|(i, target, op)| (*i, target, op)), &limits)?;
+            let (applied, refused) = apply_profile_updates(&tx, project_id, updates.iter().map(|(i, target, op)| (*i, target, op)), &limits)?;
+            let findings = profile_findings(&updates, &refused, rejected, route, dictionary.as_deref());
+            let rows = findings.into_rows(now, max_keys);
+            if !rows.is_empty() {
+                crate::store::quality::record_quality(&tx, vec![(project_id, rows)])?;
+            }
             tx.commit()?;
-            Ok((updates, result))
+            Ok((applied, refused))
         })
-        .await?;
+        .await
+        .map_err(ApiError::from)
+}
+
+/// What the data quality records of a request's profile updates: the updates `apply` refused, as
+/// rejected records of `route` (the bad store) besides those the caller refused before
+/// (`rejected`), and what the check on arrival finds in the applied ones against `dictionary`
+/// (`None`: the check is off).
+fn profile_findings(
+    updates: &[(usize, ProfileTarget, ProfileOperation)],
+    refused: &[Refused],
+    rejected: quality::Violations,
+    route: &'static str,
+    dictionary: Option<&Dictionary>,
+) -> Findings {
     let mut findings = Findings { rejected, ..Findings::default() };
     // A refused update is kept in the bad store, its sample the update as parsed (without token).
-    for r in &refused {
+    for r in refused {
         if let Some((_, target, operation)) = updates.iter().find(|(i, _, _)| *i == r.index) {
             let update = ProfileUpdate { token: None, target: target.clone(), operation: operation.clone() };
             let text = serde_json::to_vec(&update).unwrap_or_default();
@@ -154,11 +177,10 @@ pub async fn store_profile_updates(
         // Only stored updates are checked: a refused one is reported to the sender instead.
         let refused_at: HashSet<usize> = refused.iter().map(|r| r.index).collect();
         for (_, target, operation) in updates.iter().filter(|(i, _, _)| !refused_at.contains(i)) {
-            findings.violations.check_profile(target, operation, &dictionary);
+            findings.violations.check_profile(target, operation, dictionary);
         }
     }
-    quality::record(state, project_id, findings, now).await?;
-    Ok((applied, refused))
+    findings
 }
 
 

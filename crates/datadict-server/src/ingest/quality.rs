@@ -386,27 +386,6 @@ impl Findings {
     }
 }
 
-/// Writes a request's findings, seen at `now_ms`, to the project's day (nothing for none), in a
-/// transaction of their own: for the profile updates of `/engage`; events send theirs with the
-/// events ([`Findings::into_rows`]).
-pub async fn record(state: &crate::AppState, project_id: i64, findings: Findings, now_ms: i64) -> Result<(), crate::error::ApiError> {
-    let rows = findings.into_rows(now_ms, state.config.quality_max_keys);
-    if rows.is_empty() {
-        return Ok(());
-    }
-    state
-        .store
-        .call(move |conn| {
-            // One transaction for the request's rows: without it every statement commits (and
-            // fsyncs) on its own, dozens per request.
-            let tx = conn.transaction()?;
-            crate::store::quality::record_quality(&tx, vec![(project_id, rows)])?;
-            tx.commit()
-        })
-        .await?;
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
