@@ -59,10 +59,12 @@ fn a_version_1_database_gains_lookup_tables() {
     drop(store);
     let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
     // Back to version 1: without what migrations 2 (lookup tables), 3 (group profiles), 4
-    // (rate-limit buckets, job leases), 5 (data quality) and 6 (dictionary versions) add.
+    // (rate-limit buckets, job leases), 5 (data quality), 6 (dictionary versions) and 7 (the
+    // quality samples apart) add.
     client
         .batch_execute(
             "DROP TABLE lookup_rows; DROP TABLE lookup_tables; DROP TABLE group_profiles; DROP TABLE rate_buckets;
+             DROP TABLE quality_violations_samples; DROP TABLE quality_rejected_samples; DROP TABLE quality_event_counts_samples;
              DROP TABLE quality_violations; DROP TABLE quality_rejected; DROP TABLE quality_event_counts;
              DROP TABLE dictionary_versions;
              ALTER TABLE warehouse_runs DROP COLUMN owner, DROP COLUMN lease_until;
@@ -72,7 +74,7 @@ fn a_version_1_database_gains_lookup_tables() {
         .unwrap();
 
     let store = Store::open_postgres(&url).unwrap();
-    assert_eq!(schema_version(&url), 6);
+    assert_eq!(schema_version(&url), 7);
     let id = "0b6f3c2e-8d1a-4f5e-9c7b-2a4d6e8f0a1b";
     let row = |key: &str| NewRow { key: key.into(), record: json!([key]).to_string() };
     let columns = vec!["id".to_owned()];
@@ -109,6 +111,7 @@ fn a_version_2_database_gains_group_profiles() {
     client
         .batch_execute(
             "DROP TABLE group_profiles; DROP TABLE rate_buckets;
+             DROP TABLE quality_violations_samples; DROP TABLE quality_rejected_samples; DROP TABLE quality_event_counts_samples;
              DROP TABLE quality_violations; DROP TABLE quality_rejected; DROP TABLE quality_event_counts;
              DROP TABLE dictionary_versions;
              ALTER TABLE warehouse_runs DROP COLUMN owner, DROP COLUMN lease_until;
@@ -118,7 +121,7 @@ fn a_version_2_database_gains_group_profiles() {
         .unwrap();
 
     let store = Store::open_postgres(&url).unwrap();
-    assert_eq!(schema_version(&url), 6);
+    assert_eq!(schema_version(&url), 7);
     let props = |n: i64| json!({"n": n}).as_object().cloned().unwrap();
     store
         .call_sync(|conn| {
@@ -134,6 +137,50 @@ fn a_version_2_database_gains_group_profiles() {
             Ok(())
         })
         .unwrap();
+}
+
+/// A database at schema version 6 (each quality row with its samples) gains the tables of
+/// samples at start: the samples move there, the column goes, and every row reads back as it was.
+#[test]
+fn a_version_6_database_keeps_its_quality_samples_apart() {
+    use datadict_server::store::quality::{list_violations, Table, ViolationFilter};
+    let url = fresh_database();
+    let store = Store::open_postgres(&url).unwrap();
+    let project = datadict_server::admin::create_project(&store, "p").unwrap();
+    drop(store);
+    let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    let p = project.id;
+    client
+        .batch_execute(&format!(
+            "DROP TABLE quality_violations_samples; DROP TABLE quality_rejected_samples; DROP TABLE quality_event_counts_samples;
+             ALTER TABLE quality_violations ADD COLUMN samples text NOT NULL DEFAULT '[]';
+             ALTER TABLE quality_rejected ADD COLUMN samples text NOT NULL DEFAULT '[]';
+             ALTER TABLE quality_event_counts ADD COLUMN samples text NOT NULL DEFAULT '[]';
+             INSERT INTO quality_violations VALUES
+                 ({p}, '2026-01-01', 'event', 'E', 'x', 'unknown_property', 'm', 7, 1, 2, '[\"string\"]', '[\"s1\",\"s2\"]'),
+                 ({p}, '2026-01-01', 'event', 'F', '', 'no_schema', 'm', 1, 1, 1, '[]', '[]');
+             INSERT INTO quality_rejected VALUES ({p}, '2026-01-01', 'track', 'E', '', 'bad', 'm', 1, 1, 1, '[]', '[{{\"record\":\"r\"}}]');
+             UPDATE schema_version SET version = 6"
+        ))
+        .unwrap();
+    let store = Store::open_postgres(&url).unwrap();
+    assert_eq!(schema_version(&url), 7);
+    let (violations, rejected) = store
+        .call_sync(|conn| {
+            let all = ViolationFilter::default();
+            Ok((list_violations(conn, Table::Violations, p, &all, 10, 0)?, list_violations(conn, Table::Rejected, p, &all, 10, 0)?))
+        })
+        .unwrap();
+    let samples: Vec<(String, serde_json::Value, i64)> = violations.iter().map(|v| (v.row.entity.clone(), json!(v.row.samples), v.row.count)).collect();
+    assert_eq!(samples, [("E".to_owned(), json!(["s1", "s2"]), 7), ("F".to_owned(), json!([]), 1)]);
+    assert_eq!(rejected[0].row.samples, [json!({"record": "r"})]);
+    let moved: i64 = client.query_one("SELECT count(*) FROM quality_violations_samples", &[]).unwrap().get(0);
+    assert_eq!(moved, 1, "an empty list of samples is not copied");
+    let column: i64 = client
+        .query_one("SELECT count(*) FROM information_schema.columns WHERE table_name = 'quality_violations' AND column_name = 'samples'", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(column, 0);
 }
 
 #[test]

@@ -8,7 +8,8 @@
 //! `warehouse_runs.seq` stand for SQLite's rowid (storage order, the read API's cursor).
 //! Migration 2 adds lookup tables, migration 3 group profiles, migration 4 the rate-limit buckets
 //! and the claims of jobs by processes, migration 5 data quality, migration 6 the dictionary
-//! versions that tell each process when its in-memory copy of a project's dictionary is stale.
+//! versions that tell each process when its in-memory copy of a project's dictionary is stale,
+//! migration 7 the data-quality samples in tables of their own.
 
 use anyhow::Context;
 use postgres::Client;
@@ -206,6 +207,46 @@ CREATE TABLE dictionary_versions (
     project_id bigint PRIMARY KEY REFERENCES projects(id) ON DELETE CASCADE,
     version bigint NOT NULL
 );
+"#, r#"
+-- Each quality row's samples in a table of their own, as on SQLite (`sqlite::quality::tables`):
+-- the counts of a key change with every request that sees it, its samples only until it has
+-- enough of them.
+CREATE TABLE quality_violations_samples (
+    project_id bigint NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+    day text COLLATE "C" NOT NULL,
+    kind text COLLATE "C" NOT NULL,
+    entity text COLLATE "C" NOT NULL,
+    property text COLLATE "C" NOT NULL,
+    code text COLLATE "C" NOT NULL,
+    samples text NOT NULL,
+    PRIMARY KEY (project_id, day, kind, entity, property, code)
+);
+INSERT INTO quality_violations_samples SELECT project_id, day, kind, entity, property, code, samples FROM quality_violations WHERE samples <> '[]';
+ALTER TABLE quality_violations DROP COLUMN samples;
+CREATE TABLE quality_rejected_samples (
+    project_id bigint NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+    day text COLLATE "C" NOT NULL,
+    kind text COLLATE "C" NOT NULL,
+    entity text COLLATE "C" NOT NULL,
+    property text COLLATE "C" NOT NULL,
+    code text COLLATE "C" NOT NULL,
+    samples text NOT NULL,
+    PRIMARY KEY (project_id, day, kind, entity, property, code)
+);
+INSERT INTO quality_rejected_samples SELECT project_id, day, kind, entity, property, code, samples FROM quality_rejected WHERE samples <> '[]';
+ALTER TABLE quality_rejected DROP COLUMN samples;
+CREATE TABLE quality_event_counts_samples (
+    project_id bigint NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+    day text COLLATE "C" NOT NULL,
+    kind text COLLATE "C" NOT NULL,
+    entity text COLLATE "C" NOT NULL,
+    property text COLLATE "C" NOT NULL,
+    code text COLLATE "C" NOT NULL,
+    samples text NOT NULL,
+    PRIMARY KEY (project_id, day, kind, entity, property, code)
+);
+INSERT INTO quality_event_counts_samples SELECT project_id, day, kind, entity, property, code, samples FROM quality_event_counts WHERE samples <> '[]';
+ALTER TABLE quality_event_counts DROP COLUMN samples;
 "#];
 
 /// The schema version this server writes (and the newest it reads).

@@ -17,7 +17,8 @@ pub fn count_violation_keys(c: &mut Client, table: Table, project_id: i64, day: 
 pub fn get_violation(c: &mut Client, table: Table, project_id: i64, day: &str, key: [&str; 4]) -> anyhow::Result<Option<ViolationRow>> {
     let [kind, entity, property, code] = key;
     let row = c.query_typed_opt(
-        &format!("SELECT message, count, first_seen_ms, last_seen_ms, types, samples FROM {t}
+        &format!("SELECT message, count, first_seen_ms, last_seen_ms, types, coalesce(s.samples, '[]')
+         FROM {t} v LEFT JOIN {t}_samples s USING (project_id, day, kind, entity, property, code)
          WHERE project_id = $1 AND day = $2 AND kind = $3 AND entity = $4 AND property = $5 AND code = $6", t = table.name()),
         &key_params(&project_id, &day, &kind, &entity, &property, &code),
     )?;
@@ -49,7 +50,8 @@ pub fn violation_heads(c: &mut Client, table: Table, project_id: i64, day: &str,
     let max = max_samples as i32;
     // The samples are parsed to count them only while the count is under the cap (see `ViolationHead`).
     let rows = c.query_typed(
-        &format!("SELECT kind, entity, property, code, types, CASE WHEN count >= $7 THEN $7 ELSE json_array_length(samples::json) END FROM {t}
+        &format!("SELECT kind, entity, property, code, types, CASE WHEN count >= $7 THEN $7 ELSE coalesce(json_array_length(s.samples::json), 0) END
+         FROM {t} v LEFT JOIN {t}_samples s USING (project_id, day, kind, entity, property, code)
          WHERE project_id = $1 AND day = $2
            AND (kind, entity, property, code) IN (SELECT * FROM unnest($3::text[], $4::text[], $5::text[], $6::text[]))", t = table.name()),
         &[(&project_id, Type::INT8), (&day, Type::TEXT), (&kind, Type::TEXT_ARRAY), (&entity, Type::TEXT_ARRAY), (&property, Type::TEXT_ARRAY), (&code, Type::TEXT_ARRAY), (&max, Type::INT4)],
@@ -68,7 +70,8 @@ pub fn violation_head(c: &mut Client, table: Table, project_id: i64, day: &str, 
     let max = max_samples as i32;
     let [p, d, k, e, pr, co] = key_params(&project_id, &day, &kind, &entity, &property, &code);
     let row = c.query_typed_opt(
-        &format!("SELECT types, CASE WHEN count >= $7 THEN $7 ELSE json_array_length(samples::json) END FROM {t}
+        &format!("SELECT types, CASE WHEN count >= $7 THEN $7 ELSE coalesce(json_array_length(s.samples::json), 0) END
+         FROM {t} v LEFT JOIN {t}_samples s USING (project_id, day, kind, entity, property, code)
          WHERE project_id = $1 AND day = $2 AND kind = $3 AND entity = $4 AND property = $5 AND code = $6", t = table.name()),
         &[p, d, k, e, pr, co, (&max, Type::INT4)],
     )?;
@@ -96,18 +99,16 @@ pub fn upsert_violations(c: &mut Client, table: Table, project_id: i64, day: &st
 }
 
 fn upsert_violation(c: &mut Client, table: Table, project_id: i64, day: &str, row: &ViolationRow, samples: Samples) -> anyhow::Result<()> {
-    let keep = samples == Samples::Keep;
     // The count adds in SQL, so that two requests merging the same key at once both count.
-    let (types, samples) = (serde_json::to_string(&row.types)?, if keep { "[]".to_owned() } else { serde_json::to_string(&row.samples)? });
+    let types = serde_json::to_string(&row.types)?;
     c.execute_typed(
-        &format!("INSERT INTO {t} (project_id, day, kind, entity, property, code, message, count, first_seen_ms, last_seen_ms, types, samples)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+        &format!("INSERT INTO {t} (project_id, day, kind, entity, property, code, message, count, first_seen_ms, last_seen_ms, types)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
          ON CONFLICT (project_id, day, kind, entity, property, code) DO UPDATE SET
              count = {t}.count + excluded.count,
              first_seen_ms = least({t}.first_seen_ms, excluded.first_seen_ms),
              last_seen_ms = greatest({t}.last_seen_ms, excluded.last_seen_ms),
-             types = excluded.types,
-             samples = CASE WHEN $13 THEN {t}.samples ELSE excluded.samples END", t = table.name()),
+             types = excluded.types", t = table.name()),
         &[
             (&project_id, Type::INT8),
             (&day, Type::TEXT),
@@ -120,16 +121,25 @@ fn upsert_violation(c: &mut Client, table: Table, project_id: i64, day: &str, ro
             (&row.first_seen_ms, Type::INT8),
             (&row.last_seen_ms, Type::INT8),
             (&types, Type::TEXT),
-            (&samples, Type::TEXT),
-            (&keep, Type::BOOL),
         ],
     )?;
+    if samples == Samples::Replace && !row.samples.is_empty() {
+        let samples = serde_json::to_string(&row.samples)?;
+        let (kind, entity, property, code) = (row.kind.as_str(), row.entity.as_str(), row.property.as_str(), row.code.as_str());
+        let [p, d, k, e, pr, co] = key_params(&project_id, &day, &kind, &entity, &property, &code);
+        c.execute_typed(
+            &format!("INSERT INTO {t}_samples (project_id, day, kind, entity, property, code, samples) VALUES ($1, $2, $3, $4, $5, $6, $7)
+             ON CONFLICT (project_id, day, kind, entity, property, code) DO UPDATE SET samples = excluded.samples", t = table.name()),
+            &[p, d, k, e, pr, co, (&samples, Type::TEXT)],
+        )?;
+    }
     Ok(())
 }
 
 pub fn list_violations(c: &mut Client, table: Table, project_id: i64, f: &ViolationFilter, limit: usize, offset: usize) -> anyhow::Result<Vec<StoredViolation>> {
     let rows = c.query(
-        &format!("SELECT day, kind, entity, property, code, message, count, first_seen_ms, last_seen_ms, types, samples FROM {t}
+        &format!("SELECT day, kind, entity, property, code, message, count, first_seen_ms, last_seen_ms, types, coalesce(s.samples, '[]')
+         FROM {t} v LEFT JOIN {t}_samples s USING (project_id, day, kind, entity, property, code)
          WHERE project_id = $1 AND ($2::text IS NULL OR day >= $2) AND ($3::text IS NULL OR day <= $3) AND ($4::text IS NULL OR entity = $4)
            AND ($5::text IS NULL OR property = $5) AND ($6::text IS NULL OR code = $6) AND ($7::text IS NULL OR kind = $7)
          ORDER BY day, kind, entity, property, code LIMIT $8 OFFSET $9", t = table.name()),
@@ -157,6 +167,7 @@ pub fn list_violations(c: &mut Client, table: Table, project_id: i64, f: &Violat
 }
 
 pub fn delete_violations(c: &mut Client, table: Table, project_id: i64) -> anyhow::Result<usize> {
+    c.execute(&format!("DELETE FROM {t}_samples WHERE project_id = $1", t = table.name()), &[&project_id])?;
     Ok(c.execute(&format!("DELETE FROM {t} WHERE project_id = $1", t = table.name()), &[&project_id])? as usize)
 }
 

@@ -6,11 +6,17 @@ use rusqlite::{params, Connection, OptionalExtension};
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
-/// The tables of violations, of rejected records and of good and bad counts (the same columns), created when the store
-/// opens (`tables::create`). A database written before gains them empty, so nothing is upgraded.
+/// The tables of violations, of rejected records and of good and bad counts (the same columns),
+/// each with a table of its rows' samples, created when the store opens (`tables::create`).
 /// Types and samples are JSON arrays.
+///
+/// A key's samples are kept apart from its counts: every group commit adds to the counts of the
+/// keys it saw, while a key's samples are written only until it has `max_samples` of them. In
+/// one row, a count's update rewrote the samples too (about 3 KB a key), and the pages of all
+/// the keys a tracking group touched (most of the commit's WAL frames) were written again by
+/// every commit; apart, the counts of a day's keys fill a page or two.
 pub(crate) fn tables() -> String {
-    ["quality_violations", "quality_rejected", "quality_event_counts"]
+    TABLES
         .iter()
         .map(|name| {
             format!(
@@ -26,6 +32,15 @@ pub(crate) fn tables() -> String {
     first_seen_ms INTEGER NOT NULL,
     last_seen_ms INTEGER NOT NULL,
     types TEXT NOT NULL,
+    PRIMARY KEY (project_id, day, kind, entity, property, code)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS {name}_samples (
+    project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+    day TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    entity TEXT NOT NULL,
+    property TEXT NOT NULL,
+    code TEXT NOT NULL,
     samples TEXT NOT NULL,
     PRIMARY KEY (project_id, day, kind, entity, property, code)
 ) WITHOUT ROWID;
@@ -33,6 +48,28 @@ pub(crate) fn tables() -> String {
             )
         })
         .collect()
+}
+
+const TABLES: [&str; 3] = ["quality_violations", "quality_rejected", "quality_event_counts"];
+
+/// Moves the samples of a database written before they were kept apart (a `samples` column in
+/// each quality table) into the tables of samples, and drops the column; returns whether there
+/// was anything to move. Run by `tables::create` after [`tables`], in its transaction.
+pub(crate) fn move_samples_apart(conn: &Connection) -> anyhow::Result<bool> {
+    let mut moved = false;
+    for name in TABLES {
+        let has_samples: bool =
+            conn.query_row(&format!("SELECT count(*) FROM pragma_table_info('{name}') WHERE name = 'samples'"), [], |r| r.get::<_, i64>(0))? > 0;
+        if has_samples {
+            conn.execute_batch(&format!(
+                "INSERT INTO {name}_samples (project_id, day, kind, entity, property, code, samples)
+                 SELECT project_id, day, kind, entity, property, code, samples FROM {name} WHERE samples <> '[]';
+                 ALTER TABLE {name} DROP COLUMN samples;"
+            ))?;
+            moved = true;
+        }
+    }
+    Ok(moved)
 }
 
 pub fn count_violation_keys(conn: &Connection, table: Table, project_id: i64, day: &str) -> anyhow::Result<i64> {
@@ -46,8 +83,8 @@ pub fn get_violation(conn: &Connection, table: Table, project_id: i64, day: &str
     // Prepared once per connection: this runs for every key of every group commit.
     let row = conn
         .prepare_cached(&format!(
-            "SELECT message, count, first_seen_ms, last_seen_ms, types, samples FROM {t}
-             WHERE project_id = ?1 AND day = ?2 AND kind = ?3 AND entity = ?4 AND property = ?5 AND code = ?6",
+            "SELECT message, count, first_seen_ms, last_seen_ms, types, coalesce(s.samples, '[]') FROM {t} v LEFT JOIN {t}_samples s USING (project_id, day, kind, entity, property, code)
+             WHERE v.project_id = ?1 AND v.day = ?2 AND v.kind = ?3 AND v.entity = ?4 AND v.property = ?5 AND v.code = ?6",
             t = table.name()
         ))?
         .query_row(
@@ -77,6 +114,7 @@ pub fn get_violation(conn: &Connection, table: Table, project_id: i64, day: &str
 struct KeyStatements {
     head: String,
     upsert: String,
+    samples: String,
 }
 
 fn key_statements(table: Table) -> &'static KeyStatements {
@@ -85,17 +123,23 @@ fn key_statements(table: Table) -> &'static KeyStatements {
             // Parsing the samples to count them only while the count is under the cap (see
             // `ViolationHead`).
             head: format!(
-                "SELECT types, CASE WHEN count >= ?7 THEN ?7 ELSE json_array_length(samples) END FROM {t}
-                 WHERE project_id = ?1 AND day = ?2 AND kind = ?3 AND entity = ?4 AND property = ?5 AND code = ?6",
+                "SELECT types, CASE WHEN count >= ?7 THEN ?7 ELSE
+                     coalesce((SELECT json_array_length(s.samples) FROM {t}_samples s
+                               WHERE s.project_id = ?1 AND s.day = ?2 AND s.kind = ?3 AND s.entity = ?4 AND s.property = ?5 AND s.code = ?6), 0) END
+                 FROM {t} WHERE project_id = ?1 AND day = ?2 AND kind = ?3 AND entity = ?4 AND property = ?5 AND code = ?6",
                 t = table.name()
             ),
             upsert: format!(
-                "INSERT INTO {t} (project_id, day, kind, entity, property, code, message, count, first_seen_ms, last_seen_ms, types, samples)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+                "INSERT INTO {t} (project_id, day, kind, entity, property, code, message, count, first_seen_ms, last_seen_ms, types)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
                  ON CONFLICT (project_id, day, kind, entity, property, code) DO UPDATE SET
                      count = count + excluded.count, first_seen_ms = min(first_seen_ms, excluded.first_seen_ms),
-                     last_seen_ms = max(last_seen_ms, excluded.last_seen_ms), types = excluded.types,
-                     samples = iif(?13, samples, excluded.samples)",
+                     last_seen_ms = max(last_seen_ms, excluded.last_seen_ms), types = excluded.types",
+                t = table.name()
+            ),
+            samples: format!(
+                "INSERT INTO {t}_samples (project_id, day, kind, entity, property, code, samples) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                 ON CONFLICT (project_id, day, kind, entity, property, code) DO UPDATE SET samples = excluded.samples",
                 t = table.name()
             ),
         })
@@ -130,12 +174,13 @@ fn read_head(stmt: &mut rusqlite::Statement<'_>, project_id: i64, day: &str, key
     head.map(|(types, samples)| Ok(ViolationHead { types: serde_json::from_str(&types)?, samples: samples as usize })).transpose()
 }
 
-/// Adds each row to its key's stored row (or stores it), with one statement for them all.
+/// Adds each row to its key's stored row (or stores it), with one statement for them all, and
+/// writes the samples of the rows that replace them.
 pub fn upsert_violations(conn: &Connection, table: Table, project_id: i64, day: &str, rows: &[(ViolationRow, Samples)]) -> anyhow::Result<()> {
-    let mut stmt = conn.prepare_cached(&key_statements(table).upsert)?;
+    let statements = key_statements(table);
+    let mut upsert = conn.prepare_cached(&statements.upsert)?;
     for (row, samples) in rows {
-        let keep = *samples == Samples::Keep;
-        stmt.execute(params![
+        upsert.execute(params![
             project_id,
             day,
             row.kind,
@@ -147,16 +192,26 @@ pub fn upsert_violations(conn: &Connection, table: Table, project_id: i64, day: 
             row.first_seen_ms,
             row.last_seen_ms,
             serde_json::to_string(&row.types)?,
-            if keep { "[]".to_owned() } else { serde_json::to_string(&row.samples)? },
-            keep
         ])?;
+        if *samples == Samples::Replace && !row.samples.is_empty() {
+            conn.prepare_cached(&statements.samples)?.execute(params![
+                project_id,
+                day,
+                row.kind,
+                row.entity,
+                row.property,
+                row.code,
+                serde_json::to_string(&row.samples)?
+            ])?;
+        }
     }
     Ok(())
 }
 
 pub fn list_violations(conn: &Connection, table: Table, project_id: i64, f: &ViolationFilter, limit: usize, offset: usize) -> anyhow::Result<Vec<StoredViolation>> {
     let mut stmt = conn.prepare_cached(
-        &format!("SELECT day, kind, entity, property, code, message, count, first_seen_ms, last_seen_ms, types, samples FROM {t}
+        &format!("SELECT day, kind, entity, property, code, message, count, first_seen_ms, last_seen_ms, types, coalesce(s.samples, '[]')
+         FROM {t} v LEFT JOIN {t}_samples s USING (project_id, day, kind, entity, property, code)
          WHERE project_id = ?1 AND (?2 IS NULL OR day >= ?2) AND (?3 IS NULL OR day <= ?3) AND (?4 IS NULL OR entity = ?4)
            AND (?5 IS NULL OR property = ?5) AND (?6 IS NULL OR code = ?6) AND (?7 IS NULL OR kind = ?7)
          ORDER BY day, kind, entity, property, code LIMIT ?8 OFFSET ?9", t = table.name()),
@@ -182,6 +237,7 @@ pub fn list_violations(conn: &Connection, table: Table, project_id: i64, f: &Vio
 }
 
 pub fn delete_violations(conn: &Connection, table: Table, project_id: i64) -> anyhow::Result<usize> {
+    conn.execute(&format!("DELETE FROM {t}_samples WHERE project_id = ?1", t = table.name()), [project_id])?;
     Ok(conn.execute(&format!("DELETE FROM {t} WHERE project_id = ?1", t = table.name()), [project_id])?)
 }
 

@@ -105,6 +105,9 @@ pub(super) fn create(conn: &mut Connection) -> anyhow::Result<()> {
     tx.execute_batch(super::lookup::TABLES).context("cannot create the tables of lookup tables")?;
     tx.execute_batch(super::groups::TABLES).context("cannot create the table of group profiles")?;
     tx.execute_batch(&super::quality::tables()).context("cannot create the table of data quality")?;
+    if super::quality::move_samples_apart(&tx).context("cannot move the data-quality samples to their own tables")? {
+        tracing::info!("moved the data-quality samples to their own tables (once)");
+    }
     if had_events && !had_volume {
         // A database from before `event_volume`: count what it holds, once, and drop the
         // index the table replaces.
@@ -117,28 +120,33 @@ pub(super) fn create(conn: &mut Connection) -> anyhow::Result<()> {
     }
     tx.execute_batch("DROP INDEX IF EXISTS events_by_name")?;
     let version: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-    if version > DEDUP_KEY_VERSION {
+    if version > DATA_FORMAT {
         anyhow::bail!(
-            "the database was written by a newer datadict (data format {version}; this one reads up to {DEDUP_KEY_VERSION}); \
+            "the database was written by a newer datadict (data format {version}; this one reads up to {DATA_FORMAT}); \
              run that newer version, or start this one with another --data-dir"
         );
     }
-    if version < DEDUP_KEY_VERSION {
-        if had_events {
-            let started = std::time::Instant::now();
-            let rows = rekey_events(&tx).context("cannot re-key the stored events for de-duplication")?;
-            tracing::info!("re-keyed {rows} stored events for de-duplication (once, for the new digest) in {:.1?}", started.elapsed());
-        }
-        tx.pragma_update(None, "user_version", DEDUP_KEY_VERSION)?;
+    if version < DEDUP_KEY_VERSION && had_events {
+        let started = std::time::Instant::now();
+        let rows = rekey_events(&tx).context("cannot re-key the stored events for de-duplication")?;
+        tracing::info!("re-keyed {rows} stored events for de-duplication (once, for the new digest) in {:.1?}", started.elapsed());
+    }
+    if version < DATA_FORMAT {
+        tx.pragma_update(None, "user_version", DATA_FORMAT)?;
     }
     tx.commit()?;
     Ok(())
 }
 
 /// The format of the digests in `events.dedup`, kept in the database header's `user_version`:
-/// 0 (databases from before the version was recorded) and 1 hold SHA-256 digests, 2 BLAKE3
-/// (see `dedup_key`). A database of an older version is re-keyed when opened.
+/// 0 (databases from before the version was recorded) and 1 hold SHA-256 digests, 2 and later
+/// BLAKE3 (see `dedup_key`). A database of an older version is re-keyed when opened.
 pub const DEDUP_KEY_VERSION: i64 = 2;
+
+/// The database's format, in its header's `user_version`: [`DEDUP_KEY_VERSION`], then 3 since
+/// the data-quality samples are kept in tables of their own (`quality::move_samples_apart`),
+/// which a server of format 2 would not find. A server refuses a database of a newer format.
+pub const DATA_FORMAT: i64 = 3;
 
 /// Replaces every stored event's dedup digest with the current `dedup_key` of its fields (in the
 /// caller's transaction, 10,000 rows at a time in rowid order). Returns how many rows it re-keyed.

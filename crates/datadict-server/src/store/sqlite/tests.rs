@@ -8,7 +8,7 @@ mod lookup;
 use super::event_writer::write_group;
 use super::events::insert_events;
 use super::reads::event_counts;
-use super::tables::DEDUP_KEY_VERSION;
+use super::tables::{DATA_FORMAT, DEDUP_KEY_VERSION};
 use super::Sqlite as Store;
 use super::*;
 use crate::store::event_writer::{InsertJob, Part};
@@ -219,7 +219,7 @@ fn older_digests_are_rekeyed_once() {
 
     let mut conn = Store::init_writer(conn, Synchronous::Full).unwrap();
     let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
-    assert_eq!(version, DEDUP_KEY_VERSION);
+    assert_eq!(version, DATA_FORMAT);
     let rekeyed = keys_of(&conn, |e, t, d, i| dedup_key(e, t, d, i).to_vec());
     assert_eq!(rekeyed.len(), ids.len());
     assert!(rekeyed.iter().all(|(_, stored, current)| stored == current), "every stored digest is the current one");
@@ -233,7 +233,7 @@ fn older_digests_are_rekeyed_once() {
     assert_volume_matches_events(&conn);
 
     // A database of a newer format is refused with what to do, not misread.
-    conn.pragma_update(None, "user_version", DEDUP_KEY_VERSION + 1).unwrap();
+    conn.pragma_update(None, "user_version", DATA_FORMAT + 1).unwrap();
     let err = Store::init_writer(conn, Synchronous::Full).unwrap_err().to_string();
     assert!(err.contains("written by a newer datadict") && err.contains("--data-dir"), "{err}");
 }
@@ -433,4 +433,40 @@ fn events_without_an_insert_id_are_each_stored() {
     let conn = store.call_sync(|conn| Ok(std::mem::replace(conn, Connection::open_in_memory()?))).unwrap();
     let conn = Store::init_writer(conn, Synchronous::Full).unwrap();
     assert_eq!(stored(&conn).len(), 4);
+}
+
+/// A database written when each quality row held its samples (format 2) has them moved to the
+/// tables of samples when opened: every row reads back as it was, and the column goes.
+#[test]
+fn quality_samples_move_to_their_own_tables_once() {
+    use crate::store::quality::{list_violations, Table, ViolationFilter};
+    let mut conn = Store::init_writer(Connection::open_in_memory().unwrap(), Synchronous::Full).unwrap();
+    conn.execute_batch(
+        "INSERT INTO projects (id, name, token_hash) VALUES (1, 'p', 'h');
+         DROP TABLE quality_violations_samples; DROP TABLE quality_rejected_samples; DROP TABLE quality_event_counts_samples;
+         ALTER TABLE quality_violations ADD COLUMN samples TEXT NOT NULL DEFAULT '[]';
+         ALTER TABLE quality_rejected ADD COLUMN samples TEXT NOT NULL DEFAULT '[]';
+         ALTER TABLE quality_event_counts ADD COLUMN samples TEXT NOT NULL DEFAULT '[]';
+         INSERT INTO quality_violations VALUES
+             (1, '2026-01-01', 'event', 'E', 'x', 'unknown_property', 'm', 7, 1, 2, '[\"string\"]', '[\"s1\",\"s2\"]'),
+             (1, '2026-01-01', 'event', 'F', '', 'no_schema', 'm', 1, 1, 1, '[]', '[]');
+         INSERT INTO quality_rejected VALUES (1, '2026-01-01', 'track', 'E', '', 'bad', 'm', 1, 1, 1, '[]', '[{\"record\":\"r\"}]');
+         PRAGMA user_version = 2;",
+    )
+    .unwrap();
+    let conn = Store::init_writer(conn, Synchronous::Full).unwrap();
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+    assert_eq!(version, DATA_FORMAT);
+    let all = ViolationFilter::default();
+    let read = |table| list_violations(&crate::store::Conn::Sqlite(&conn), table, 1, &all, 10, 0).unwrap();
+    let violations: Vec<(String, Vec<serde_json::Value>, i64)> = read(Table::Violations).into_iter().map(|v| (v.row.entity, v.row.samples, v.row.count)).collect();
+    assert_eq!(violations, [("E".to_owned(), vec!["s1".into(), "s2".into()], 7), ("F".to_owned(), vec![], 1)]);
+    assert_eq!(read(Table::Rejected)[0].row.samples, [serde_json::json!({"record": "r"})]);
+    let moved: i64 = conn.query_row("SELECT count(*) FROM quality_violations_samples", [], |r| r.get(0)).unwrap();
+    assert_eq!(moved, 1, "an empty list of samples is not copied");
+    let column: i64 = conn.query_row("SELECT count(*) FROM pragma_table_info('quality_violations') WHERE name = 'samples'", [], |r| r.get(0)).unwrap();
+    assert_eq!(column, 0);
+    // Opened again, there is nothing left to move.
+    let conn = Store::init_writer(conn, Synchronous::Full).unwrap();
+    assert!(!super::quality::move_samples_apart(&conn).unwrap());
 }
