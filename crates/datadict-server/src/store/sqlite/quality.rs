@@ -16,17 +16,19 @@ use std::sync::LazyLock;
 /// the keys a tracking group touched (most of the commit's WAL frames) were written again by
 /// every commit; apart, the counts of a day's keys fill a page or two.
 pub(crate) fn tables() -> String {
+    // A row's key, the same in both tables.
+    let key = "project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+    day TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    entity TEXT NOT NULL,
+    property TEXT NOT NULL,
+    code TEXT NOT NULL";
     TABLES
         .iter()
         .map(|name| {
             format!(
                 "CREATE TABLE IF NOT EXISTS {name} (
-    project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
-    day TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    entity TEXT NOT NULL,
-    property TEXT NOT NULL,
-    code TEXT NOT NULL,
+    {key},
     message TEXT NOT NULL,
     count INTEGER NOT NULL,
     first_seen_ms INTEGER NOT NULL,
@@ -35,12 +37,7 @@ pub(crate) fn tables() -> String {
     PRIMARY KEY (project_id, day, kind, entity, property, code)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS {name}_samples (
-    project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
-    day TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    entity TEXT NOT NULL,
-    property TEXT NOT NULL,
-    code TEXT NOT NULL,
+    {key},
     samples TEXT NOT NULL,
     PRIMARY KEY (project_id, day, kind, entity, property, code)
 ) WITHOUT ROWID;
