@@ -15,7 +15,8 @@
 //! `ratio_to_bare`, its rate over the mean of the two bare runs around it. Each server case runs
 //! twice, the second time with `--no-dictionary-check`, and gets `ratio_check_on_to_off`.
 //! With `<track-events>` (0 skips it), the `/track` case follows (`track.rs`): that many events,
-//! one per request, from each count of `<track-clients>` (default 1,16,64) in turn, then the same
+//! one per request, from each count of `<track-clients>` (default 1,16,64) in turn, each followed by
+//! its storage floor (`bare_track_commits`), then the same
 //! events as 2,000-event `/import` batches from 16 clients, for comparison in the same run.
 //! Prints one JSON line per case, in the order they ran. With `--postgres`, the `/import` cases
 //! run on PostgreSQL instead, with one and two server processes, beside a bare `COPY` (`pg.rs`).

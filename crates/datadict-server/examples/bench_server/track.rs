@@ -4,7 +4,10 @@
 //! connection, and every answer must be the text `1`. The server runs with its defaults, so every
 //! acknowledged event was fsynced (`synchronous=FULL`), as in the `/import` cases. Each case is
 //! measured beside a ceiling peer (a bare handler, no database) driven the same way in the same
-//! run, so that the figures say what share of this machine's HTTP capacity `/track` reaches.
+//! run, so that the figures say what share of this machine's HTTP capacity `/track` reaches, and
+//! beside the storage floor of the same events ([`bare_commits`]: the store's own writes in
+//! transactions of as many events as there are clients, without HTTP). Each case reports the
+//! server's and the client's CPU per request: both share this machine's cores.
 
 use super::{cpu_secs, peak_rss_kib, percentile as pct, round, start_server, stored_events};
 use datadict_server::store::{EventBatch, Store, Synchronous};
@@ -24,9 +27,13 @@ pub fn run_case(server: &str, records: &[Value], clients: usize, folders: &mut V
     let ceiling = ceiling(&bodies, clients);
     let fsync_ms = fsync_ms(dir.path());
     let cpu_before = cpu_secs(child.id());
+    let client_cpu_before = cpu_secs(std::process::id());
     let (secs, l) = send_track(&format!("{base}/track"), &bodies, clients);
     let rss_kib = peak_rss_kib(child.id());
     let cpu = cpu_secs(child.id()) - cpu_before;
+    // The client's own CPU (this process's threads sending the requests): it shares the
+    // machine's cores with the server, so it bounds what the server can be given.
+    let client_cpu = cpu_secs(std::process::id()) - client_cpu_before;
     let requests = records.len();
     let stored = stored_events(&base, &creds);
     assert_eq!(stored, requests, "the server stored {stored} of {requests} tracked events");
@@ -37,7 +44,8 @@ pub fn run_case(server: &str, records: &[Value], clients: usize, folders: &mut V
     json!({"case": "track", "clients": clients, "requests": requests, "secs": round(secs),
         "requests_per_sec": rate, "p50_ms": round(pct(&l, 0.5)), "p99_ms": round(pct(&l, 0.99)),
         "server_peak_rss_mib": round(rss_kib as f64 / 1024.0), "server_cpu_secs": round(cpu),
-        "requests_per_server_cpu_sec": (requests as f64 / cpu).round(),
+        "requests_per_server_cpu_sec": (requests as f64 / cpu).round(), "client_cpu_secs": round(client_cpu),
+        "server_cpu_us_per_request": (cpu * 1e6 / requests as f64).round(), "client_cpu_us_per_request": (client_cpu * 1e6 / requests as f64).round(),
         "ceiling_requests_per_sec": ceiling["requests_per_sec"], "ceiling_p50_ms": ceiling["p50_ms"], "ceiling_p99_ms": ceiling["p99_ms"],
         "ratio_to_ceiling": (rate / ceiling["requests_per_sec"].as_f64().unwrap_or(f64::NAN) * 100.0).round() / 100.0,
         "fsync_ms": (fsync_ms * 100.0).round() / 100.0})
@@ -76,7 +84,7 @@ pub fn bare_commits(records: &[Value], clients: usize, folders: &mut Vec<tempfil
     drop(store);
     folders.push(dir);
     json!({"case": "bare_track_commits", "events_per_commit": clients, "events": records.len(), "commits": batches.len(),
-        "events_per_sec": (records.len() as f64 / secs).round(), "cpu_secs": round(cpu)})
+        "events_per_sec": (records.len() as f64 / secs).round(), "cpu_secs": round(cpu), "cpu_us_per_event": (cpu * 1e6 / records.len() as f64).round()})
 }
 
 /// The time of one small write and `fsync` in `dir` (the server's data folder, so the same file
