@@ -100,39 +100,47 @@ pub fn upsert_violations(c: &mut Client, table: Table, project_id: i64, day: &st
 
 fn upsert_violation(c: &mut Client, table: Table, project_id: i64, day: &str, row: &ViolationRow, samples: Samples) -> anyhow::Result<()> {
     // The count adds in SQL, so that two requests merging the same key at once both count.
-    let types = serde_json::to_string(&row.types)?;
-    c.execute_typed(
-        &format!("INSERT INTO {t} (project_id, day, kind, entity, property, code, message, count, first_seen_ms, last_seen_ms, types)
+    let upsert = format!(
+        "INSERT INTO {t} (project_id, day, kind, entity, property, code, message, count, first_seen_ms, last_seen_ms, types)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
          ON CONFLICT (project_id, day, kind, entity, property, code) DO UPDATE SET
              count = {t}.count + excluded.count,
              first_seen_ms = least({t}.first_seen_ms, excluded.first_seen_ms),
              last_seen_ms = greatest({t}.last_seen_ms, excluded.last_seen_ms),
-             types = excluded.types", t = table.name()),
-        &[
-            (&project_id, Type::INT8),
-            (&day, Type::TEXT),
-            (&row.kind, Type::TEXT),
-            (&row.entity, Type::TEXT),
-            (&row.property, Type::TEXT),
-            (&row.code, Type::TEXT),
-            (&row.message, Type::TEXT),
-            (&row.count, Type::INT8),
-            (&row.first_seen_ms, Type::INT8),
-            (&row.last_seen_ms, Type::INT8),
-            (&types, Type::TEXT),
-        ],
-    )?;
-    if samples == Samples::Replace && !row.samples.is_empty() {
-        let samples = serde_json::to_string(&row.samples)?;
-        let (kind, entity, property, code) = (row.kind.as_str(), row.entity.as_str(), row.property.as_str(), row.code.as_str());
-        let [p, d, k, e, pr, co] = key_params(&project_id, &day, &kind, &entity, &property, &code);
-        c.execute_typed(
-            &format!("INSERT INTO {t}_samples (project_id, day, kind, entity, property, code, samples) VALUES ($1, $2, $3, $4, $5, $6, $7)
-             ON CONFLICT (project_id, day, kind, entity, property, code) DO UPDATE SET samples = excluded.samples", t = table.name()),
-            &[p, d, k, e, pr, co, (&samples, Type::TEXT)],
-        )?;
+             types = excluded.types",
+        t = table.name()
+    );
+    let types = serde_json::to_string(&row.types)?;
+    let mut params: Vec<(&(dyn postgres::types::ToSql + Sync), Type)> = vec![
+        (&project_id, Type::INT8),
+        (&day, Type::TEXT),
+        (&row.kind, Type::TEXT),
+        (&row.entity, Type::TEXT),
+        (&row.property, Type::TEXT),
+        (&row.code, Type::TEXT),
+        (&row.message, Type::TEXT),
+        (&row.count, Type::INT8),
+        (&row.first_seen_ms, Type::INT8),
+        (&row.last_seen_ms, Type::INT8),
+        (&types, Type::TEXT),
+    ];
+    if samples == Samples::Keep || row.samples.is_empty() {
+        c.execute_typed(&upsert, &params)?;
+        return Ok(());
     }
+    // The samples go in the same statement (a data-modifying `WITH`): one round trip per key.
+    let samples = serde_json::to_string(&row.samples)?;
+    params.push((&samples, Type::TEXT));
+    c.execute_typed(
+        &format!(
+            "WITH counted AS ({upsert} RETURNING 1)
+             INSERT INTO {t}_samples (project_id, day, kind, entity, property, code, samples)
+             SELECT $1, $2, $3, $4, $5, $6, $12 FROM counted
+             ON CONFLICT (project_id, day, kind, entity, property, code) DO UPDATE SET samples = excluded.samples",
+            t = table.name()
+        ),
+        &params,
+    )?;
     Ok(())
 }
 
