@@ -170,7 +170,8 @@ fn profile_findings(
             let update = ProfileUpdate { token: None, target: target.clone(), operation: operation.clone() };
             let text = serde_json::to_vec(&update).unwrap_or_default();
             let issues = [(r.issue.code.as_str(), r.issue.message.as_str())];
-            quality::reject(&mut findings.rejected, route, profile_schema_name(target), &issues, &text);
+            // Parsed without its token: nothing to redact.
+            quality::reject(&mut findings.rejected, route, profile_schema_name(target), &issues, &text, None);
         }
     }
     if let Some(dictionary) = dictionary {

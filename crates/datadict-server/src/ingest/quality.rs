@@ -174,13 +174,28 @@ pub struct Findings {
     pub counts: EventCounts,
 }
 
-/// A record's bytes as a sample's text: cut (see [`cut_sample`]), and with any invalid UTF-8
-/// replaced (a refused record may hold some; a valid one is checked by the faster `from_utf8`).
-fn record_sample(record: &[u8]) -> String {
+/// A record's bytes as a sample's text: the project token it carries (`token`) redacted (see
+/// [`redact`]), cut (see [`cut_sample`]), and with any invalid UTF-8 replaced (a refused record
+/// may hold some; a valid one is checked by the faster `from_utf8`).
+fn record_sample(record: &[u8], token: Option<&str>) -> String {
     match std::str::from_utf8(record) {
-        Ok(text) => cut_sample(text),
-        Err(_) => cut_sample(&String::from_utf8_lossy(record)),
+        Ok(text) => cut_sample(&redact(text, token)),
+        Err(_) => cut_sample(&redact(&String::from_utf8_lossy(record), token)),
     }
+}
+
+/// `text` with every JSON string equal to `token` written `"[redacted]"`. Samples are shown to
+/// whoever reads the project's data quality, while tokens are kept only as hashes; a refused
+/// record may also carry another project's token. Only whole JSON strings are replaced, so a
+/// short token sent by mistake does not garble the rest of the sample, and the replacement needs
+/// no parse (a refused record may not be JSON at all). A token written with escapes that its
+/// plain JSON form does not use is not found.
+fn redact<'a>(text: &'a str, token: Option<&str>) -> std::borrow::Cow<'a, str> {
+    let quoted = match token.filter(|t| !t.is_empty()).map(serde_json::to_string) {
+        Some(Ok(quoted)) if text.contains(&quoted) => quoted,
+        _ => return std::borrow::Cow::Borrowed(text),
+    };
+    std::borrow::Cow::Owned(text.replace(&quoted, "\"[redacted]\""))
 }
 
 /// Cuts `text` to at most [`MAX_SAMPLE_BYTES`] bytes on a character boundary.
@@ -204,7 +219,8 @@ impl Violations {
         // a tracked event has a finding per unknown property, and converting the record again for
         // each was a twentieth of a tracking request's CPU.
         let mut made: Option<Value> = None;
-        let mut sample = || made.get_or_insert_with(|| Value::from(record_sample(record))).clone();
+        let token = check.token.as_deref();
+        let mut sample = || made.get_or_insert_with(|| Value::from(record_sample(record, token))).clone();
         let Some(name) = check.event.as_deref() else { return };
         let mut shape = match self.shapes.get_mut(name) {
             Some(shape) if shape.matches(&check.properties) => {
@@ -356,14 +372,14 @@ fn operand<'o>(operation: &'o ProfileOperation, property: &str) -> Option<&'o Va
 
 /// Tallies one rejected record of `route`: per code of its issues (each once), with the record's
 /// text and the first message of that code as the sample.
-pub fn reject(rejected: &mut Violations, route: &'static str, event: &str, issues: &[(&'static str, &str)], record: &[u8]) {
+pub fn reject(rejected: &mut Violations, route: &'static str, event: &str, issues: &[(&'static str, &str)], record: &[u8], token: Option<&str>) {
     let mut seen: Vec<&str> = Vec::new();
     for (code, message) in issues {
         if seen.contains(code) {
             continue;
         }
         seen.push(code);
-        let sample = || json!({"record": record_sample(record), "message": message});
+        let sample = || json!({"record": record_sample(record, token), "message": message});
         rejected.add(route, event, "", code, message, None, sample);
     }
 }
@@ -389,6 +405,18 @@ impl Findings {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A sample never holds the token its record carried, whole JSON strings only.
+    #[test]
+    fn samples_redact_the_token() {
+        let check = |record: &str, token: Option<&str>, expected: &str| assert_eq!(record_sample(record.as_bytes(), token), expected, "{record}");
+        check(r#"{"event":"e","properties":{"token":"s3cret","x":"s3cret-ish"}}"#, Some("s3cret"), r#"{"event":"e","properties":{"token":"[redacted]","x":"s3cret-ish"}}"#);
+        check(r#"{"$token":"t","$set":{"t":"t","n":"at"}}"#, Some("t"), r#"{"$token":"[redacted]","$set":{"[redacted]":"[redacted]","n":"at"}}"#);
+        // Not JSON at all: the token is still found as a string.
+        check(r#"{"token":"s3cret", oops"#, Some("s3cret"), r#"{"token":"[redacted]", oops"#);
+        check(r#"{"token":"s3cret"}"#, None, r#"{"token":"s3cret"}"#);
+        check(r#"{"token":""}"#, Some(""), r#"{"token":""}"#);
+    }
 
     #[test]
     fn property_names_come_back_from_paths() {

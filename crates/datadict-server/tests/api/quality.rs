@@ -164,6 +164,32 @@ fn track_records_violations(backend: Backend) {
     assert_eq!(f.counts().get(&key("Purchase", "price", "type_mismatch")), Some(&1));
 }
 
+/// No sample holds a project token: not the token of a tracked event (kept only as a hash), of an
+/// event refused for another project's token, or of a refused profile update.
+fn samples_hold_no_token(backend: Backend) {
+    let f = fixture(backend);
+    let other = f.server.project("other");
+    let ours = json!({"event": "Purchase", "properties": {"token": f.token, "price": "free", "distinct_id": "u"}});
+    let theirs = json!({"event": "Purchase", "properties": {"token": other.token, "distinct_id": "u"}});
+    let invalid = json!({"event": "Purchase", "properties": {"token": f.token, "time": "yesterday"}});
+    let body = json!([ours, theirs, invalid]).to_string();
+    let r = f.server.send("POST", "/track", None, &[("Content-Type", "application/json")], Some(body.into_bytes()));
+    assert_eq!(r.status, 400, "{}", r.text);
+    let update = json!([{"$token": f.token, "$distinct_id": "u", "$add": {"n": "one"}}]).to_string();
+    assert_eq!(f.server.send("POST", "/engage", None, &[], Some(update.into_bytes())).status, 400);
+    let violations = f.server.get(&format!("/api/app/projects/{}/violations", f.p), &f.owner).text;
+    let rejected = f.server.get(&format!("/api/app/projects/{}/rejected", f.p), &f.owner).text;
+    for (what, text) in [("violations", &violations), ("rejected", &rejected)] {
+        assert!(text.contains("[redacted]"), "{what}: {text}");
+        for token in [&f.token, &other.token] {
+            assert!(!text.contains(token.as_str()), "{what} hold a token: {text}");
+        }
+    }
+    // The samples are there, only their tokens are not.
+    assert_eq!(f.counts().get(&key("Purchase", "price", "type_mismatch")), Some(&1));
+    assert!(rejected.contains("token_refused") && rejected.contains("yesterday"), "{rejected}");
+}
+
 fn a_flood_of_names_stays_bounded_with_an_others_row(backend: Backend) {
     let f = fixture_with(backend, Config { quality_max_keys: 3, ..Config::default() });
     let flood: Vec<Value> = (0..10).map(|i| event(&format!("Undocumented {i}"), i, json!({}))).collect();
@@ -501,6 +527,7 @@ on_both_stores!(
     the_draft_proposes_types_and_lists_conflicts,
     import_records_violations_with_counts_types_and_samples,
     track_records_violations,
+    samples_hold_no_token,
     a_flood_of_names_stays_bounded_with_an_others_row,
     reset_empties_violations_and_events_only_with_the_flag,
     rejected_records_are_kept_with_their_reasons,
