@@ -8,7 +8,7 @@ mod lookup;
 use super::event_writer::write_group;
 use super::events::insert_events;
 use super::reads::event_counts;
-use super::tables::{DATA_FORMAT, DEDUP_KEY_VERSION};
+use super::tables::DATA_FORMAT;
 use super::Sqlite as Store;
 use super::*;
 use crate::store::event_writer::{InsertJob, Part};
@@ -440,7 +440,7 @@ fn events_without_an_insert_id_are_each_stored() {
 #[test]
 fn quality_samples_move_to_their_own_tables_once() {
     use crate::store::quality::{list_violations, Table, ViolationFilter};
-    let mut conn = Store::init_writer(Connection::open_in_memory().unwrap(), Synchronous::Full).unwrap();
+    let conn = Store::init_writer(Connection::open_in_memory().unwrap(), Synchronous::Full).unwrap();
     conn.execute_batch(
         "INSERT INTO projects (id, name, token_hash) VALUES (1, 'p', 'h');
          DROP TABLE quality_violations_samples; DROP TABLE quality_rejected_samples; DROP TABLE quality_event_counts_samples;
