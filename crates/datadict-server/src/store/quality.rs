@@ -23,6 +23,9 @@ pub enum Table {
 }
 
 impl Table {
+    /// Every table, in declaration order (so `table as usize` is its index here).
+    pub const ALL: [Table; 3] = [Self::Violations, Self::Rejected, Self::EventCounts];
+
     /// The SQL table (a constant: it is written into statements).
     pub fn name(self) -> &'static str {
         match self {
@@ -290,6 +293,14 @@ mod tests {
             last_seen_ms: at,
             types: types.iter().map(|t| t.to_string()).collect(),
             samples: samples.iter().map(|s| Value::from(*s)).collect(),
+        }
+    }
+
+    /// `Table::ALL` lists each table at its discriminant, as `sqlite::quality` indexes it.
+    #[test]
+    fn every_table_is_at_its_index() {
+        for (i, table) in Table::ALL.into_iter().enumerate() {
+            assert_eq!(table as usize, i, "{table:?}");
         }
     }
 

@@ -23,9 +23,10 @@ pub(crate) fn tables() -> String {
     entity TEXT NOT NULL,
     property TEXT NOT NULL,
     code TEXT NOT NULL";
-    TABLES
+    Table::ALL
         .iter()
-        .map(|name| {
+        .map(|table| {
+            let name = table.name();
             format!(
                 "CREATE TABLE IF NOT EXISTS {name} (
     {key},
@@ -47,14 +48,12 @@ CREATE TABLE IF NOT EXISTS {name}_samples (
         .collect()
 }
 
-const TABLES: [&str; 3] = ["quality_violations", "quality_rejected", "quality_event_counts"];
-
 /// Moves the samples of a database written before they were kept apart (a `samples` column in
 /// each quality table) into the tables of samples, and drops the column; returns whether there
 /// was anything to move. Run by `tables::create` after [`tables`], in its transaction.
 pub(crate) fn move_samples_apart(conn: &Connection) -> anyhow::Result<bool> {
     let mut moved = false;
-    for name in TABLES {
+    for name in Table::ALL.map(Table::name) {
         let has_samples: bool =
             conn.query_row(&format!("SELECT count(*) FROM pragma_table_info('{name}') WHERE name = 'samples'"), [], |r| r.get::<_, i64>(0))? > 0;
         if has_samples {
@@ -77,7 +76,8 @@ pub fn count_violation_keys(conn: &Connection, table: Table, project_id: i64, da
 /// The row of one key, `[kind, entity, property, code]`, if stored.
 pub fn get_violation(conn: &Connection, table: Table, project_id: i64, day: &str, key: [&str; 4]) -> anyhow::Result<Option<ViolationRow>> {
     let [kind, entity, property, code] = key;
-    // Prepared once per connection: this runs for every key of every group commit.
+    // Prepared once per connection: this runs for every key of a group commit whose samples are
+    // not yet full.
     let row = conn
         .prepare_cached(&format!(
             "SELECT message, count, first_seen_ms, last_seen_ms, types, coalesce(s.samples, '[]') FROM {t} v LEFT JOIN {t}_samples s USING (project_id, day, kind, entity, property, code)
@@ -106,8 +106,8 @@ pub fn get_violation(conn: &Connection, table: Table, project_id: i64, day: &str
     .transpose()
 }
 
-/// The statements the event writer runs for every key of a group, one per table (`Table as
-/// usize`), made once: a statement is found in the connection's cache by its text.
+/// The statements the event writer runs for every key of a group, one set per table (at its
+/// index in `Table::ALL`), made once: a statement is found in the connection's cache by its text.
 struct KeyStatements {
     head: String,
     upsert: String,
@@ -116,7 +116,7 @@ struct KeyStatements {
 
 fn key_statements(table: Table) -> &'static KeyStatements {
     static ALL: LazyLock<[KeyStatements; 3]> = LazyLock::new(|| {
-        [Table::Violations, Table::Rejected, Table::EventCounts].map(|table| KeyStatements {
+        Table::ALL.map(|table| KeyStatements {
             // Parsing the samples to count them only while the count is under the cap (see
             // `ViolationHead`).
             head: format!(
@@ -176,6 +176,7 @@ fn read_head(stmt: &mut rusqlite::Statement<'_>, project_id: i64, day: &str, key
 pub fn upsert_violations(conn: &Connection, table: Table, project_id: i64, day: &str, rows: &[(ViolationRow, Samples)]) -> anyhow::Result<()> {
     let statements = key_statements(table);
     let mut upsert = conn.prepare_cached(&statements.upsert)?;
+    let mut write_samples = conn.prepare_cached(&statements.samples)?;
     for (row, samples) in rows {
         upsert.execute(params![
             project_id,
@@ -191,7 +192,7 @@ pub fn upsert_violations(conn: &Connection, table: Table, project_id: i64, day: 
             serde_json::to_string(&row.types)?,
         ])?;
         if *samples == Samples::Replace && !row.samples.is_empty() {
-            conn.prepare_cached(&statements.samples)?.execute(params![
+            write_samples.execute(params![
                 project_id,
                 day,
                 row.kind,
