@@ -170,6 +170,14 @@ fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     std::fs::create_dir_all(&cli.data_dir)
         .with_context(|| format!("cannot create the data folder {}", cli.data_dir.display()))?;
+    // On SQLite one server process owns the database: it keeps what it knows of the projects'
+    // dictionaries in memory (`store::sqlite::known`), which another server's schema writes would
+    // leave stale. The admin commands take no lock: they add projects and accounts only.
+    let serving = !matches!(cli.command, Some(Command::Admin(_)));
+    let _lock = match cli.database.is_none() && serving {
+        true => Some(lock_data_dir(&cli.data_dir)?),
+        false => None,
+    };
     let (store, database) = match &cli.database {
         Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => (Store::open_postgres(url)?, "PostgreSQL (--database)".to_owned()),
         Some(url) => bail!(
@@ -185,6 +193,27 @@ fn main() -> anyhow::Result<()> {
         None => serve(store, &cli.data_dir, &database, cli.serve),
         Some(Command::Serve(args)) => serve(store, &cli.data_dir, &database, args),
         Some(Command::Admin(cmd)) => run_admin(&store, cmd),
+    }
+}
+
+/// Holds the data folder's server lock for as long as the returned file is open, or says which
+/// folder another server holds.
+fn lock_data_dir(data_dir: &std::path::Path) -> anyhow::Result<std::fs::File> {
+    let path = data_dir.join("server.lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .with_context(|| format!("cannot open the lock file {}", path.display()))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => bail!(
+            "another datadict server is running on the data folder {} (it holds {}); stop it, or give this server its own --data-dir (several servers share one database only on PostgreSQL, with --database)",
+            data_dir.display(),
+            path.display()
+        ),
+        Err(std::fs::TryLockError::Error(e)) => Err(e).with_context(|| format!("cannot lock {}", path.display())),
     }
 }
 
@@ -245,6 +274,7 @@ fn serve(store: Store, data_dir: &std::path::Path, database: &str, args: ServeAr
     let state = AppState { store, config: Arc::new(config) };
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async move {
+        let shutdown = shutdown_signal();
         let listener = tokio::net::TcpListener::bind(args.listen)
             .await
             .with_context(|| format!("cannot listen on {} (is another server running? pass --listen)", args.listen))?;
@@ -267,28 +297,41 @@ fn serve(store: Store, data_dir: &std::path::Path, database: &str, args: ServeAr
         }
         say!("Press Ctrl-C to stop.");
         // With each connection's address, which `ip=1` on the tracking routes reads.
-        axum::serve(listener, app(state).into_make_service_with_connect_info::<std::net::SocketAddr>()).with_graceful_shutdown(shutdown_signal()).await?;
+        axum::serve(listener, app(state).into_make_service_with_connect_info::<std::net::SocketAddr>()).with_graceful_shutdown(shutdown).await?;
         say!("datadict stopped");
         anyhow::Ok(())
     })
 }
 
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
+/// Resolves on Ctrl-C or SIGTERM. The handlers are installed when this is called, before the
+/// server listens: installed on the future's first poll (in a task `axum::serve` spawns), a
+/// SIGTERM sent right after the first request arrived could still find the default action and
+/// kill the server without its graceful stop (seen in the durability tests on a busy machine).
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
-    let term = async {
-        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            s.recv().await;
-        }
+    let (interrupt, term) = {
+        use tokio::signal::unix::{signal, SignalKind};
+        (signal(SignalKind::interrupt()).ok(), signal(SignalKind::terminate()).ok())
     };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {},
-        () = term => {},
+    async move {
+        #[cfg(unix)]
+        {
+            let wait = |s: Option<tokio::signal::unix::Signal>| async move {
+                match s {
+                    Some(mut s) => {
+                        s.recv().await;
+                    }
+                    None => std::future::pending::<()>().await,
+                }
+            };
+            tokio::select! {
+                () = wait(interrupt) => {},
+                () = wait(term) => {},
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = tokio::signal::ctrl_c().await;
+        // Printed (and flushed) so that a supervisor, or a test, knows the signal was taken.
+        say!("shutting down: finishing the requests in flight");
     }
-    // Printed (and flushed) so that a supervisor, or a test, knows the signal was taken.
-    say!("shutting down: finishing the requests in flight");
 }

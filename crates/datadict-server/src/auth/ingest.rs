@@ -77,7 +77,7 @@ pub async fn token_projects_versioned(state: &AppState, tokens: Vec<String>) -> 
     let mut versions = HashMap::new();
     for token in tokens {
         let hash = super::hash_secret(&token);
-        let found = state.store.read_lookup(move |conn| crate::store::project_and_dictionary_by_token_hash(conn, &hash)).await?;
+        let found = state.store.project_and_version_by_token_hash(hash).await?;
         if let Some((project, version)) = found {
             versions.insert(project, version);
         }

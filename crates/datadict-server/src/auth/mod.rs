@@ -146,7 +146,7 @@ pub async fn authorize(
 /// about how much of a guessed token was right.
 pub async fn project_by_token(state: &AppState, token: &str) -> Result<Option<i64>, ApiError> {
     let hash = hash_secret(token);
-    Ok(state.store.read(move |conn| store::project_by_token_hash(conn, &hash)).await?)
+    Ok(state.store.project_and_version_by_token_hash(hash).await?.map(|(project_id, _)| project_id))
 }
 
 #[cfg(test)]

@@ -72,7 +72,7 @@ pub async fn compiled_dictionary(state: &AppState, project_id: i64, version: Opt
     let cache = &state.config.dictionaries;
     let version = match version {
         Some(v) => v,
-        None => state.store.read_lookup(move |conn| store::dictionary_version(conn, project_id)).await?,
+        None => state.store.dictionary_version(project_id).await?,
     };
     if let Some(compiled) = cache.get(project_id, version) {
         return Ok(compiled);

@@ -164,6 +164,47 @@ impl Store {
         self.read(f).await
     }
 
+    /// The project whose token hashes to `token_hash`, with its dictionary version: on a SQLite
+    /// file, from memory once known (`sqlite::known`); otherwise one indexed read for both.
+    pub async fn project_and_version_by_token_hash(&self, token_hash: String) -> anyhow::Result<Option<(i64, i64)>> {
+        let Some(known) = self.known() else {
+            return self.read_lookup(move |conn| project_and_dictionary_by_token_hash(conn, &token_hash)).await;
+        };
+        if let Some(project_id) = known.project(&token_hash) {
+            return Ok(Some((project_id, self.dictionary_version(project_id).await?)));
+        }
+        let unknown = known.unknown();
+        let hash = token_hash.clone();
+        let found = self.read_lookup(move |conn| project_and_dictionary_by_token_hash(conn, &hash)).await?;
+        if let Some((project_id, version)) = found {
+            known.remember_project(&token_hash, project_id);
+            known.remember_version(project_id, version, unknown);
+        }
+        Ok(found)
+    }
+
+    /// The project's dictionary version (see `ingest::cache`): on a SQLite file, from memory once
+    /// known (`sqlite::known`); otherwise one indexed read.
+    pub async fn dictionary_version(&self, project_id: i64) -> anyhow::Result<i64> {
+        let Some(known) = self.known() else {
+            return self.read_lookup(move |conn| dictionary_version(conn, project_id)).await;
+        };
+        let unknown = match known.version(project_id) {
+            Ok(version) => return Ok(version),
+            Err(unknown) => unknown,
+        };
+        let version = self.read_lookup(move |conn| dictionary_version(conn, project_id)).await?;
+        known.remember_version(project_id, version, unknown);
+        Ok(version)
+    }
+
+    fn known(&self) -> Option<&sqlite::known::Known> {
+        match &self.backend {
+            Backend::Sqlite(db) => db.known(),
+            Backend::Postgres(_) => None,
+        }
+    }
+
     /// Runs `f` with a connection that may write on the current thread (for start-up and the
     /// admin CLI).
     pub fn call_sync<T>(&self, f: impl for<'c> FnOnce(&mut Conn<'c>) -> anyhow::Result<T>) -> anyhow::Result<T> {

@@ -1,6 +1,6 @@
 //! Two `datadict-server` processes (the real binary) on one PostgreSQL database: what one stores
 //! the other reads at once, a manual sync asked of both runs once, and a rate limit counts the
-//! requests to either.
+//! requests to either. On SQLite, one server process owns the data folder.
 
 use crate::common::process::{credentials, Data, Proc};
 use crate::common::{now_ms, Backend, Client};
@@ -169,4 +169,42 @@ fn wait_for_runs(client: &Client, creds: &DemoCredentials, path: &str) -> Vec<Va
         assert!(Instant::now() < deadline, "the runs did not end: {runs:?}");
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// On SQLite one server process owns the data folder (it keeps the projects' dictionary versions
+/// in memory): a second server on the folder refuses to start and says why, while the admin
+/// command still adds a project beside the running server, whose token that server then accepts.
+/// Once the first server is gone, another starts on the folder.
+#[test]
+fn one_server_owns_a_sqlite_folder_and_the_admin_command_works_beside_it() {
+    let data = Data::new(Backend::Sqlite);
+    let first = data.spawn("datadict_server=warn", &[], Stdio::inherit());
+    let binary = env!("CARGO_BIN_EXE_datadict-server");
+    let second = std::process::Command::new(binary)
+        .arg("--data-dir")
+        .arg(data.dir.path())
+        .args(["--listen", "127.0.0.1:0"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert!(!second.status.success(), "a second server started: {stderr}");
+    assert!(stderr.contains("another datadict server is running on the data folder"), "{stderr}");
+    assert!(stderr.contains("--database"), "the message names the way to run several: {stderr}");
+    let created = std::process::Command::new(binary)
+        .arg("--data-dir")
+        .arg(data.dir.path())
+        .args(["admin", "create-project", "--name", "Beside"])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&created.stdout);
+    assert!(created.status.success(), "{out} {}", String::from_utf8_lossy(&created.stderr));
+    let token = out.lines().find_map(|l| l.strip_prefix("project token:")).unwrap().split_whitespace().next().unwrap().to_owned();
+    let client = Client::new(&first.base);
+    let event = json!({"event": "Beside", "properties": {"token": token, "distinct_id": "u"}});
+    let r = client.send("POST", "/track", None, &[("Content-Type", "application/json")], Some(event.to_string().into_bytes())).unwrap();
+    assert_eq!((r.status, r.text.as_str()), (200, "1"));
+    first.kill();
+    let again = data.spawn("datadict_server=warn", &["--no-demo"], Stdio::inherit());
+    let r = Client::new(&again.base).send("POST", "/track", None, &[("Content-Type", "application/json")], Some(event.to_string().into_bytes())).unwrap();
+    assert_eq!((r.status, r.text.as_str()), (200, "1"));
 }

@@ -13,7 +13,7 @@ impl Sqlite {
     /// Starts the event writer on this database's writer connection.
     pub(crate) fn spawn_event_writer(&self) -> anyhow::Result<EventWriter> {
         let (conn, after_conn) = (self.conn.clone(), self.conn.clone());
-        let checkpoint = self.checkpoint.clone();
+        let (checkpoint, known) = (self.checkpoint.clone(), self.known.clone());
         spawn_event_writer(
             move |jobs| match lock(&conn) {
                 Ok(mut guard) => write_group(&mut guard, jobs),
@@ -21,7 +21,7 @@ impl Sqlite {
             },
             move || {
                 if let Ok(guard) = after_conn.lock() {
-                    after_write(&guard, checkpoint.as_deref());
+                    after_write(&guard, checkpoint.as_deref(), known.as_deref());
                 }
             },
         )

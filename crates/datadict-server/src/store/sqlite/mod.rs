@@ -9,6 +9,7 @@ pub(super) mod event_writer;
 pub(super) mod events;
 pub(super) mod groups;
 pub(super) mod jobs;
+pub(crate) mod known;
 pub(super) mod lookup;
 pub(super) mod profiles;
 pub(super) mod quality;
@@ -21,6 +22,7 @@ mod tests;
 use anyhow::Context;
 use super::events::EventBatch;
 use events::{set_foreign_keys, upsert_rows};
+use known::Known;
 use rusqlite::Connection;
 use std::path::Path;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
@@ -39,6 +41,9 @@ pub(crate) struct Sqlite {
     next_reader: Arc<AtomicUsize>,
     /// The checkpointer's wake-up and the commit count (absent in memory).
     checkpoint: Option<Arc<Checkpoint>>,
+    /// Token hashes and dictionary versions known without a read (absent in memory, where reads
+    /// share the writer connection).
+    known: Option<Arc<Known>>,
 }
 
 /// What the writer needs to keep the WAL short (see [`after_write`]).
@@ -99,14 +104,21 @@ impl Sqlite {
             readers.push(Mutex::new(conn));
         }
         let checkpoint = Some(Arc::new(Checkpoint { wake: spawn_checkpointer(path)?, woken_at: AtomicU32::new(0) }));
+        let known = Arc::new(Known::default());
+        let hook = known.clone();
+        writer.update_hook(Some(move |_: rusqlite::hooks::Action, _: &str, table: &str, _: i64| {
+            if table == "dictionary_versions" {
+                hook.changing();
+            }
+        }));
         let conn = Arc::new(Mutex::new(writer));
-        Ok(Self { conn, readers: Arc::new(readers), next_reader: Arc::default(), checkpoint })
+        Ok(Self { conn, readers: Arc::new(readers), next_reader: Arc::default(), checkpoint, known: Some(known) })
     }
 
     /// An in-memory store, for tools that need no persistence (reads share the one connection).
     pub fn open_in_memory() -> anyhow::Result<Self> {
         let conn = Arc::new(Mutex::new(Self::init_writer(Connection::open_in_memory()?, Synchronous::Full)?));
-        Ok(Self { conn, readers: Arc::default(), next_reader: Arc::default(), checkpoint: None })
+        Ok(Self { conn, readers: Arc::default(), next_reader: Arc::default(), checkpoint: None, known: None })
     }
 
     fn init_writer(mut conn: Connection, synchronous: Synchronous) -> anyhow::Result<Connection> {
@@ -141,17 +153,21 @@ impl Sqlite {
         T: Send + 'static,
         F: FnOnce(&mut Connection) -> anyhow::Result<T> + Send + 'static,
     {
-        let conn = self.conn.clone();
-        let checkpoint = self.checkpoint.clone();
+        let (conn, checkpoint, known) = (self.conn.clone(), self.checkpoint.clone(), self.known.clone());
         tokio::task::spawn_blocking(move || {
             let mut guard = lock(&conn)?;
             set_foreign_keys(&guard, true)?;
             let out = f(&mut guard);
-            after_write(&guard, checkpoint.as_deref());
+            after_write(&guard, checkpoint.as_deref(), known.as_deref());
             out
         })
         .await
         .context("a database task failed")?
+    }
+
+    /// What this store knows without a read (`None` in memory).
+    pub fn known(&self) -> Option<&Known> {
+        self.known.as_deref()
     }
 
     /// Runs a read-only `f` with a free reader connection on the calling thread, or hands `f`
@@ -207,7 +223,7 @@ impl Sqlite {
         let tx = guard.transaction()?;
         upsert_rows(&tx, project_id, batch, now_s)?;
         tx.commit()?;
-        after_write(&guard, self.checkpoint.as_deref());
+        after_write(&guard, self.checkpoint.as_deref(), self.known.as_deref());
         Ok(batch.len())
     }
 
@@ -216,7 +232,7 @@ impl Sqlite {
         let mut guard = lock(&self.conn)?;
         set_foreign_keys(&guard, true)?;
         let out = f(&mut guard);
-        after_write(&guard, self.checkpoint.as_deref());
+        after_write(&guard, self.checkpoint.as_deref(), self.known.as_deref());
         out
     }
 }
@@ -262,8 +278,12 @@ fn note_wal_frames(_: &rusqlite::hooks::Wal, frames: std::ffi::c_int) -> rusqlit
 /// searches). Between two transactions of the only writer the checkpoint reaches the end of the
 /// WAL (copying only what the checkpointer has not), so the next transaction writes the WAL from
 /// its beginning again (50 MB at most in the same run). Work that committed nothing leaves the
-/// WAL as it was and wakes nobody.
-pub(super) fn after_write(conn: &Connection, checkpoint: Option<&Checkpoint>) {
+/// WAL as it was and wakes nobody. Its end also settles a change of dictionary versions (see
+/// [`Known::settle`]).
+pub(super) fn after_write(conn: &Connection, checkpoint: Option<&Checkpoint>, known: Option<&Known>) {
+    if let Some(known) = known {
+        known.settle();
+    }
     let Some(checkpoint) = checkpoint else { return };
     let frames = WAL_FRAMES.take();
     if frames == 0 {
