@@ -147,7 +147,7 @@ fn generate(n: usize, base_ms: i64) -> (Vec<Vec<u8>>, Vec<EventBatch>, usize, Ve
             "$browser": rng.pick(&browsers), "$os": "Linux", "$screen_width": 1920, "$screen_height": 1080,
             "page": rng.pick(&pages), "referrer": "https://www.example.com/some/landing/page?utm=1",
             "utm_campaign": rng.pick(&campaigns), "price": (rng.next() % 10_000) as f64 / 100.0,
-            "quantity": rng.next() % 5, "logged_in": rng.next() % 2 == 0, "coupon": Value::Null,
+            "quantity": rng.next() % 5, "logged_in": rng.next().is_multiple_of(2), "coupon": Value::Null,
             "cart": {"items": rng.next() % 9, "currency": "EUR"}, "tags": ["a", "b"],
             "$source": "bench"
         }});

@@ -93,7 +93,7 @@ mod source_tool {
             "os_name": "iOS", "city": "Paris", "country": "FR", "ip_address": "10.0.0.1",
             "library": "test/1.0", "session_id": i / 10,
         });
-        if i % 5 != 0 {
+        if !i.is_multiple_of(5) {
             e["user_id"] = serde_json::json!(format!("user-{}", i % 7));
             e["user_properties"] = serde_json::json!({"plan": (["free", "pro"][i % 2]), "seen": format!("{day}")});
         }
