@@ -35,33 +35,46 @@ pub fn tracking_cors() -> CorsLayer {
         .max_age(std::time::Duration::from_secs(600))
 }
 
-/// The two CORS policies, chosen by path ([`route_cors`]).
+/// What [`hosting`] adds to every answer: one of two CORS policies, chosen by path, and the
+/// security headers.
 #[derive(Clone)]
-pub struct RouteCors {
+pub struct Hosting {
     tracking: CorsLayer,
     /// `None`: same-origin only.
     configured: Option<CorsLayer>,
+    /// Set on every answer that has none of its own ([`security_headers`]).
+    headers: Vec<(HeaderName, HeaderValue)>,
 }
 
-impl RouteCors {
-    pub fn new(config: &Config) -> Self {
-        Self { tracking: tracking_cors(), configured: cors(config) }
+impl Hosting {
+    pub fn new(config: &Config, csp: &str) -> Self {
+        Self { tracking: tracking_cors(), configured: cors(config), headers: security_headers(csp) }
     }
 }
 
-/// A middleware over every route: the tracking routes ([`TRACKING_ROUTES`]) answer CORS for any
-/// origin, preflights included; every other route answers it for the configured origins only. One
-/// layer that picks, rather than two stacked ones, because a CORS layer answers a preflight itself
-/// and the outer one would answer for both.
-pub async fn route_cors(State(cors): State<Arc<RouteCors>>, request: Request, next: Next) -> Response {
-    let layer = if TRACKING_ROUTES.contains(&request.uri().path()) { Some(&cors.tracking) } else { cors.configured.as_ref() };
-    match layer {
+/// The outermost middleware: the tracking routes ([`TRACKING_ROUTES`]) answer CORS for any
+/// origin, preflights included; every other route answers it for the configured origins only
+/// (one layer that picks, rather than two stacked ones, because a CORS layer answers a preflight
+/// itself and the outer one would answer for both). Then every answer, a preflight's too, gets
+/// the security headers it does not set itself (here rather than a layer per header: a tracking
+/// request is small enough for five layers to show in its CPU).
+pub async fn hosting(State(hosting): State<Arc<Hosting>>, request: Request, next: Next) -> Response {
+    let layer = if TRACKING_ROUTES.contains(&request.uri().path()) { Some(&hosting.tracking) } else { hosting.configured.as_ref() };
+    let mut response = match layer {
         Some(layer) => match layer.clone().layer(next).oneshot(request).await {
             Ok(response) => response,
             Err(never) => match never {},
         },
         None => next.run(request).await,
+    };
+    let headers = response.headers_mut();
+    headers.reserve(hosting.headers.len());
+    for (name, value) in &hosting.headers {
+        if !headers.contains_key(name) {
+            headers.insert(name.clone(), value.clone());
+        }
     }
+    response
 }
 
 /// CORS for the configured origins: none (same-origin only), a list, or `*` for any origin.

@@ -41,7 +41,6 @@ use axum::Router;
 use std::path::PathBuf;
 use std::sync::Arc;
 use tower_http::services::{ServeDir, ServeFile};
-use tower_http::set_header::SetResponseHeaderLayer;
 
 pub use error::ApiError;
 pub use store::Store;
@@ -144,10 +143,7 @@ pub fn app(state: AppState) -> Router {
     // refusal, waits for the body.
     router = router.layer(axum::middleware::from_fn(drain::drain_unread_body));
     let csp = hosting::content_security_policy(web_dir.as_deref());
-    for (name, value) in hosting::security_headers(&csp) {
-        router = router.layer(SetResponseHeaderLayer::if_not_present(name, value));
-    }
-    let cors = Arc::new(hosting::RouteCors::new(&state.config));
-    router = router.layer(axum::middleware::from_fn_with_state(cors, hosting::route_cors));
+    let hosting = Arc::new(hosting::Hosting::new(&state.config, &csp));
+    router = router.layer(axum::middleware::from_fn_with_state(hosting, hosting::hosting));
     router.with_state(state)
 }
