@@ -7,6 +7,7 @@
 //! transaction of the events ([`Findings::into_rows`]), those of profile updates in one
 //! transaction of their own ([`record`]).
 
+use super::redact::redact;
 use crate::store::{QualityRows, ViolationRow};
 use serde_json::{json, Value};
 use datadict_core::dictionary::profile::operand_type;
@@ -175,27 +176,13 @@ pub struct Findings {
 }
 
 /// A record's bytes as a sample's text: the project token it carries (`token`) redacted (see
-/// [`redact`]), cut (see [`cut_sample`]), and with any invalid UTF-8 replaced (a refused record
+/// `redact`), cut (see [`cut_sample`]), and with any invalid UTF-8 replaced (a refused record
 /// may hold some; a valid one is checked by the faster `from_utf8`).
 fn record_sample(record: &[u8], token: Option<&str>) -> String {
     match std::str::from_utf8(record) {
         Ok(text) => cut_sample(&redact(text, token)),
         Err(_) => cut_sample(&redact(&String::from_utf8_lossy(record), token)),
     }
-}
-
-/// `text` with every JSON string equal to `token` written `"[redacted]"`. Samples are shown to
-/// whoever reads the project's data quality, while tokens are kept only as hashes; a refused
-/// record may also carry another project's token. Only whole JSON strings are replaced, so a
-/// short token sent by mistake does not garble the rest of the sample, and the replacement needs
-/// no parse (a refused record may not be JSON at all). A token written with escapes that its
-/// plain JSON form does not use is not found.
-fn redact<'a>(text: &'a str, token: Option<&str>) -> std::borrow::Cow<'a, str> {
-    let quoted = match token.filter(|t| !t.is_empty()).map(serde_json::to_string) {
-        Some(Ok(quoted)) if text.contains(&quoted) => quoted,
-        _ => return std::borrow::Cow::Borrowed(text),
-    };
-    std::borrow::Cow::Owned(text.replace(&quoted, "\"[redacted]\""))
 }
 
 /// Cuts `text` to at most [`MAX_SAMPLE_BYTES`] bytes on a character boundary.

@@ -172,7 +172,12 @@ fn samples_hold_no_token(backend: Backend) {
     let ours = json!({"event": "Purchase", "properties": {"token": f.token, "price": "free", "distinct_id": "u"}});
     let theirs = json!({"event": "Purchase", "properties": {"token": other.token, "distinct_id": "u"}});
     let invalid = json!({"event": "Purchase", "properties": {"token": f.token, "time": "yesterday"}});
-    let body = json!([ours, theirs, invalid]).to_string();
+    // Our token again, every character written as a JSON escape (which JSON allows).
+    let escaped: String = f.token.chars().map(|c| format!("\\u{:04x}", c as u32)).collect();
+    let spelled = format!(r#"{{"event":"Purchase","properties":{{"token":"{escaped}","price":"gratis","distinct_id":"v"}}}}"#);
+    let body = format!("[{ours},{theirs},{invalid},{spelled}]");
+    // As the answers write it: each backslash of the sample's text escaped once more.
+    let escaped = escaped.replace('\\', "\\\\");
     let r = f.server.send("POST", "/track", None, &[("Content-Type", "application/json")], Some(body.into_bytes()));
     assert_eq!(r.status, 400, "{}", r.text);
     let update = json!([{"$token": f.token, "$distinct_id": "u", "$add": {"n": "one"}}]).to_string();
@@ -181,12 +186,13 @@ fn samples_hold_no_token(backend: Backend) {
     let rejected = f.server.get(&format!("/api/app/projects/{}/rejected", f.p), &f.owner).text;
     for (what, text) in [("violations", &violations), ("rejected", &rejected)] {
         assert!(text.contains("[redacted]"), "{what}: {text}");
-        for token in [&f.token, &other.token] {
+        for token in [&f.token, &other.token, &escaped] {
             assert!(!text.contains(token.as_str()), "{what} hold a token: {text}");
         }
     }
     // The samples are there, only their tokens are not.
-    assert_eq!(f.counts().get(&key("Purchase", "price", "type_mismatch")), Some(&1));
+    assert_eq!(f.counts().get(&key("Purchase", "price", "type_mismatch")), Some(&2));
+    assert!(violations.contains("gratis"), "{violations}");
     assert!(rejected.contains("token_refused") && rejected.contains("yesterday"), "{rejected}");
 }
 
