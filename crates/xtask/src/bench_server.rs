@@ -8,7 +8,10 @@
 //! `--track-clients`, beside the same events as 2,000-event `/import` batches. With
 //! `--store postgres`, the `/import` cases run on a scratch PostgreSQL cluster instead, with one
 //! and two server processes, beside a bare `COPY` of the same rows (the example's `pg.rs`); the
-//! `/track` case is SQLite's only.
+//! `/track` case is SQLite's only. With `--track-against <server-binary>` (an older build, say),
+//! only the `/track` case runs, on that binary and on the freshly built one in turn for `--rounds`
+//! rounds (6), `--track-events` requests (20,000) from `--track-clients` clients (16) each, and
+//! the example prints the medians of both and in how many rounds the new build was ahead.
 
 use crate::util::{cargo, run, step, target_dir};
 use anyhow::{bail, Context};
@@ -19,6 +22,10 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
     let mut track_events = "50000".to_owned();
     let mut track_clients = "1,16,64".to_owned();
     let mut postgres = false;
+    let mut against: Option<String> = None;
+    let mut rounds = "6".to_owned();
+    let given = |name: &str| args.iter().any(|a| a == name);
+    let (track_events_given, track_clients_given) = (given("--track-events"), given("--track-clients"));
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         match arg.as_str() {
@@ -31,7 +38,9 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
                 Some("postgres") => postgres = true,
                 other => bail!("--store takes sqlite or postgres, not {}", other.unwrap_or("nothing")),
             },
-            other => bail!("unknown option `{other}`: use --events N, --clients 1,4,16, --track-events N, --track-clients 1,16,64, --store sqlite|postgres"),
+            "--track-against" => against = Some(it.next().context("--track-against needs the path of a datadict-server binary")?.clone()),
+            "--rounds" => rounds = it.next().context("--rounds needs a number")?.clone(),
+            other => bail!("unknown option `{other}`: use --events N, --clients 1,4,16, --track-events N, --track-clients 1,16,64, --store sqlite|postgres, --track-against SERVER --rounds N"),
         }
     }
     step("building the release server and the bench example");
@@ -40,6 +49,16 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
     let server = target.join("release/datadict-server");
     let example = target.join("release/examples/bench_server");
     let mut bench = std::process::Command::new(example);
+    if let Some(baseline) = against {
+        let requests = if track_events_given { track_events } else { "20000".to_owned() };
+        let clients = if track_clients_given { track_clients } else { "16".to_owned() };
+        if clients.contains(',') {
+            bail!("--track-against compares at one client count: give --track-clients a single number");
+        }
+        step(&format!("comparing /track on {baseline} and this build: {rounds} rounds of {requests} requests from {clients} clients each"));
+        bench.arg("--track-compare").arg(&baseline).arg(&server).arg(&rounds).arg(&requests).arg(&clients);
+        return run(&mut bench);
+    }
     if postgres {
         step(&format!("benchmarking {events} events on PostgreSQL with {clients} concurrent clients, one and two server processes"));
         bench.arg("--postgres").arg(&server).arg(&events).arg(&clients);

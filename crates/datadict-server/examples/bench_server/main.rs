@@ -3,6 +3,7 @@
 //! event sent was stored.
 //!
 //! Usage: bench_server [--postgres] <server-binary> <events> <clients,...> [<track-events> <track-clients,...>]
+//! or: bench_server --track-compare <baseline-server> <current-server> [rounds] [requests] [clients]
 //!
 //! For each client count, a fresh server process over a fresh data folder receives the same
 //! gzipped 2,000-event batches over loopback from that many threads (keep-alive connections, one
@@ -20,6 +21,9 @@
 //! events as 2,000-event `/import` batches from 16 clients, for comparison in the same run.
 //! Prints one JSON line per case, in the order they ran. With `--postgres`, the `/import` cases
 //! run on PostgreSQL instead, with one and two server processes, beside a bare `COPY` (`pg.rs`).
+//! With `--track-compare`, only the `/track` case runs, alternately on two server binaries (six
+//! rounds of 20,000 requests from 16 clients by default), and a last line gives the medians of
+//! each (`track::compare`).
 
 mod pg;
 mod track;
@@ -36,6 +40,15 @@ const BATCH: usize = 2_000;
 
 fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().is_some_and(|a| a == "--track-compare") {
+        let usage = "usage: bench_server --track-compare <baseline-server> <current-server> [rounds] [requests] [clients]";
+        let number = |i: usize, default: usize| args.get(i).map_or(default, |s| s.parse().expect(usage));
+        let (rounds, requests, clients) = (number(3, 6), number(4, 20_000), number(5, 16));
+        let now_ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64;
+        let (_, _, _, records) = generate(requests, now_ms - 3_600_000);
+        track::compare(args.get(1).expect(usage), args.get(2).expect(usage), rounds, &records, clients);
+        return;
+    }
     let postgres = args.first().is_some_and(|a| a == "--postgres");
     if postgres {
         args.remove(0);

@@ -168,3 +168,45 @@ fn form_body(record: &Value, token: &str) -> String {
     }
     body
 }
+
+/// `/track` compared between two server binaries, `baseline` and `current`, in `rounds` rounds
+/// that each run [`run_case`] on one then the other (`records`, `clients`): this host's speed
+/// drifts within minutes (the ceiling peer alone from 28k to 48k requests/s), so only runs
+/// alternated close together compare two builds. Prints every run's line, tagged with its
+/// server, then the medians of each server and in how many rounds `current` was ahead.
+pub fn compare(baseline: &str, current: &str, rounds: usize, records: &[Value], clients: usize) {
+    let mut folders = Vec::new();
+    let mut runs: [Vec<Value>; 2] = [Vec::new(), Vec::new()];
+    for _ in 0..rounds {
+        for (i, (name, server)) in [("baseline", baseline), ("current", current)].into_iter().enumerate() {
+            let mut line = run_case(server, records, clients, &mut folders);
+            line["server"] = json!(name);
+            println!("{line}");
+            runs[i].push(line);
+        }
+    }
+    let figure = |run: &Value, key: &str| run[key].as_f64().unwrap_or(f64::NAN);
+    let median = |runs: &[Value], key: &str| {
+        let mut v: Vec<f64> = runs.iter().map(|r| figure(r, key)).collect();
+        v.sort_by(f64::total_cmp);
+        let middle = match v.len() {
+            0 => f64::NAN,
+            n if n % 2 == 1 => v[n / 2],
+            n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+        };
+        (middle * 100.0).round() / 100.0
+    };
+    let ahead = |key: &str, lower_is_better: bool| {
+        runs[0].iter().zip(&runs[1]).filter(|(b, c)| (figure(c, key) < figure(b, key)) == lower_is_better).count()
+    };
+    let keys = ["requests_per_sec", "server_cpu_us_per_request", "p99_ms", "ratio_to_ceiling"];
+    let medians = |runs: &[Value]| -> Value { keys.iter().map(|k| (k.to_string(), json!(median(runs, k)))).collect::<serde_json::Map<_, _>>().into() };
+    println!(
+        "{}",
+        json!({"case": "track_compare", "clients": clients, "requests": records.len(), "rounds": rounds,
+            "baseline": baseline, "current": current,
+            "baseline_medians": medians(&runs[0]), "current_medians": medians(&runs[1]),
+            "current_more_requests_per_sec_in": ahead("requests_per_sec", false),
+            "current_less_cpu_per_request_in": ahead("server_cpu_us_per_request", true)})
+    );
+}
