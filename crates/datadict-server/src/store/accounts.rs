@@ -82,11 +82,6 @@ pub fn project_token_hash(conn: &Conn<'_>, project_id: i64) -> anyhow::Result<St
     dispatch!(conn, accounts::project_token_hash(project_id))
 }
 
-/// The project whose token hashes to `token_hash`.
-pub fn project_by_token_hash(conn: &Conn<'_>, token_hash: &str) -> anyhow::Result<Option<i64>> {
-    dispatch!(conn, accounts::project_by_token_hash(token_hash))
-}
-
 /// The project whose token hashes to `token_hash`, with its dictionary version (see
 /// [`dictionary_version`](super::dictionary_version)): one read for both, which `/track` makes
 /// on every request.

@@ -77,11 +77,6 @@ pub fn project_token_hash(c: &mut Client, project_id: i64) -> anyhow::Result<Str
     Ok(c.query_one("SELECT token_hash FROM projects WHERE id = $1", &[&project_id])?.get(0))
 }
 
-pub fn project_by_token_hash(c: &mut Client, token_hash: &str) -> anyhow::Result<Option<i64>> {
-    Ok(c.query_opt("SELECT id FROM projects WHERE token_hash = $1", &[&token_hash])?
-        .map(|r| r.get(0)))
-}
-
 pub fn project_and_dictionary_by_token_hash(c: &mut Client, token_hash: &str) -> anyhow::Result<Option<(i64, i64)>> {
     Ok(c.query_opt(
         "SELECT p.id, coalesce(v.version, 0) FROM projects p LEFT JOIN dictionary_versions v ON v.project_id = p.id

@@ -76,14 +76,6 @@ pub fn project_token_hash(conn: &Connection, project_id: i64) -> anyhow::Result<
     Ok(conn.query_row("SELECT token_hash FROM projects WHERE id = ?1", [project_id], |r| r.get(0))?)
 }
 
-/// The project whose token hashes to `token_hash`.
-pub fn project_by_token_hash(conn: &Connection, token_hash: &str) -> anyhow::Result<Option<i64>> {
-    Ok(conn
-        .prepare_cached("SELECT id FROM projects WHERE token_hash = ?1")?
-        .query_row([token_hash], |r| r.get(0))
-        .optional()?)
-}
-
 /// The project whose token hashes to `token_hash`, with its dictionary version.
 pub fn project_and_dictionary_by_token_hash(conn: &Connection, token_hash: &str) -> anyhow::Result<Option<(i64, i64)>> {
     Ok(conn
