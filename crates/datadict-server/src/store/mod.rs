@@ -167,16 +167,14 @@ impl Store {
     /// The project whose token hashes to `token_hash`, with its dictionary version: on a SQLite
     /// file, from memory once known (`sqlite::known`); otherwise one indexed read for both.
     pub async fn project_and_version_by_token_hash(&self, token_hash: String) -> anyhow::Result<Option<(i64, i64)>> {
-        let Some(known) = self.known() else {
-            return self.read_lookup(move |conn| project_and_dictionary_by_token_hash(conn, &token_hash)).await;
-        };
-        if let Some(project_id) = known.project(&token_hash) {
+        let known = self.known();
+        if let Some(project_id) = known.and_then(|k| k.project(&token_hash)) {
             return Ok(Some((project_id, self.dictionary_version(project_id).await?)));
         }
-        let unknown = known.unknown();
+        let unknown = known.map(sqlite::known::Known::unknown);
         let hash = token_hash.clone();
         let found = self.read_lookup(move |conn| project_and_dictionary_by_token_hash(conn, &hash)).await?;
-        if let Some((project_id, version)) = found {
+        if let (Some(known), Some(unknown), Some((project_id, version))) = (known, unknown, found) {
             known.remember_project(&token_hash, project_id);
             known.remember_version(project_id, version, unknown);
         }
@@ -186,15 +184,16 @@ impl Store {
     /// The project's dictionary version (see `ingest::cache`): on a SQLite file, from memory once
     /// known (`sqlite::known`); otherwise one indexed read.
     pub async fn dictionary_version(&self, project_id: i64) -> anyhow::Result<i64> {
-        let Some(known) = self.known() else {
-            return self.read_lookup(move |conn| dictionary_version(conn, project_id)).await;
-        };
-        let unknown = match known.version(project_id) {
-            Ok(version) => return Ok(version),
-            Err(unknown) => unknown,
+        let known = self.known();
+        let unknown = match known.map(|k| k.version(project_id)) {
+            Some(Ok(version)) => return Ok(version),
+            Some(Err(unknown)) => Some(unknown),
+            None => None,
         };
         let version = self.read_lookup(move |conn| dictionary_version(conn, project_id)).await?;
-        known.remember_version(project_id, version, unknown);
+        if let (Some(known), Some(unknown)) = (known, unknown) {
+            known.remember_version(project_id, version, unknown);
+        }
         Ok(version)
     }
 
