@@ -4,8 +4,8 @@
 //! tallied per request in memory ([`Violations`]) and written once per request, one upsert per key
 //! (`store::quality::record_quality`), so that ingestion pays for a hash-map update per finding
 //! rather than a database write. The findings of events are written by the event writer in the
-//! transaction of the events ([`Findings::into_rows`]), those of profile updates in one
-//! transaction of their own ([`record`]).
+//! transaction of the events ([`Findings::into_rows`]), those of profile updates in the
+//! transaction of the updates (`ingest::load::store_profile_updates`).
 
 use super::redact::redact;
 use crate::store::{QualityRows, ViolationRow};
