@@ -161,7 +161,20 @@ macro_rules! shown {
     };
 }
 
-fn main() -> anyhow::Result<()> {
+/// A refusal (a folder in use, a bad `--database`) is printed as its chain of causes, one line,
+/// without the backtrace that `anyhow` adds when `RUST_BACKTRACE` is set: it is a message for
+/// the person who started the server, not a crash.
+fn main() -> std::process::ExitCode {
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("Error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "datadict_server=info".into()),

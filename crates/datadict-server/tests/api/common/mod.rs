@@ -129,9 +129,13 @@ impl Server {
         let thread = std::thread::spawn(move || {
             let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
             rt.block_on(async move {
+                // The app is built (its start-up steps, such as failing the jobs whose lease
+                // expired, done) before the test hears of the server: a test that writes jobs
+                // right after the start must not race them.
+                let router = app(state);
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
                 addr_tx.send(listener.local_addr().unwrap()).unwrap();
-                axum::serve(listener, app(state).into_make_service_with_connect_info::<std::net::SocketAddr>())
+                axum::serve(listener, router.into_make_service_with_connect_info::<std::net::SocketAddr>())
                     .with_graceful_shutdown(async move {
                         let _ = shutdown_rx.await;
                     })

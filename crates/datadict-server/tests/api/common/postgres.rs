@@ -49,8 +49,7 @@ impl Postgres {
                 .success();
             assert!(ok, "cannot hand the test folder to the postgres user");
         }
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let pg = Self { dir, port, runner };
+        let mut pg = Self { dir, port: 0, runner };
         let data = pg.dir.path().join("data");
         let out = pg
             .command(&pg_binary("initdb"))
@@ -59,25 +58,35 @@ impl Postgres {
             .output()
             .unwrap_or_else(|e| panic!("initdb cannot run ({e}); install PostgreSQL: apt-get install postgresql"));
         assert!(out.status.success(), "initdb failed: {}", String::from_utf8_lossy(&out.stderr));
-        let options = format!(
-            "-p {port} -k {} -c listen_addresses=127.0.0.1 -c fsync=off",
-            pg.dir.path().display()
-        );
-        let out = pg
-            .command(&pg_binary("pg_ctl"))
-            .arg("-D")
-            .arg(&data)
-            .args(["-o", &options, "-w", "-l"])
-            .arg(pg.dir.path().join("log"))
-            .arg("start")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "pg_ctl start failed: {} {}",
-            String::from_utf8_lossy(&out.stdout),
-            std::fs::read_to_string(pg.dir.path().join("log")).unwrap_or_default()
-        );
+        // A free port is found by binding port 0 and letting it go, so another process (a test
+        // server, another cluster) may take it before PostgreSQL binds it: then try another.
+        for attempt in 1.. {
+            pg.port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+            let log = pg.dir.path().join(format!("log-{attempt}"));
+            let options = format!(
+                "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off",
+                pg.port,
+                pg.dir.path().display()
+            );
+            let out = pg
+                .command(&pg_binary("pg_ctl"))
+                .arg("-D")
+                .arg(&data)
+                .args(["-o", &options, "-w", "-l"])
+                .arg(&log)
+                .arg("start")
+                .output()
+                .unwrap();
+            if out.status.success() {
+                break;
+            }
+            let log = std::fs::read_to_string(&log).unwrap_or_default();
+            assert!(
+                attempt < 5 && log.contains("Address already in use"),
+                "pg_ctl start failed (attempt {attempt}): {} {log}",
+                String::from_utf8_lossy(&out.stdout),
+            );
+        }
         pg
     }
 
