@@ -2,8 +2,9 @@
 //! every stored event and every applied profile update (kind `user`, entity `$user`; kind `group`,
 //! entity the group key, whose `profile` schema the core checks it against), their findings
 //! tallied per request in memory ([`Violations`]) and written once per request, one upsert per key
-//! (`store::quality::record_quality`), so that ingestion pays for a hash-map update per finding
-//! rather than a database write. The findings of events are written by the event writer in the
+//! (`store::quality::record_quality`; on SQLite through the event writer's journal, folded every
+//! quarter second), so that ingestion pays for a hash-map update per finding rather than a
+//! database write. The findings of events are written by the event writer in the
 //! transaction of the events ([`Findings::into_rows`]), those of profile updates in the
 //! transaction of the updates (`ingest::load::store_profile_updates`).
 

@@ -98,6 +98,7 @@ fn offset(cursor: Option<&str>) -> Result<usize, ApiError> {
 
 /// A page of `table`'s rows as the API's body.
 async fn page(state: &AppState, table: Table, project_id: i64, f: ViolationFilter, limit: usize, offset: usize) -> Result<Json<Value>, ApiError> {
+    state.store.settle_quality().await?;
     let mut rows = state.store.read(move |conn| store::quality::list_violations(conn, table, project_id, &f, limit + 1, offset)).await?;
     let next_cursor = (rows.len() > limit).then(|| (offset + limit).to_string());
     rows.truncate(limit);
@@ -212,6 +213,7 @@ async fn summary(
     let project_id = project.id();
     let q = read_query(query)?;
     let f = filter(q.since.as_deref(), q.until.as_deref())?;
+    state.store.settle_quality().await?;
     let (rows, rejected) = state
         .store
         .read(move |conn| {
@@ -281,6 +283,8 @@ async fn reset(
         Some("true") => true,
         Some(other) => return Err(ApiError::BadRequest(format!("`events={other}` is not allowed; use `events=true` to delete the stored events too"))),
     };
+    // The findings of requests answered before the reset are deleted with the rest.
+    state.store.settle_quality().await?;
     let (violations, events_deleted) = state
         .store
         .call(move |conn| {
@@ -291,6 +295,7 @@ async fn reset(
             Ok(((v, r), e))
         })
         .await?;
+    state.store.quality_deleted();
     let (violations, rejected) = violations;
     let mut results = Map::new();
     results.insert("violations_deleted".into(), violations.into());

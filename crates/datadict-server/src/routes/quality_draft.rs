@@ -110,6 +110,7 @@ async fn draft(
     let q = read_query(query)?;
     let since_day = q.since.as_deref().map(|s| parse_day("since", s, crate::ingest::now_ms())).transpose()?;
     let f = ViolationFilter { since_day, event: q.event, kind: Some("event".into()), ..ViolationFilter::default() };
+    state.store.settle_quality().await?;
     let (rows, current) = state
         .store
         .read(move |conn| {

@@ -2,8 +2,9 @@
 //! commits, and the [`EventSink`] through which a request hands it its events in parts, then its
 //! data-quality rows ([`QualityRows`]), which the group's transaction writes after the events, so
 //! that a request costs one commit. The thread and the sink are the same on both backends; each
-//! backend writes a group its own way (`sqlite::event_writer`, `pg::events`), and both write the
-//! group's quality rows with [`record_quality`](super::quality::record_quality).
+//! backend writes a group its own way (`sqlite::event_writer`, `pg::events`), and the group's
+//! quality rows with it: PostgreSQL with [`record_quality`](super::quality::record_quality),
+//! SQLite into its quality journal (`sqlite::quality_journal`).
 
 use super::events::EventBatch;
 use super::quality::QualityRows;

@@ -6,7 +6,7 @@
 //! of `sqlite/quality.rs` or `pg/quality.rs`; [`record_violations`] merges here, on both.
 
 use super::conn::{dispatch, Conn};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// Which record of quality a row belongs to.
@@ -37,7 +37,7 @@ impl Table {
 }
 
 /// One key's tally of a request, or a stored row (then `count` and the times are the day's).
-#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct ViolationRow {
     pub kind: String,
     pub entity: String,
@@ -72,7 +72,7 @@ pub struct ViolationFilter {
 
 /// One request's data-quality rows for one project and UTC day, which the event writer stores in
 /// the transaction of the request's events ([`EventSink::send_quality`](super::EventSink::send_quality)).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct QualityRows {
     /// The UTC day (`YYYY-MM-DD`) the rows count in.
     pub day: String,
@@ -260,6 +260,27 @@ fn merge_equal_keys(rows: Vec<ViolationRow>, max_samples: usize) -> Vec<Violatio
         }
     }
     out
+}
+
+impl super::Store {
+    /// Brings the findings of every request answered so far into the quality tables: what reads
+    /// or resets them calls this first. On SQLite the event writer appends them to a journal that
+    /// it folds into the tables every quarter second (`sqlite::quality_journal`), and this folds it
+    /// now; PostgreSQL writes them into the tables directly.
+    pub async fn settle_quality(&self) -> anyhow::Result<()> {
+        match &self.backend {
+            super::Backend::Sqlite(db) => db.settle_quality().await,
+            super::Backend::Postgres(_) => Ok(()),
+        }
+    }
+
+    /// Tells the store that the quality tables lost rows (a reset), so that the SQLite journal
+    /// keeps samples again for the keys it had counted full.
+    pub fn quality_deleted(&self) {
+        if let super::Backend::Sqlite(db) = &self.backend {
+            db.quality_deleted();
+        }
+    }
 }
 
 /// A page of violations in (day, kind, entity, property, code) order, from `offset`.

@@ -1,12 +1,13 @@
 //! The SQLite event writer's group commit: the jobs of a group in one transaction, each in a
 //! savepoint (a group of ready jobs: none, unless one fails), then the data-quality rows of the
-//! jobs stored, on the writer connection.
+//! jobs stored appended to the quality journal (`quality_journal`, folded into the quality tables
+//! every quarter second and before they are read), on the writer connection.
 
 use super::events::{set_foreign_keys, upsert_rows};
 use super::{after_write, lock, Sqlite};
 use crate::store::event_writer::{fail_each, spawn_event_writer, EventWriter, InsertJob, ReadyParts};
-use crate::store::quality::{record_quality, QualityRows};
-use crate::store::Conn;
+use super::quality_journal::Journal;
+use crate::store::quality::QualityRows;
 use rusqlite::{Connection, Transaction};
 
 impl Sqlite {
@@ -14,13 +15,16 @@ impl Sqlite {
     pub(crate) fn spawn_event_writer(&self) -> anyhow::Result<EventWriter> {
         let (conn, after_conn) = (self.conn.clone(), self.conn.clone());
         let (checkpoint, known) = (self.checkpoint.clone(), self.known.clone());
+        let (journal, after_journal) = (self.journal.clone(), self.journal.clone());
         spawn_event_writer(
-            move |jobs| match lock(&conn) {
-                Ok(mut guard) => write_group(&mut guard, jobs),
-                Err(e) => fail_each(jobs, e),
+            move |jobs| match (lock(&conn), journal.lock()) {
+                (Ok(mut guard), Ok(mut journal)) => write_group(&mut guard, jobs, &mut journal),
+                (Err(e), _) => fail_each(jobs, e),
+                (_, Err(_)) => fail_each(jobs, "the data-quality journal is unusable (a writer panicked)"),
             },
             move || {
-                if let Ok(guard) = after_conn.lock() {
+                if let (Ok(guard), Ok(mut journal)) = (after_conn.lock(), after_journal.lock()) {
+                    journal.fold_when_due(&guard);
                     after_write(&guard, checkpoint.as_deref(), known.as_deref());
                 }
             },
@@ -30,9 +34,9 @@ impl Sqlite {
 
 /// What the event writer does with a group: [`insert_group`] with the foreign-key checks off,
 /// which it leaves off for the next group (see [`set_foreign_keys`]).
-pub(super) fn write_group(conn: &mut Connection, jobs: &[InsertJob]) -> Vec<anyhow::Result<usize>> {
+pub(super) fn write_group(conn: &mut Connection, jobs: &[InsertJob], journal: &mut Journal) -> Vec<anyhow::Result<usize>> {
     match set_foreign_keys(conn, false) {
-        Ok(()) => insert_group(conn, jobs),
+        Ok(()) => insert_group(conn, jobs, journal),
         Err(e) => fail_each(jobs, format!("{e:#}")),
     }
 }
@@ -40,9 +44,9 @@ pub(super) fn write_group(conn: &mut Connection, jobs: &[InsertJob]) -> Vec<anyh
 /// Stores the jobs of a group in one transaction, each in a savepoint, then the quality rows of
 /// the jobs stored; returns each job's outcome. A group of ready jobs only goes
 /// [`insert_ready_group`]'s way.
-fn insert_group(conn: &mut Connection, jobs: &[InsertJob]) -> Vec<anyhow::Result<usize>> {
+fn insert_group(conn: &mut Connection, jobs: &[InsertJob], journal: &mut Journal) -> Vec<anyhow::Result<usize>> {
     if !jobs.is_empty() && jobs.iter().all(|job| job.ready) {
-        return insert_ready_group(conn, jobs);
+        return insert_ready_group(conn, jobs, journal);
     }
     let mut tx = match conn.transaction() {
         Ok(tx) => tx,
@@ -62,7 +66,7 @@ fn insert_group(conn: &mut Connection, jobs: &[InsertJob]) -> Vec<anyhow::Result
         };
         results.push(stored());
     }
-    commit_group(tx, jobs, results, quality)
+    commit_group(tx, jobs, results, quality, journal)
 }
 
 /// Stores a group of ready jobs (small requests whose parts were all queued with the job, such
@@ -73,17 +77,23 @@ fn insert_group(conn: &mut Connection, jobs: &[InsertJob]) -> Vec<anyhow::Result
 /// (`perf`). Their parts were checked whole before they were queued, so only the store can fail
 /// one; if it does, the transaction is rolled back and the group stored again from the held
 /// parts with a savepoint per job, so that only that job fails.
-fn insert_ready_group(conn: &mut Connection, jobs: &[InsertJob]) -> Vec<anyhow::Result<usize>> {
+fn insert_ready_group(conn: &mut Connection, jobs: &[InsertJob], journal: &mut Journal) -> Vec<anyhow::Result<usize>> {
     let mut parts: Vec<anyhow::Result<ReadyParts>> = jobs.iter().map(InsertJob::take_ready).collect();
-    match store_ready(conn, jobs, &mut parts, false) {
+    match store_ready(conn, jobs, &mut parts, false, journal) {
         Some(results) => results,
-        None => store_ready(conn, jobs, &mut parts, true).unwrap_or_else(|| fail_each(jobs, "the events could not be stored")),
+        None => store_ready(conn, jobs, &mut parts, true, journal).unwrap_or_else(|| fail_each(jobs, "the events could not be stored")),
     }
 }
 
 /// One attempt of [`insert_ready_group`]: with `isolate`, each job in a savepoint of its own;
 /// without it, `None` (the transaction rolled back) as soon as one job fails.
-fn store_ready(conn: &mut Connection, jobs: &[InsertJob], parts: &mut [anyhow::Result<ReadyParts>], isolate: bool) -> Option<Vec<anyhow::Result<usize>>> {
+fn store_ready(
+    conn: &mut Connection,
+    jobs: &[InsertJob],
+    parts: &mut [anyhow::Result<ReadyParts>],
+    isolate: bool,
+    journal: &mut Journal,
+) -> Option<Vec<anyhow::Result<usize>>> {
     let mut tx = match conn.transaction() {
         Ok(tx) => tx,
         Err(e) => return Some(fail_each(jobs, format!("cannot begin a transaction: {e}"))),
@@ -115,17 +125,31 @@ fn store_ready(conn: &mut Connection, jobs: &[InsertJob], parts: &mut [anyhow::R
         .filter(|(_, result)| result.is_ok())
         .filter_map(|((job, part), _)| part.as_mut().ok()?.quality.take().map(|q| (job.project_id, q)))
         .collect();
-    Some(commit_group(tx, jobs, results, quality))
+    Some(commit_group(tx, jobs, results, quality, journal))
 }
 
-/// Writes the quality rows of a group's stored jobs and commits the group; returns `results`, or
-/// the failure for every job.
-fn commit_group(tx: Transaction<'_>, jobs: &[InsertJob], results: Vec<anyhow::Result<usize>>, quality: Vec<(i64, QualityRows)>) -> Vec<anyhow::Result<usize>> {
-    if let Err(e) = record_quality(&Conn::Sqlite(&tx), quality) {
+/// Appends the quality rows of a group's stored jobs to the journal and commits the group;
+/// returns `results`, or the failure for every job.
+fn commit_group(
+    tx: Transaction<'_>,
+    jobs: &[InsertJob],
+    results: Vec<anyhow::Result<usize>>,
+    quality: Vec<(i64, QualityRows)>,
+    journal: &mut Journal,
+) -> Vec<anyhow::Result<usize>> {
+    if let Err(e) = journal.append(&tx, quality) {
+        journal.forget();
         return fail_each(jobs, format!("cannot record the data quality of the events: {e:#}"));
     }
     match tx.commit() {
-        Ok(()) => results,
-        Err(e) => fail_each(jobs, format!("cannot commit the events: {e}")),
+        Ok(()) => {
+            journal.committed();
+            results
+        }
+        Err(e) => {
+            // The journal counted findings that were not committed: forget them all.
+            journal.forget();
+            fail_each(jobs, format!("cannot commit the events: {e}"))
+        }
     }
 }

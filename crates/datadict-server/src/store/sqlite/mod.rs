@@ -1,7 +1,8 @@
 //! The embedded SQLite backend: opening the database, its writer and reader connections, the
 //! checkpointer, and running work on them on the blocking pool. The statements live in one file
 //! per resource (`accounts.rs`, `schemas.rs`, `profiles.rs`, `groups.rs`, `reads.rs`, `events.rs`
-//! and `event_writer.rs` for the import's insert path and group commits, `jobs.rs`, `lookup.rs`);
+//! and `event_writer.rs` for the import's insert path and group commits, `quality.rs` and
+//! `quality_journal.rs` for data quality, `jobs.rs`, `lookup.rs`);
 //! `tables.rs` creates the tables and upgrades older databases when the store opens.
 
 pub(super) mod accounts;
@@ -13,6 +14,7 @@ pub(crate) mod known;
 pub(super) mod lookup;
 pub(super) mod profiles;
 pub(super) mod quality;
+pub(super) mod quality_journal;
 pub(super) mod reads;
 pub(super) mod schemas;
 pub(super) mod tables;
@@ -23,6 +25,7 @@ use anyhow::Context;
 use super::events::EventBatch;
 use events::{set_foreign_keys, upsert_rows};
 use known::Known;
+use quality_journal::Journal;
 use rusqlite::Connection;
 use std::path::Path;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
@@ -44,6 +47,8 @@ pub(crate) struct Sqlite {
     /// Token hashes and dictionary versions known without a read (absent in memory, where reads
     /// share the writer connection).
     known: Option<Arc<Known>>,
+    /// The data-quality journal of the event writer (see `quality_journal`).
+    journal: Arc<Mutex<Journal>>,
 }
 
 /// What the writer needs to keep the WAL short (see [`after_write`]).
@@ -105,20 +110,20 @@ impl Sqlite {
         }
         let checkpoint = Some(Arc::new(Checkpoint { wake: spawn_checkpointer(path)?, woken_at: AtomicU32::new(0) }));
         let known = Arc::new(Known::default());
-        let hook = known.clone();
-        writer.update_hook(Some(move |_: rusqlite::hooks::Action, _: &str, table: &str, _: i64| {
-            if table == "dictionary_versions" {
-                hook.changing();
-            }
-        }));
+        watch_writes(&writer, known.clone());
+        let journal = Arc::new(Mutex::new(Journal::default()));
+        // What a stopped process journaled is in the quality tables before anything reads them.
+        quality_journal::recover(&writer).context("cannot fold the data-quality journal into its tables")?;
         let conn = Arc::new(Mutex::new(writer));
-        Ok(Self { conn, readers: Arc::new(readers), next_reader: Arc::default(), checkpoint, known: Some(known) })
+        Ok(Self { conn, readers: Arc::new(readers), next_reader: Arc::default(), checkpoint, known: Some(known), journal })
     }
 
     /// An in-memory store, for tools that need no persistence (reads share the one connection).
     pub fn open_in_memory() -> anyhow::Result<Self> {
-        let conn = Arc::new(Mutex::new(Self::init_writer(Connection::open_in_memory()?, Synchronous::Full)?));
-        Ok(Self { conn, readers: Arc::default(), next_reader: Arc::default(), checkpoint: None, known: None })
+        let writer = Self::init_writer(Connection::open_in_memory()?, Synchronous::Full)?;
+        let journal = Arc::new(Mutex::new(Journal::default()));
+        let conn = Arc::new(Mutex::new(writer));
+        Ok(Self { conn, readers: Arc::default(), next_reader: Arc::default(), checkpoint: None, known: None, journal })
     }
 
     fn init_writer(mut conn: Connection, synchronous: Synchronous) -> anyhow::Result<Connection> {
@@ -228,6 +233,19 @@ impl Sqlite {
     }
 
     /// Runs `f` with the writer connection on the current thread (for start-up and the admin CLI).
+    /// Folds the data-quality journal into its tables now (see `quality_journal`).
+    pub async fn settle_quality(&self) -> anyhow::Result<()> {
+        let journal = self.journal.clone();
+        self.call(move |conn| journal.lock().map_err(|_| anyhow::anyhow!("the data-quality journal is unusable (a writer panicked)"))?.fold(conn)).await
+    }
+
+    /// The data-quality tables lost rows (a reset): what the journal counted no longer is.
+    pub fn quality_deleted(&self) {
+        if let Ok(mut journal) = self.journal.lock() {
+            journal.forget_counts();
+        }
+    }
+
     pub fn call_sync<T>(&self, f: impl FnOnce(&mut Connection) -> anyhow::Result<T>) -> anyhow::Result<T> {
         let mut guard = lock(&self.conn)?;
         set_foreign_keys(&guard, true)?;
@@ -266,6 +284,16 @@ thread_local! {
 fn note_wal_frames(_: &rusqlite::hooks::Wal, frames: std::ffi::c_int) -> rusqlite::Result<()> {
     WAL_FRAMES.set(u32::try_from(frames).unwrap_or(0));
     Ok(())
+}
+
+/// Watches the writer connection's writes (its update hook, called for each row written to a
+/// rowid table): a row of `dictionary_versions` tells `known` that a dictionary is changing.
+fn watch_writes(writer: &Connection, known: Arc<Known>) {
+    writer.update_hook(Some(move |_: rusqlite::hooks::Action, _: &str, table: &str, _: i64| {
+        if table == "dictionary_versions" {
+            known.changing();
+        }
+    }));
 }
 
 /// Called with the writer connection after its work (outside any transaction): wakes the

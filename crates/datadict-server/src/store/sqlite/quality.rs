@@ -45,6 +45,7 @@ CREATE TABLE IF NOT EXISTS {name}_samples (
 "
             )
         })
+        .chain([super::quality_journal::TABLE.to_owned()])
         .collect()
 }
 

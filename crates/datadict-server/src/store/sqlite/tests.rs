@@ -6,6 +6,7 @@ mod groups;
 mod lookup;
 
 use super::event_writer::write_group;
+use super::quality_journal::Journal;
 use super::events::insert_events;
 use super::reads::event_counts;
 use super::tables::DATA_FORMAT;
@@ -287,11 +288,14 @@ fn a_ready_group_isolates_a_failing_job() {
             job(vec![Part::Rows(batch(&[(3_000, "d", "unfinished")]))]),
             job(vec![Part::Rows(batch(&[(2_000, "c", "second")])), counted("c"), Part::End]),
         ];
-        let results = write_group(conn, &jobs);
+        let mut journal = Journal::default();
+        let results = write_group(conn, &jobs, &mut journal);
         assert_eq!(results.iter().map(|r| r.as_ref().ok().copied()).collect::<Vec<_>>(), [Some(1), None, None, Some(1)]);
         assert!(format!("{:#}", results[1].as_ref().unwrap_err()).contains("refused by the test"), "{results:?}");
         assert_eq!(stored(conn), [(1_000, "first".into()), (2_000, "second".into())]);
         assert_volume_matches_events(conn);
+        // The quality rows of the stored jobs only were journaled.
+        journal.fold(conn).unwrap();
         let counts: Vec<(String, i64)> = conn
             .prepare("SELECT entity, count FROM quality_event_counts ORDER BY entity")
             .unwrap()
@@ -303,7 +307,7 @@ fn a_ready_group_isolates_a_failing_job() {
         // Without a failure, a ready group is committed on the first attempt.
         conn.execute_batch("DROP TRIGGER refuse").unwrap();
         let jobs = [job(vec![Part::Rows(batch(&[(7_000, "e", "third")])), counted("a"), Part::End])];
-        assert_eq!(write_group(conn, &jobs).into_iter().map(Result::ok).collect::<Vec<_>>(), [Some(1)]);
+        assert_eq!(write_group(conn, &jobs, &mut journal).into_iter().map(Result::ok).collect::<Vec<_>>(), [Some(1)]);
         assert_eq!(stored(conn).len(), 3);
     });
 }
@@ -335,7 +339,8 @@ fn a_group_commit_isolates_each_batch() {
             job(vec![Part::Rows(batch(&[(1_000, "a", "second")])), Part::Rows(batch(&[(2_000, "c", "third")])), Part::End]),
         ];
         // As the event writer runs a group.
-        let results = write_group(conn, &jobs);
+        let mut journal = Journal::default();
+        let results = write_group(conn, &jobs, &mut journal);
         assert_eq!(results.iter().map(|r| r.as_ref().ok().copied()).collect::<Vec<_>>(), [Some(1), None, None, Some(2)]);
         assert!(format!("{:#}", results[1].as_ref().unwrap_err()).contains("refused by the test"), "{results:?}");
         assert_eq!(stored(conn), [(1_000, "second".into()), (2_000, "third".into())]);
@@ -350,7 +355,7 @@ fn a_group_commit_isolates_each_batch() {
     let orphan = |conn: &mut Connection| Ok(insert_orphan_schema(conn)?);
     let err = store.call_sync(orphan);
     assert!(format!("{err:?}").contains("FOREIGN KEY"), "{err:?}");
-    store.call_sync(|conn| Ok(write_group(conn, &[]))).unwrap();
+    store.call_sync(|conn| Ok(write_group(conn, &[], &mut Journal::default()))).unwrap();
     let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
     let err = rt.block_on(store.call(orphan));
     assert!(format!("{err:?}").contains("FOREIGN KEY"), "{err:?}");
