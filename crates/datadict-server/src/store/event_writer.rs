@@ -12,14 +12,13 @@ use super::Store;
 use anyhow::Context;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
-use std::time::{Duration, Instant};
 use std::sync::Arc;
 
 impl Store {
     /// A sink for the events of one request (or one loaded batch), to be stored in one
     /// transaction by the event writer: see [`EventSink`].
     pub fn event_sink(&self, project_id: i64, now_s: i64) -> EventSink {
-        EventSink { writer: self.events.clone(), project_id, now_s, parts: None, answer: None, held: None, preparing: false }
+        EventSink { writer: self.events.clone(), project_id, now_s, parts: None, answer: None, held: None }
     }
 
     /// A sink for a request checked all at once on its own task (a small body): its parts are
@@ -27,10 +26,7 @@ impl Store {
     /// never waits for them, and a group may take more such jobs than [`JOBS_PER_GROUP`] (see
     /// [`READY_JOBS_PER_GROUP`]).
     pub fn ready_event_sink(&self, project_id: i64, now_s: i64) -> EventSink {
-        let mut sink = self.event_sink(project_id, now_s);
-        self.events.preparing.fetch_add(1, Ordering::Relaxed);
-        (sink.held, sink.preparing) = (Some(Vec::new()), true);
-        sink
+        EventSink { held: Some(Vec::new()), ..self.event_sink(project_id, now_s) }
     }
 }
 
@@ -40,8 +36,6 @@ impl Store {
 pub(crate) struct EventWriter {
     jobs: Sender<InsertJob>,
     in_flight: Arc<AtomicUsize>,
-    /// Ready sinks open: requests being checked that will queue a job in a few microseconds.
-    preparing: Arc<AtomicUsize>,
 }
 
 /// The events of one request on their way to the event writer, sent in parts as they are
@@ -61,16 +55,6 @@ pub struct EventSink {
     answer: Option<tokio::sync::oneshot::Receiver<anyhow::Result<usize>>>,
     /// The parts of a ready sink ([`Store::ready_event_sink`]), sent on close.
     held: Option<Vec<Part>>,
-    /// Counted in the writer's `preparing` until dropped (a ready sink).
-    preparing: bool,
-}
-
-impl Drop for EventSink {
-    fn drop(&mut self) {
-        if self.preparing {
-            self.writer.preparing.fetch_sub(1, Ordering::Relaxed);
-        }
-    }
 }
 
 /// What an [`EventSink`] sends to the writer for its job.
@@ -263,19 +247,10 @@ const JOBS_PER_GROUP: usize = 8;
 /// never have more than 8 requests per fsync.
 const READY_JOBS_PER_GROUP: usize = 64;
 
-/// How long the event writer waits at most for the ready requests being checked to join its
-/// group, and how often it looks again whether any still is. At 16 tracking clients a group held
-/// about 7 requests and cost a commit and an fsync each; waiting for the requests known to be on
-/// their way (never for a lone one) gave medians of +6% and +7% requests/s and 7% and 9% less
-/// server CPU a request in two sets of alternating runs, a small gain (BENCHMARKS.md).
-const GATHER_AT_MOST: Duration = Duration::from_micros(300);
-const GATHER_STEP: Duration = Duration::from_micros(20);
-
 /// The event writer: a thread that takes the batches queued by concurrent requests and stores
 /// all those waiting in one transaction with `write` (the backend's group commit), so that
 /// several requests share one commit and one fsync (and the index pages they all touch are
-/// written once). A group waits for no request that is not on its way: a lone request is committed
-/// at once, and a group waits at most [`GATHER_AT_MOST`] for ready requests still being checked. `after`
+/// written once). Nobody waits for a group to fill: a lone request is committed at once. `after`
 /// runs once the group's requests have their answers (SQLite's checkpoint). The thread ends when
 /// the last clone of the store is dropped.
 pub(crate) fn spawn_event_writer(
@@ -285,25 +260,12 @@ pub(crate) fn spawn_event_writer(
     let (tx, rx) = channel::<InsertJob>();
     let in_flight = Arc::new(AtomicUsize::new(0));
     let answered = in_flight.clone();
-    let preparing = Arc::new(AtomicUsize::new(0));
-    let gathering = preparing.clone();
     std::thread::Builder::new().name("datadict-events".into()).spawn(move || {
         while let Ok(first) = rx.recv() {
             let mut streaming = usize::from(!first.ready);
             let mut jobs = vec![first];
-            let started = Instant::now();
             while streaming < JOBS_PER_GROUP && jobs.len() < READY_JOBS_PER_GROUP {
-                let job = match rx.try_recv() {
-                    Ok(job) => job,
-                    // Requests being checked right now join this group if they come soon.
-                    Err(_) if preparing.load(Ordering::Relaxed) > 0 && started.elapsed() < GATHER_AT_MOST => {
-                        match rx.recv_timeout(GATHER_STEP) {
-                            Ok(job) => job,
-                            Err(_) => continue,
-                        }
-                    }
-                    Err(_) => break,
-                };
+                let Ok(job) = rx.try_recv() else { break };
                 streaming += usize::from(!job.ready);
                 jobs.push(job);
             }
@@ -316,7 +278,7 @@ pub(crate) fn spawn_event_writer(
             after();
         }
     })?;
-    Ok(EventWriter { jobs: tx, in_flight, preparing: gathering })
+    Ok(EventWriter { jobs: tx, in_flight })
 }
 
 /// The outcome of a group in which every job failed for the same reason.
@@ -324,23 +286,3 @@ pub(crate) fn fail_each(jobs: &[InsertJob], why: impl std::fmt::Display) -> Vec<
     jobs.iter().map(|_| Err(anyhow::anyhow!("{why}"))).collect()
 }
 
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A ready sink counts as preparing from its making until it is closed or dropped (a request
-    /// that fails half-way), so that the writer never waits for a request that will not come.
-    #[test]
-    fn ready_sinks_count_as_preparing_until_closed_or_dropped() {
-        let store = Store::open_in_memory().unwrap();
-        let preparing = || store.events.preparing.load(Ordering::Relaxed);
-        let (closed, dropped, streaming) = (store.ready_event_sink(1, 0), store.ready_event_sink(1, 0), store.event_sink(1, 0));
-        assert_eq!(preparing(), 2);
-        drop(closed.close());
-        assert_eq!(preparing(), 1);
-        drop(dropped);
-        drop(streaming);
-        assert_eq!(preparing(), 0);
-    }
-}
