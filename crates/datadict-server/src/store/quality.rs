@@ -247,19 +247,26 @@ fn merge_equal_keys(rows: Vec<ViolationRow>, max_samples: usize) -> Vec<Violatio
     for row in rows {
         match out.last_mut() {
             Some(last) if (&last.kind, &last.entity, &last.property, &last.code) == (&row.kind, &row.entity, &row.property, &row.code) => {
-                last.count += row.count;
-                last.first_seen_ms = last.first_seen_ms.min(row.first_seen_ms);
-                last.last_seen_ms = last.last_seen_ms.max(row.last_seen_ms);
-                last.types.extend(row.types);
-                last.types.sort();
-                last.types.dedup();
-                let room = max_samples.saturating_sub(last.samples.len());
-                last.samples.extend(row.samples.into_iter().take(room));
+                merge_row(last, row, max_samples);
             }
             _ => out.push(row),
         }
     }
     out
+}
+
+/// Adds `row` to `into`, a row of the same key, as storing them one after the other would: counts
+/// add up, times widen, types join, samples are kept in order up to `max_samples`, and the first
+/// message stays. The key fields of `row` are not read.
+pub(super) fn merge_row(into: &mut ViolationRow, row: ViolationRow, max_samples: usize) {
+    into.count += row.count;
+    into.first_seen_ms = into.first_seen_ms.min(row.first_seen_ms);
+    into.last_seen_ms = into.last_seen_ms.max(row.last_seen_ms);
+    into.types.extend(row.types);
+    into.types.sort();
+    into.types.dedup();
+    let room = max_samples.saturating_sub(into.samples.len());
+    into.samples.extend(row.samples.into_iter().take(room));
 }
 
 impl super::Store {

@@ -232,7 +232,6 @@ impl Sqlite {
         Ok(batch.len())
     }
 
-    /// Runs `f` with the writer connection on the current thread (for start-up and the admin CLI).
     /// Folds the data-quality journal into its tables now (see `quality_journal`).
     pub async fn settle_quality(&self) -> anyhow::Result<()> {
         let journal = self.journal.clone();
@@ -246,6 +245,7 @@ impl Sqlite {
         }
     }
 
+    /// Runs `f` with the writer connection on the current thread (for start-up and the admin CLI).
     pub fn call_sync<T>(&self, f: impl FnOnce(&mut Connection) -> anyhow::Result<T>) -> anyhow::Result<T> {
         let mut guard = lock(&self.conn)?;
         set_foreign_keys(&guard, true)?;

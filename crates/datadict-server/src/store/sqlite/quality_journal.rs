@@ -21,7 +21,7 @@
 //! since every finding comes with a sample while its key has room. Those samples would be cut when
 //! folded anyway; left out, a busy group's row is its counts only.
 
-use crate::store::quality::{record_quality, QualityRows, RowKey, Table, ViolationRow};
+use crate::store::quality::{merge_row, record_quality, QualityRows, RowKey, Table, ViolationRow};
 use crate::store::Conn;
 use rusqlite::{Connection, TransactionBehavior};
 use std::collections::{BTreeMap, HashMap};
@@ -138,11 +138,8 @@ impl Journal {
         if self.pending.is_empty() {
             return Ok(());
         }
-        let requests = self.pending.clone().into_requests();
-        let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
-        record_quality(&Conn::Sqlite(&tx), requests)?;
-        tx.execute("DELETE FROM quality_journal", [])?;
-        tx.commit()?;
+        // A copy: on a failure the journal keeps what it holds, for the next fold.
+        write_and_empty(conn, self.pending.clone())?;
         self.pending = Merged::default();
         Ok(())
     }
@@ -161,6 +158,11 @@ pub(crate) fn recover(conn: &Connection) -> anyhow::Result<()> {
     for text in &texts {
         merged.add(serde_json::from_str::<Vec<(i64, QualityRows)>>(text)?);
     }
+    write_and_empty(conn, merged)
+}
+
+/// Writes `merged` into the quality tables and empties the journal, in one transaction.
+fn write_and_empty(conn: &Connection, merged: Merged) -> anyhow::Result<()> {
     let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
     record_quality(&Conn::Sqlite(&tx), merged.into_requests())?;
     tx.execute("DELETE FROM quality_journal", [])?;
@@ -169,7 +171,7 @@ pub(crate) fn recover(conn: &Connection) -> anyhow::Result<()> {
 }
 
 /// Quality rows merged by project, day, table and key, as storing them one after the other
-/// would leave them (`store::quality::merge_equal_keys`'s rules).
+/// would leave them ([`merge_row`]).
 #[derive(Debug, Clone, Default)]
 struct Merged {
     days: BTreeMap<(i64, String), Day>,
@@ -220,21 +222,6 @@ impl Merged {
             })
             .collect()
     }
-}
-
-/// Adds `row` to `into` (the same key): counts add up, times widen, types join, samples are kept
-/// in order up to `max_samples`, the first message stays.
-fn merge_row(into: &mut ViolationRow, row: ViolationRow, max_samples: usize) {
-    into.count += row.count;
-    into.first_seen_ms = into.first_seen_ms.min(row.first_seen_ms);
-    into.last_seen_ms = into.last_seen_ms.max(row.last_seen_ms);
-    if !row.types.iter().all(|t| into.types.contains(t)) {
-        into.types.extend(row.types);
-        into.types.sort();
-        into.types.dedup();
-    }
-    let room = max_samples.saturating_sub(into.samples.len());
-    into.samples.extend(row.samples.into_iter().take(room));
 }
 
 #[cfg(test)]
