@@ -19,6 +19,7 @@ use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use super::quality::{reject, Findings};
+use super::shapes::ShapeCache;
 
 /// The bad store's code of an event refused for naming another project's token (not a core code:
 /// the core does not know projects).
@@ -57,6 +58,9 @@ pub struct Intake {
     /// The project's dictionary version when the route has read it already (`/track`, with its
     /// token lookup), so that [`store_events`] does not read it again.
     pub dictionary_version: Option<i64>,
+    /// The event shapes of the dictionary, with the store's sampling tag at the check
+    /// ([`crate::store::Store::sample_tag`]; 0 keeps every event on the full path).
+    pub shapes: Option<(Arc<ShapeCache>, u64)>,
 }
 
 /// The project tokens named by a request's events and the project each names (`None`: none),
@@ -206,6 +210,8 @@ const INLINE_BYTES: usize = 16 * 1024;
 pub async fn store_events(state: &AppState, project_id: i64, body: Bytes, format: InputFormat, mut intake: Intake) -> Result<Checked, ApiError> {
     let compiled = super::cache::compiled_dictionary(state, project_id, intake.dictionary_version).await?;
     intake.dictionary = compiled.dictionary;
+    let tag = state.store.sample_tag(super::now_ms());
+    intake.shapes = (tag != 0).then_some((compiled.shapes, tag));
     check_and_store(state, project_id, body, format, intake, compiled.drops).await
 }
 
@@ -308,7 +314,8 @@ pub fn check_batch(
         let Some(key) = check.valid_key() else { continue };
         // The check on arrival sees every valid event, dropped ones included (it reports the drop).
         if let Some(dictionary) = &intake.dictionary {
-            out.findings.violations.check_event(&check, dictionary, &body[record.record.range.clone()]);
+            let shapes = intake.shapes.as_ref().map(|(cache, tag)| (cache.as_ref(), *tag));
+            out.findings.check_event(&check, dictionary, shapes, &body[record.record.range.clone()]);
         }
         out.findings.counts.good(key.event);
         let mut bytes = Cow::Borrowed(&body[record.record.range]);

@@ -16,6 +16,7 @@
 //! entry is about the size of the project's event schemas.
 
 use super::batch::Drops;
+use super::shapes::ShapeCache;
 use crate::error::ApiError;
 use crate::store::{self, Conn};
 use crate::AppState;
@@ -34,6 +35,8 @@ pub struct Compiled {
     /// is off): events are checked against the first, user and group profile updates against the
     /// second.
     pub dictionary: Option<Arc<Dictionary>>,
+    /// The violation rows of the event shapes seen under this dictionary (`ingest::shapes`).
+    pub shapes: Arc<ShapeCache>,
 }
 
 /// The compiled dictionaries of the projects, shared by every clone (it lives in the server's
@@ -84,6 +87,7 @@ pub async fn compiled_dictionary(state: &AppState, project_id: i64, version: Opt
         version,
         drops: Arc::new(Drops::new(&entries, namespace)),
         dictionary: check.then(|| Arc::new(Dictionary::new(&entries, namespace))),
+        shapes: Arc::default(),
     };
     cache.put(project_id, compiled.clone());
     Ok(compiled)

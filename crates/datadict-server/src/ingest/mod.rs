@@ -1,5 +1,5 @@
 //! What every way of ingesting shares, routes and background workers alike: the batch check with
-//! the dictionary's drops ([`batch`]), each project's dictionary compiled and kept in memory ([`cache`]), the dictionary check on arrival and its tallies ([`quality`]), the tokens kept out of their samples ([`redact`]) and the loading of a job's events and profiles ([`load`]).
+//! the dictionary's drops ([`batch`]), each project's dictionary compiled and kept in memory ([`cache`]), the dictionary check on arrival and its tallies ([`quality`]), the violation rows of each event shape ([`shapes`]), the tokens kept out of their samples ([`redact`]) and the loading of a job's events and profiles ([`load`]).
 //! The ingestion routes (`routes::import`, `routes::track`, `routes::profiles`), `warehouse` and
 //! `migrate` import it; it imports no route.
 
@@ -8,6 +8,7 @@ pub mod cache;
 pub mod load;
 pub mod quality;
 pub mod redact;
+pub mod shapes;
 
 pub use batch::{check_batch, event_tokens, store_events, Checked, Drops, Intake, Tokens};
 pub use load::{apply_profile_updates, set_profiles, store_profile_updates, Loaded, Loader, Refused};

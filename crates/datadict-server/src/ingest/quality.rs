@@ -9,13 +9,15 @@
 //! transaction of the updates (`ingest::load::store_profile_updates`).
 
 use super::redact::redact;
-use crate::store::{QualityRows, ViolationRow};
+use super::shapes::ShapeCache;
+use crate::store::{QualityRows, ShapeCount, ShapeRows, ViolationRow};
 use serde_json::{json, Value};
 use datadict_core::dictionary::profile::operand_type;
 use datadict_core::event::{EventCheck, PropertySeen};
 use datadict_core::PropertyType;
 use datadict_core::{check_profile_against_dictionary, for_each_dictionary_finding, profile_schema_name, Dictionary, ProfileOperation, ProfileTarget, ProfileUpdate};
 use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
 
 /// The most samples kept per violation key.
 pub const MAX_SAMPLES: usize = 5;
@@ -75,7 +77,7 @@ type FastHash = foldhash::fast::RandomState;
 /// key lookups per event (a finding per unknown property) into one name lookup and a comparison
 /// of names. A test checks that tallies made this way equal the core's findings one by one.
 #[derive(Debug, Default)]
-struct Shape {
+pub(super) struct Shape {
     /// Each property name, preceded by its length as 8 bytes (so that names cannot run together).
     names: Vec<u8>,
     kinds: Vec<PropertyType>,
@@ -85,7 +87,7 @@ struct Shape {
 
 impl Shape {
     /// Whether `properties` are this shape's, name by name and type by type.
-    fn matches(&self, properties: &[PropertySeen<'_>]) -> bool {
+    pub(super) fn matches(&self, properties: &[PropertySeen<'_>]) -> bool {
         if properties.len() != self.kinds.len() {
             return false;
         }
@@ -103,7 +105,7 @@ impl Shape {
     }
 
     /// Makes this the shape of `properties`, with no hits yet (the buffers are reused).
-    fn set(&mut self, properties: &[PropertySeen<'_>]) {
+    pub(super) fn set(&mut self, properties: &[PropertySeen<'_>]) {
         self.names.clear();
         self.kinds.clear();
         self.hits.clear();
@@ -174,6 +176,11 @@ pub struct Findings {
     pub violations: Violations,
     pub rejected: Violations,
     pub counts: EventCounts,
+    /// Events of sampled shapes, counted per shape (see `ingest::shapes`).
+    pub(super) shapes: Vec<(Arc<ShapeRows>, i64)>,
+    /// The shapes of this request's events that are collecting samples, with the tag they were
+    /// checked under.
+    pub(super) sampling: Vec<(Arc<ShapeRows>, u64)>,
 }
 
 /// A record's bytes as a sample's text: the project token it carries (`token`) redacted (see
@@ -373,12 +380,33 @@ pub fn reject(rejected: &mut Violations, route: &'static str, event: &str, issue
 }
 
 impl Findings {
+    /// Checks one valid event against `dictionary` and records its violations: as a count of its
+    /// shape when `shapes` knows the shape as sampled under `tag`, else through
+    /// [`Violations::check_event`] (which keeps `record` as a sample), noting the shape as
+    /// collecting samples.
+    pub fn check_event(&mut self, check: &EventCheck<'_>, dictionary: &Dictionary, shapes: Option<(&ShapeCache, u64)>, record: &[u8]) {
+        if let Some(shape) = shapes.and_then(|(cache, _)| cache.shape_of(check, dictionary)) {
+            let tag = shapes.map_or(0, |(_, tag)| tag);
+            if shape.is_sampled(tag) {
+                match self.shapes.iter_mut().find(|(s, _)| Arc::ptr_eq(s, &shape)) {
+                    Some((_, n)) => *n += 1,
+                    None => self.shapes.push((shape, 1)),
+                }
+                return;
+            }
+            if !self.sampling.iter().any(|(s, _)| Arc::ptr_eq(s, &shape)) {
+                self.sampling.push((shape, tag));
+            }
+        }
+        self.violations.check_event(check, dictionary, record);
+    }
+
     /// The rows that record these findings, seen at `now_ms`, in the project's day: what the event
     /// writer stores in the transaction of the request's events
     /// ([`EventSink::send_quality`](crate::store::EventSink::send_quality)). `max_keys` is the
     /// day's cap of distinct keys.
     pub fn into_rows(self, now_ms: i64, max_keys: usize) -> QualityRows {
-        let Findings { violations, rejected, counts } = self;
+        let Findings { violations, rejected, counts, shapes, sampling } = self;
         QualityRows {
             day: datadict_core::time::format_date(now_ms),
             max_keys,
@@ -386,6 +414,10 @@ impl Findings {
             violations: violations.into_rows(now_ms),
             rejected: rejected.into_rows(now_ms),
             counts: counts.into_rows(now_ms),
+            shapes: (shapes.into_iter())
+                .map(|(shape, count)| ShapeCount { shape, count, first_seen_ms: now_ms, last_seen_ms: now_ms })
+                .collect(),
+            sampling,
         }
     }
 }

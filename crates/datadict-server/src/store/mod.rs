@@ -38,7 +38,7 @@ pub use event_writer::{EventSink, PendingInsert};
 pub use events::{dedup_key, EventBatch, EventRow};
 pub use groups::{delete_group, get_group, list_groups, put_group, StoredGroup};
 pub use profiles::*;
-pub use quality::{QualityRows, StoredViolation, ViolationFilter, ViolationRow};
+pub use quality::{QualityRows, ShapeCount, ShapeRows, StoredViolation, ViolationFilter, ViolationRow};
 pub use reads::*;
 pub use schemas::*;
 pub use sqlite::tables::DEDUP_KEY_VERSION;

@@ -8,6 +8,8 @@
 use super::conn::{dispatch, Conn};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// Which record of quality a row belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,6 +74,10 @@ pub struct ViolationFilter {
 
 /// One request's data-quality rows for one project and UTC day, which the event writer stores in
 /// the transaction of the request's events ([`EventSink::send_quality`](super::EventSink::send_quality)).
+///
+/// The violations of events whose shape has its samples ([`ShapeRows`]) come as `shapes`, counted,
+/// rather than as rows of their own; [`QualityRows::expand_shapes`] turns them into rows. They are
+/// never serialized as such: the SQLite journal writes them as rows (`sqlite::quality_journal`).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct QualityRows {
     /// The UTC day (`YYYY-MM-DD`) the rows count in.
@@ -83,12 +89,74 @@ pub struct QualityRows {
     pub violations: Vec<ViolationRow>,
     pub rejected: Vec<ViolationRow>,
     pub counts: Vec<ViolationRow>,
+    /// Violations as events of known shapes, counted.
+    #[serde(skip)]
+    pub shapes: Vec<ShapeCount>,
+    /// The shapes of this request's events whose violations are still collecting samples, each
+    /// with the sampling tag it was checked under: the event writer marks a shape sampled once
+    /// every key of it has its samples (see [`ShapeRows`]).
+    #[serde(skip)]
+    pub sampling: Vec<(Arc<ShapeRows>, u64)>,
 }
 
 impl QualityRows {
     pub fn is_empty(&self) -> bool {
-        self.violations.is_empty() && self.rejected.is_empty() && self.counts.is_empty()
+        self.violations.is_empty() && self.rejected.is_empty() && self.counts.is_empty() && self.shapes.is_empty()
     }
+
+    /// Turns the counted shapes into violation rows.
+    pub fn expand_shapes(&mut self) {
+        for ShapeCount { shape, count, first_seen_ms, last_seen_ms } in std::mem::take(&mut self.shapes) {
+            self.violations.extend(shape.rows().map(|row| ViolationRow { count: row.count * count, first_seen_ms, last_seen_ms, ..row.clone() }));
+        }
+    }
+}
+
+/// The violation rows that one valid event of a given name and shape (its property names and
+/// JSON types, in order) produces: the core's dictionary check reads nothing else of an event, so
+/// every event of that shape produces the same rows (`ingest::shapes` keeps them per compiled
+/// dictionary). Each row counts one event's findings of its key; none has samples or times.
+///
+/// Once every key of the shape has its samples for the day (the event writer's journal knows,
+/// see `sqlite::quality_journal`), it is marked *sampled* with that day's tag, and events of that
+/// shape travel as a count of it ([`ShapeCount`]) instead of as rows of their own: a tracking
+/// request then makes no row, string or sample for its violations.
+#[derive(Debug)]
+pub struct ShapeRows {
+    rows: Vec<ViolationRow>,
+    /// The sampling tag under which every key has its samples (0: none).
+    sampled: AtomicU64,
+}
+
+impl ShapeRows {
+    /// The shape of `rows` (samples left out), not yet sampled.
+    pub fn new(rows: Vec<ViolationRow>) -> Self {
+        let rows = rows.into_iter().map(|row| ViolationRow { samples: Vec::new(), first_seen_ms: 0, last_seen_ms: 0, ..row }).collect();
+        Self { rows, sampled: AtomicU64::new(0) }
+    }
+
+    pub fn rows(&self) -> impl Iterator<Item = &ViolationRow> {
+        self.rows.iter()
+    }
+
+    /// Whether every key of the shape has its samples under `tag` (see
+    /// [`Store::sample_tag`](super::Store::sample_tag)).
+    pub fn is_sampled(&self, tag: u64) -> bool {
+        tag != 0 && self.sampled.load(Ordering::Relaxed) == tag
+    }
+
+    pub(crate) fn mark_sampled(&self, tag: u64) {
+        self.sampled.store(tag, Ordering::Relaxed);
+    }
+}
+
+/// Events of one shape in one request (or group): how many, first and last seen.
+#[derive(Debug, Clone)]
+pub struct ShapeCount {
+    pub shape: Arc<ShapeRows>,
+    pub count: i64,
+    pub first_seen_ms: i64,
+    pub last_seen_ms: i64,
 }
 
 /// Stores the quality rows of the requests of one group commit, inside its transaction: the rows
@@ -96,6 +164,7 @@ impl QualityRows {
 /// and request), and every row is written in one order, by project, day, table and key, so that
 /// two transactions on PostgreSQL that touch the same rows lock them in the same order.
 pub fn record_quality(conn: &Conn<'_>, mut requests: Vec<(i64, QualityRows)>) -> anyhow::Result<()> {
+    requests.iter_mut().for_each(|(_, rows)| rows.expand_shapes());
     requests.sort_by(|a, b| (a.0, &a.1.day).cmp(&(b.0, &b.1.day)));
     let mut requests = requests.into_iter().peekable();
     while let Some((project_id, mut first)) = requests.next() {
@@ -104,7 +173,7 @@ pub fn record_quality(conn: &Conn<'_>, mut requests: Vec<(i64, QualityRows)>) ->
             first.rejected.extend(next.rejected);
             first.counts.extend(next.counts);
         }
-        let QualityRows { day, max_keys, max_samples, violations, rejected, counts } = first;
+        let QualityRows { day, max_keys, max_samples, violations, rejected, counts, .. } = first;
         for (table, rows) in [(Table::Violations, violations), (Table::Rejected, rejected), (Table::EventCounts, counts)] {
             if !rows.is_empty() {
                 record_violations(conn, table, project_id, &day, rows, max_keys, max_samples)?;
@@ -286,6 +355,17 @@ impl super::Store {
     pub fn quality_deleted(&self) {
         if let super::Backend::Sqlite(db) = &self.backend {
             db.quality_deleted();
+        }
+    }
+
+    /// The tag under which a [`ShapeRows`] checked at `now_ms` counts as sampled: the UTC day and
+    /// the journal's sampling epoch, which a reset of the quality tables (or a failed commit)
+    /// moves on, so that samples are collected again. 0 on PostgreSQL, which records every
+    /// request's rows as they are (no shape is ever sampled there).
+    pub fn sample_tag(&self, now_ms: i64) -> u64 {
+        match &self.backend {
+            super::Backend::Sqlite(db) => db.sample_tag(now_ms),
+            super::Backend::Postgres(_) => 0,
         }
     }
 }

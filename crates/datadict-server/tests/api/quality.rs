@@ -164,6 +164,31 @@ fn track_records_violations(backend: Backend) {
     assert_eq!(f.counts().get(&key("Purchase", "price", "type_mismatch")), Some(&1));
 }
 
+/// Tracked events one per request, as an application sends them: counts, types and samples are
+/// those of the same events in one import, once their shape has its samples (and the requests
+/// only count it) and again after a reset, which makes samples come back.
+fn tracked_events_of_one_shape_count_past_their_samples(backend: Backend) {
+    let f = fixture(backend);
+    let track = |i: usize, coupon: Value| {
+        let ev = json!({"event": "Purchase", "properties": {"token": f.token, "price": "free", "coupon": coupon, "distinct_id": "u", "$insert_id": format!("s-{i}")}});
+        let r = f.server.send("POST", "/track", None, &[("Content-Type", "application/json")], Some(ev.to_string().into_bytes()));
+        assert_eq!((r.status, r.text.as_str()), (200, "1"));
+    };
+    (0..12).for_each(|i| track(i, json!("X")));
+    (12..15).for_each(|i| track(i, json!(7)));
+    let counts = f.counts();
+    assert_eq!(counts.get(&key("Purchase", "price", "type_mismatch")), Some(&15), "{counts:?}");
+    assert_eq!(counts.get(&key("Purchase", "coupon", "unknown_property")), Some(&15), "{counts:?}");
+    let coupon = &f.violations("&property=coupon")[0];
+    assert_eq!(coupon["types"], json!(["integer", "string"]));
+    assert_eq!(coupon["samples"].as_array().unwrap().len(), 5, "{coupon}");
+    assert!(coupon["samples"][0].as_str().unwrap().contains("s-0"), "the first events' samples: {coupon}");
+    assert_eq!(f.server.delete(&format!("/api/app/projects/{}/quality", f.p), &f.owner).status, 200);
+    (15..17).for_each(|i| track(i, json!("Y")));
+    let coupon = &f.violations("&property=coupon")[0];
+    assert_eq!((coupon["count"].as_i64(), coupon["samples"].as_array().unwrap().len()), (Some(2), 2), "{coupon}");
+}
+
 /// No sample holds a project token: not the token of a tracked event (kept only as a hash), of an
 /// event refused for another project's token, or of a refused profile update.
 fn samples_hold_no_token(backend: Backend) {
@@ -533,6 +558,7 @@ on_both_stores!(
     the_draft_proposes_types_and_lists_conflicts,
     import_records_violations_with_counts_types_and_samples,
     track_records_violations,
+    tracked_events_of_one_shape_count_past_their_samples,
     samples_hold_no_token,
     a_flood_of_names_stays_bounded_with_an_others_row,
     reset_empties_violations_and_events_only_with_the_flag,

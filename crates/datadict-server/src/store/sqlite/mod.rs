@@ -25,7 +25,7 @@ use anyhow::Context;
 use super::events::EventBatch;
 use events::{set_foreign_keys, upsert_rows};
 use known::Known;
-use quality_journal::Journal;
+use quality_journal::{Journal, SampleEpoch};
 use rusqlite::Connection;
 use std::path::Path;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
@@ -49,6 +49,8 @@ pub(crate) struct Sqlite {
     known: Option<Arc<Known>>,
     /// The data-quality journal of the event writer (see `quality_journal`).
     journal: Arc<Mutex<Journal>>,
+    /// The journal's sampling epoch, read by requests without the journal's lock.
+    sample_epoch: SampleEpoch,
 }
 
 /// What the writer needs to keep the WAL short (see [`after_write`]).
@@ -111,19 +113,22 @@ impl Sqlite {
         let checkpoint = Some(Arc::new(Checkpoint { wake: spawn_checkpointer(path)?, woken_at: AtomicU32::new(0) }));
         let known = Arc::new(Known::default());
         watch_writes(&writer, known.clone());
-        let journal = Arc::new(Mutex::new(Journal::default()));
+        let journal = Journal::default();
+        let sample_epoch = journal.epoch();
+        let journal = Arc::new(Mutex::new(journal));
         // What a stopped process journaled is in the quality tables before anything reads them.
         quality_journal::recover(&writer).context("cannot fold the data-quality journal into its tables")?;
         let conn = Arc::new(Mutex::new(writer));
-        Ok(Self { conn, readers: Arc::new(readers), next_reader: Arc::default(), checkpoint, known: Some(known), journal })
+        Ok(Self { conn, readers: Arc::new(readers), next_reader: Arc::default(), checkpoint, known: Some(known), journal, sample_epoch })
     }
 
     /// An in-memory store, for tools that need no persistence (reads share the one connection).
     pub fn open_in_memory() -> anyhow::Result<Self> {
         let writer = Self::init_writer(Connection::open_in_memory()?, Synchronous::Full)?;
-        let journal = Arc::new(Mutex::new(Journal::default()));
-        let conn = Arc::new(Mutex::new(writer));
-        Ok(Self { conn, readers: Arc::default(), next_reader: Arc::default(), checkpoint: None, known: None, journal })
+        let journal = Journal::default();
+        let sample_epoch = journal.epoch();
+        let (journal, conn) = (Arc::new(Mutex::new(journal)), Arc::new(Mutex::new(writer)));
+        Ok(Self { conn, readers: Arc::default(), next_reader: Arc::default(), checkpoint: None, known: None, journal, sample_epoch })
     }
 
     fn init_writer(mut conn: Connection, synchronous: Synchronous) -> anyhow::Result<Connection> {
@@ -236,6 +241,11 @@ impl Sqlite {
     pub async fn settle_quality(&self) -> anyhow::Result<()> {
         let journal = self.journal.clone();
         self.call(move |conn| journal.lock().map_err(|_| anyhow::anyhow!("the data-quality journal is unusable (a writer panicked)"))?.fold(conn)).await
+    }
+
+    /// See [`crate::store::Store::sample_tag`].
+    pub fn sample_tag(&self, now_ms: i64) -> u64 {
+        self.sample_epoch.tag(now_ms)
     }
 
     /// The data-quality tables lost rows (a reset): what the journal counted no longer is.

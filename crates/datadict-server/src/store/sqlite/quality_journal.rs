@@ -21,10 +21,13 @@
 //! since every finding comes with a sample while its key has room. Those samples would be cut when
 //! folded anyway; left out, a busy group's row is its counts only.
 
-use crate::store::quality::{merge_row, record_quality, QualityRows, RowKey, Table, ViolationRow};
+use crate::store::quality::{merge_row, record_quality, QualityRows, RowKey, ShapeCount, Table, ViolationRow};
 use crate::store::Conn;
 use rusqlite::{Connection, TransactionBehavior};
+use serde::ser::{Serialize, SerializeStruct, Serializer};
 use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The journal's table, created with the quality tables.
@@ -39,6 +42,34 @@ const MAX_COUNTED_KEYS: usize = 200_000;
 
 type FastHash = foldhash::fast::RandomState;
 
+/// The sampling epoch of the journal's counts (see [`ShapeRows`]): moved on whenever the counts
+/// stop being a lower bound of the stored ones (a reset of the quality tables, a failed commit,
+/// too many keys), which makes every shape collect samples again.
+#[derive(Debug, Clone)]
+pub(crate) struct SampleEpoch(Arc<AtomicU64>);
+
+impl Default for SampleEpoch {
+    fn default() -> Self {
+        Self(Arc::new(AtomicU64::new(1)))
+    }
+}
+
+impl SampleEpoch {
+    /// The epoch in the high half, the UTC day (from 1) in the low half: never 0.
+    pub(crate) fn tag(&self, now_ms: i64) -> u64 {
+        let day = (now_ms.div_euclid(86_400_000) + 1) as u64 & 0xffff_ffff;
+        (self.0.load(Ordering::Relaxed) << 32) | day
+    }
+
+    fn advance(&self) {
+        self.0.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn epoch_of(tag: u64) -> u64 {
+        tag >> 32
+    }
+}
+
 /// The journal's side in the event writer, shared with [`crate::store::Store::settle_quality`].
 #[derive(Debug, Default)]
 pub(crate) struct Journal {
@@ -51,9 +82,16 @@ pub(crate) struct Journal {
     counted: HashMap<Vec<u8>, i64, FastHash>,
     /// When the journal was last folded.
     folded_at: Option<Instant>,
+    /// The epoch of `counted`.
+    epoch: SampleEpoch,
 }
 
 impl Journal {
+    /// The sampling epoch, for requests to read without this lock.
+    pub(crate) fn epoch(&self) -> SampleEpoch {
+        self.epoch.clone()
+    }
+
     /// Appends a group's quality rows, merged, in the group's transaction; [`Journal::committed`]
     /// or [`Journal::forget`] follows the commit.
     pub(crate) fn append(&mut self, conn: &Connection, mut requests: Vec<(i64, QualityRows)>) -> anyhow::Result<()> {
@@ -63,13 +101,15 @@ impl Journal {
             return Ok(());
         }
         if self.counted.len() > MAX_COUNTED_KEYS {
-            self.counted.clear();
+            self.forget_counts();
         }
         self.leave_out_full_samples(&mut requests);
+        self.mark_sampled_shapes(&mut requests);
         let mut group = Merged::default();
         group.add(requests);
         let rows = group.into_requests();
-        conn.prepare_cached("INSERT INTO quality_journal (requests) VALUES (?1)")?.execute([serde_json::to_string(&rows)?])?;
+        let text = serde_json::to_string(&rows.iter().map(|(project_id, rows)| (project_id, JournalRows(rows))).collect::<Vec<_>>())?;
+        conn.prepare_cached("INSERT INTO quality_journal (requests) VALUES (?1)")?.execute([text])?;
         self.staged = Some(rows);
         Ok(())
     }
@@ -85,12 +125,35 @@ impl Journal {
     /// with the rest (counting is a lower bound).
     pub(crate) fn forget(&mut self) {
         self.staged = None;
-        self.counted.clear();
+        self.forget_counts();
     }
 
-    /// The quality tables lost rows (a reset): what was counted no longer is.
+    /// The quality tables lost rows (a reset): what was counted no longer is, and no shape is
+    /// sampled any more.
     pub(crate) fn forget_counts(&mut self) {
         self.counted.clear();
+        self.epoch.advance();
+    }
+
+    /// Marks sampled the shapes that requests were collecting samples for, once every key of a
+    /// shape was counted full in this epoch (its findings' samples are then journaled).
+    fn mark_sampled_shapes(&mut self, requests: &mut [(i64, QualityRows)]) {
+        let epoch = SampleEpoch::epoch_of(self.epoch.tag(0));
+        let mut key = Vec::new();
+        for (project_id, rows) in requests.iter_mut() {
+            for (shape, tag) in std::mem::take(&mut rows.sampling) {
+                if SampleEpoch::epoch_of(tag) != epoch || shape.is_sampled(tag) {
+                    continue;
+                }
+                let full = shape.rows().all(|row| {
+                    count_key(&mut key, *project_id, Table::Violations, &rows.day, row);
+                    self.counted.get(key.as_slice()).is_some_and(|&n| n >= rows.max_samples as i64)
+                });
+                if full {
+                    shape.mark_sampled(tag);
+                }
+            }
+        }
     }
 
     /// Cuts the samples of each row to the room its key has left by what was counted, and counts
@@ -101,13 +164,7 @@ impl Journal {
             let QualityRows { day, max_samples, violations, rejected, counts, .. } = rows;
             for (table, rows) in [(Table::Violations, violations), (Table::Rejected, rejected), (Table::EventCounts, counts)] {
                 for row in rows.iter_mut() {
-                    key.clear();
-                    key.extend_from_slice(&project_id.to_le_bytes());
-                    key.push(table as u8);
-                    for part in [day.as_str(), &row.kind, &row.entity, &row.property, &row.code] {
-                        key.extend_from_slice(&part.len().to_le_bytes());
-                        key.extend_from_slice(part.as_bytes());
-                    }
+                    count_key(&mut key, *project_id, table, day, row);
                     let counted = match self.counted.get_mut(key.as_slice()) {
                         Some(n) => n,
                         None => self.counted.entry(key.clone()).or_default(),
@@ -142,6 +199,17 @@ impl Journal {
         write_and_empty(conn, self.pending.clone())?;
         self.pending = Merged::default();
         Ok(())
+    }
+}
+
+/// Writes into `key` the key of `row` in `counted`.
+fn count_key(key: &mut Vec<u8>, project_id: i64, table: Table, day: &str, row: &ViolationRow) {
+    key.clear();
+    key.extend_from_slice(&project_id.to_le_bytes());
+    key.push(table as u8);
+    for part in [day, &row.kind, &row.entity, &row.property, &row.code] {
+        key.extend_from_slice(&part.len().to_le_bytes());
+        key.extend_from_slice(part.as_bytes());
     }
 }
 
@@ -184,6 +252,8 @@ struct Day {
     max_keys: usize,
     max_samples: usize,
     tables: [HashMap<RowKey, ViolationRow, FastHash>; 3],
+    /// Counted shapes, by the address of their `ShapeRows` (kept alive by the count's `Arc`).
+    shapes: HashMap<usize, ShapeCount, FastHash>,
 }
 
 impl Merged {
@@ -193,9 +263,22 @@ impl Merged {
 
     fn add(&mut self, requests: Vec<(i64, QualityRows)>) {
         for (project_id, rows) in requests {
-            let QualityRows { day, max_keys, max_samples, violations, rejected, counts } = rows;
+            let QualityRows { day, max_keys, max_samples, violations, rejected, counts, shapes, .. } = rows;
             let slot = self.days.entry((project_id, day)).or_default();
             (slot.max_keys, slot.max_samples) = (max_keys, max_samples);
+            for shape in shapes {
+                match slot.shapes.entry(Arc::as_ptr(&shape.shape) as usize) {
+                    std::collections::hash_map::Entry::Occupied(mut into) => {
+                        let into = into.get_mut();
+                        into.count += shape.count;
+                        into.first_seen_ms = into.first_seen_ms.min(shape.first_seen_ms);
+                        into.last_seen_ms = into.last_seen_ms.max(shape.last_seen_ms);
+                    }
+                    std::collections::hash_map::Entry::Vacant(slot) => {
+                        slot.insert(shape);
+                    }
+                }
+            }
             for (map, rows) in slot.tables.iter_mut().zip([violations, rejected, counts]) {
                 for mut row in rows {
                     let key = (std::mem::take(&mut row.kind), std::mem::take(&mut row.entity), std::mem::take(&mut row.property), std::mem::take(&mut row.code));
@@ -212,168 +295,73 @@ impl Merged {
 
     fn into_requests(self) -> Vec<(i64, QualityRows)> {
         (self.days.into_iter())
-            .map(|((project_id, day), Day { max_keys, max_samples, tables })| {
+            .map(|((project_id, day), Day { max_keys, max_samples, tables, shapes })| {
                 let [violations, rejected, counts] = tables.map(|map| {
                     map.into_iter()
                         .map(|((kind, entity, property, code), row)| ViolationRow { kind, entity, property, code, ..row })
                         .collect::<Vec<_>>()
                 });
-                (project_id, QualityRows { day, max_keys, max_samples, violations, rejected, counts })
+                let shapes = shapes.into_values().collect();
+                (project_id, QualityRows { day, max_keys, max_samples, violations, rejected, counts, shapes, sampling: Vec::new() })
             })
             .collect()
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::super::{Sqlite, Synchronous};
-    use super::*;
-    use crate::store::quality::{list_violations, StoredViolation, ViolationFilter};
-    use serde_json::Value;
+/// A group's rows as the journal writes them: as [`QualityRows`] serializes, its counted shapes
+/// written as the violation rows they stand for (what [`QualityRows::expand_shapes`] makes),
+/// without building those rows.
+struct JournalRows<'a>(&'a QualityRows);
 
-    fn row(entity: &str, property: &str, count: i64, at: i64, types: &[&str], samples: &[&str]) -> ViolationRow {
-        ViolationRow {
-            kind: "event".into(),
-            entity: entity.into(),
-            property: property.into(),
-            code: "unknown_property".into(),
-            message: format!("{entity}.{property} at {at}"),
-            count,
-            first_seen_ms: at,
-            last_seen_ms: at,
-            types: types.iter().map(|t| t.to_string()).collect(),
-            samples: samples.iter().map(|s| Value::from(*s)).collect(),
-        }
+impl Serialize for JournalRows<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let rows = self.0;
+        let mut out = serializer.serialize_struct("QualityRows", 6)?;
+        out.serialize_field("day", &rows.day)?;
+        out.serialize_field("max_keys", &rows.max_keys)?;
+        out.serialize_field("max_samples", &rows.max_samples)?;
+        out.serialize_field("violations", &Violations(rows))?;
+        out.serialize_field("rejected", &rows.rejected)?;
+        out.serialize_field("counts", &rows.counts)?;
+        out.end()
     }
+}
 
-    fn request(day: &str, violations: Vec<ViolationRow>, counts: Vec<ViolationRow>) -> (i64, QualityRows) {
-        (1, QualityRows { day: day.into(), max_keys: 100, max_samples: 3, violations, rejected: Vec::new(), counts })
+/// The violations of [`JournalRows`]: the rows, then each row of each counted shape.
+struct Violations<'a>(&'a QualityRows);
+
+impl Serialize for Violations<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let plain = self.0.violations.iter().map(|row| ShapeRow { row, count: row.count, first_seen_ms: row.first_seen_ms, last_seen_ms: row.last_seen_ms });
+        let shaped = self.0.shapes.iter().flat_map(|shape| {
+            (shape.shape.rows()).map(|row| ShapeRow { row, count: row.count * shape.count, first_seen_ms: shape.first_seen_ms, last_seen_ms: shape.last_seen_ms })
+        });
+        serializer.collect_seq(plain.chain(shaped))
     }
+}
 
-    /// Groups of requests: one key in every group (more findings than samples kept, new types
-    /// late, each group's samples and times), keys of one group only, two days, and counts.
-    fn groups() -> Vec<Vec<(i64, QualityRows)>> {
-        (0..4i64)
-            .map(|g| {
-                let at = 1_000 * (g + 1);
-                let mut group = vec![
-                    request("2026-01-01", vec![row("Buy", "coupon", 2, at, &["string"], &[&format!("g{g}a"), &format!("g{g}b")])], Vec::new()),
-                    request(
-                        "2026-01-01",
-                        vec![row("Buy", "coupon", 1, at + 1, if g == 3 { &["number"] } else { &["string"] }, &[&format!("g{g}c")])],
-                        vec![ViolationRow { kind: "good".into(), code: String::new(), property: String::new(), ..row("Buy", "", 3, at, &[], &[]) }],
-                    ),
-                ];
-                group.push(request("2026-01-02", vec![row(&format!("Only {g}"), "p", 1, at, &[], &[&format!("only {g}")])], Vec::new()));
-                group
-            })
-            .collect()
-    }
+/// A [`ViolationRow`] as serialized, with its count and times given apart.
+struct ShapeRow<'a> {
+    row: &'a ViolationRow,
+    count: i64,
+    first_seen_ms: i64,
+    last_seen_ms: i64,
+}
 
-    fn stored(db: &Sqlite) -> Vec<Vec<StoredViolation>> {
-        let all = ViolationFilter::default();
-        (Table::ALL.iter())
-            .map(|&t| db.call_sync(|conn| list_violations(&Conn::Sqlite(conn), t, 1, &all, 1_000, 0)).unwrap())
-            .collect()
-    }
-
-    fn with_project(db: &Sqlite) {
-        db.call_sync(|conn| Ok(conn.execute("INSERT INTO projects (id, name, token_hash) VALUES (1, 'p', 'h')", [])?)).unwrap();
-    }
-
-    /// Appends `group` as the event writer does, in a transaction of its own.
-    fn append(db: &Sqlite, group: Vec<(i64, QualityRows)>) {
-        let journal = db.journal.clone();
-        db.call_sync(move |conn| {
-            let mut journal = journal.lock().unwrap();
-            let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Deferred)?;
-            journal.append(&tx, group)?;
-            tx.commit()?;
-            journal.committed();
-            Ok(())
-        })
-        .unwrap();
-    }
-
-    fn fold_now(db: &Sqlite) {
-        let journal = db.journal.clone();
-        db.call_sync(move |conn| journal.lock().unwrap().fold(conn)).unwrap();
-    }
-
-    /// Journaled groups, folded twice along the way, leave the quality tables as writing each
-    /// group into them directly does: counts, times, types, the first message, and the first
-    /// samples in order, up to the cap.
-    #[test]
-    fn folded_groups_store_what_direct_writes_store() {
-        let direct = Sqlite::open_in_memory().unwrap();
-        with_project(&direct);
-        for group in groups() {
-            direct
-                .call_sync(|conn| {
-                    let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Deferred)?;
-                    record_quality(&Conn::Sqlite(&tx), group)?;
-                    Ok(tx.commit()?)
-                })
-                .unwrap();
-        }
-        let journaled = Sqlite::open_in_memory().unwrap();
-        with_project(&journaled);
-        for (i, group) in groups().into_iter().enumerate() {
-            append(&journaled, group);
-            if i == 1 {
-                fold_now(&journaled);
-            }
-        }
-        let pending: i64 = journaled.call_sync(|c| Ok(c.query_row("SELECT count(*) FROM quality_journal", [], |r| r.get(0))?)).unwrap();
-        assert_eq!(pending, 2, "the groups since the first fold wait in the journal");
-        fold_now(&journaled);
-        let expected = stored(&direct);
-        assert_eq!(expected[0].len(), 5, "{expected:?}");
-        assert_eq!(expected[0][0].row.samples, ["g0a", "g0b", "g0c"].map(Value::from), "{expected:?}");
-        assert_eq!(expected[0][0].row.types, ["number", "string"], "{expected:?}");
-        assert_eq!(stored(&journaled), expected);
-        let left: i64 = journaled.call_sync(|c| Ok(c.query_row("SELECT count(*) FROM quality_journal", [], |r| r.get(0))?)).unwrap();
-        assert_eq!(left, 0);
-    }
-
-    /// Rows journaled by a process that stopped before folding them are in the tables once the
-    /// database is opened again.
-    #[test]
-    fn a_reopened_store_folds_what_was_journaled() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("q.sqlite3");
-        let db = Sqlite::open_with(&file, Synchronous::Full).unwrap();
-        with_project(&db);
-        for group in groups() {
-            append(&db, group);
-        }
-        drop(db);
-        let reopened = Sqlite::open_with(&file, Synchronous::Full).unwrap();
-        let rows = stored(&reopened);
-        assert_eq!(rows[0].iter().map(|v| v.row.count).sum::<i64>(), 16, "{rows:?}");
-        assert_eq!(rows[2].iter().map(|v| v.row.count).sum::<i64>(), 12, "{rows:?}");
-    }
-
-    /// Samples left out of the journal once a key had its share come back after the key's rows
-    /// are deleted by a reset, which tells the store (`quality_deleted`).
-    #[test]
-    fn samples_are_journaled_again_after_a_reset() {
-        let db = Sqlite::open_in_memory().unwrap();
-        with_project(&db);
-        let one = |sample: &str| vec![request("2026-01-01", vec![row("Buy", "coupon", 1, 1, &[], &[sample])], Vec::new())];
-        for s in ["a", "b", "c", "d"] {
-            append(&db, one(s));
-        }
-        let staged: String = db.call_sync(|c| Ok(c.query_row("SELECT requests FROM quality_journal ORDER BY id DESC", [], |r| r.get(0))?)).unwrap();
-        assert!(!staged.contains("\"d\""), "a key with its samples counted is journaled without more: {staged}");
-        fold_now(&db);
-        assert_eq!(stored(&db)[0][0].row.samples, ["a", "b", "c"].map(Value::from));
-        db.call_sync(|c| Ok(c.execute_batch("DELETE FROM quality_violations_samples WHERE project_id = 1; DELETE FROM quality_violations WHERE project_id = 1;")?))
-            .unwrap();
-        db.quality_deleted();
-        append(&db, one("e"));
-        fold_now(&db);
-        let rows = stored(&db);
-        assert_eq!((rows[0][0].row.count, rows[0][0].row.samples.clone()), (1, vec![Value::from("e")]));
+impl Serialize for ShapeRow<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let row = self.row;
+        let mut out = serializer.serialize_struct("ViolationRow", 10)?;
+        out.serialize_field("kind", &row.kind)?;
+        out.serialize_field("entity", &row.entity)?;
+        out.serialize_field("property", &row.property)?;
+        out.serialize_field("code", &row.code)?;
+        out.serialize_field("message", &row.message)?;
+        out.serialize_field("count", &self.count)?;
+        out.serialize_field("first_seen_ms", &self.first_seen_ms)?;
+        out.serialize_field("last_seen_ms", &self.last_seen_ms)?;
+        out.serialize_field("types", &row.types)?;
+        out.serialize_field("samples", &row.samples)?;
+        out.end()
     }
 }

@@ -4,6 +4,7 @@
 
 mod groups;
 mod lookup;
+mod quality_journal;
 
 use super::event_writer::write_group;
 use super::quality_journal::Journal;

@@ -1,0 +1,131 @@
+//! The shapes of a project's events, kept with its compiled dictionary (`ingest::cache`): for each
+//! event name, the shapes seen (property names and JSON types, in order) and the violation rows
+//! one event of that shape produces ([`ShapeRows`]).
+//!
+//! Why: a tracking request carries one event, so the per-request memo of `ingest::quality` never
+//! sees a name twice, and every request made a row, a message, a key and a copy of its sample for
+//! each finding (a dozen for an event with a dozen unknown properties), which the event writer
+//! then merged and mostly threw away (its samples were already full): a quarter of a tracking
+//! request's CPU. With the shape known and sampled, an event's violations are one count of a
+//! shared [`ShapeRows`]; until it is sampled, they take the full path, which collects samples.
+//!
+//! Bounded: at most [`MAX_SHAPES_PER_NAME`] shapes per name and [`MAX_NAMES`] names; events past
+//! either take the full path, as before. A dictionary change builds a new compiled dictionary, and
+//! with it an empty cache.
+
+use super::quality::{Shape, Violations};
+use crate::store::ShapeRows;
+use datadict_core::event::EventCheck;
+use datadict_core::Dictionary;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+/// The most shapes kept per event name.
+pub const MAX_SHAPES_PER_NAME: usize = 16;
+
+/// The most event names kept.
+pub const MAX_NAMES: usize = 4096;
+
+type FastHash = foldhash::fast::RandomState;
+
+/// The shapes of one name, each with its rows.
+type Shapes = Vec<(Shape, Arc<ShapeRows>)>;
+
+/// The shapes of one project's events under one version of its dictionary.
+#[derive(Debug, Default)]
+pub struct ShapeCache {
+    names: Mutex<HashMap<String, Shapes, FastHash>>,
+}
+
+impl ShapeCache {
+    /// The violation rows of `check`'s shape against `dictionary` (made and kept on first sight),
+    /// or `None` past the bounds or for an event without a name.
+    pub fn shape_of(&self, check: &EventCheck<'_>, dictionary: &Dictionary) -> Option<Arc<ShapeRows>> {
+        let name = check.event.as_deref()?;
+        let mut names = self.names.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(shapes) = names.get(name) {
+            if let Some((_, rows)) = shapes.iter().find(|(shape, _)| shape.matches(&check.properties)) {
+                return Some(rows.clone());
+            }
+            if shapes.len() >= MAX_SHAPES_PER_NAME {
+                return None;
+            }
+        } else if names.len() >= MAX_NAMES {
+            return None;
+        }
+        // The rows are the full path's, for this one event.
+        let mut one = Violations::default();
+        one.check_event(check, dictionary, b"");
+        let rows = Arc::new(ShapeRows::new(one.into_rows(0)));
+        let mut shape = Shape::default();
+        shape.set(&check.properties);
+        names.entry(name.to_owned()).or_default().push((shape, rows.clone()));
+        Some(rows)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ingest::quality::Findings;
+    use datadict_core::{check_event, Limits};
+    use std::collections::{BTreeMap, BTreeSet};
+
+    type Tallies = BTreeMap<(String, String, String), (i64, BTreeSet<String>)>;
+
+    fn tallies(findings: Findings) -> Tallies {
+        let mut rows = findings.into_rows(0, 1_000);
+        rows.expand_shapes();
+        let mut out = Tallies::new();
+        for row in rows.violations {
+            let slot = out.entry((row.entity, row.property, row.code)).or_default();
+            slot.0 += row.count;
+            slot.1.extend(row.types);
+        }
+        out
+    }
+
+    /// Once its shapes are sampled, events record the same counts and types as a count of each
+    /// shape as through the full path, and make no row of their own; before, they take the full
+    /// path and note their shapes as collecting samples. Duplicate property names, other types,
+    /// names without a schema and events without properties included.
+    #[test]
+    fn counted_shapes_tally_what_the_full_path_tallies() {
+        let dictionary = Dictionary::new(&crate::demo::sample_dictionary(), datadict_core::DEFAULT_NAMESPACE);
+        let now = 1_767_225_600_000;
+        let shapes = [r#","plan":"pro","color":"red""#, r#","plan":1"#, r#","plan":"pro","plan":2,"x":null"#, r#","price":"9","items":[]"#, ""];
+        let names = ["Sign Up", "Purchase", "Page View", "Nope"];
+        let mut records = Vec::new();
+        for round in 0..3 {
+            for name in names {
+                for p in shapes.iter().skip(round % 2) {
+                    records.push(format!(r#"{{"event":"{name}","properties":{{"time":{now},"distinct_id":"u","$insert_id":"i"{p}}}}}"#));
+                }
+            }
+        }
+        let cache = ShapeCache::default();
+        let tag = 7 << 32 | 1;
+        let run = |shapes: Option<(&ShapeCache, u64)>| {
+            let mut findings = Findings::default();
+            for record in &records {
+                let check = check_event(record.as_bytes(), &Limits::default(), now);
+                assert!(check.is_valid(), "{record}: {:?}", check.issues);
+                findings.check_event(&check, &dictionary, shapes, record.as_bytes());
+            }
+            findings
+        };
+        let full = tallies(run(None));
+        assert!(full.len() > 8, "{full:?}");
+        let first = run(Some((&cache, tag)));
+        assert!(first.shapes.is_empty());
+        assert_eq!(first.sampling.len(), names.len() * shapes.len());
+        first.sampling.iter().for_each(|(shape, tag)| shape.mark_sampled(*tag));
+        assert_eq!(tallies(first), full);
+        let counted = run(Some((&cache, tag)));
+        assert!(counted.violations.is_empty() && counted.sampling.is_empty());
+        assert_eq!(counted.shapes.iter().map(|(_, n)| n).sum::<i64>(), records.len() as i64);
+        assert_eq!(tallies(counted), full);
+        // Another tag (a reset, another day) takes the full path again.
+        assert!(!run(Some((&cache, tag + 1))).violations.is_empty());
+    }
+}
