@@ -77,7 +77,7 @@ pub struct ViolationFilter {
 ///
 /// The violations of events whose shape has its samples ([`ShapeRows`]) come as `shapes`, counted,
 /// rather than as rows of their own; [`QualityRows::expand_shapes`] turns them into rows. They are
-/// never serialized as such: the SQLite journal writes them as rows (`sqlite::quality_journal`).
+/// not serialized with the rows: the SQLite journal writes them its own way (`sqlite::quality_journal`).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct QualityRows {
     /// The UTC day (`YYYY-MM-DD`) the rows count in.
@@ -107,7 +107,7 @@ impl QualityRows {
     /// Turns the counted shapes into violation rows.
     pub fn expand_shapes(&mut self) {
         for ShapeCount { shape, count, first_seen_ms, last_seen_ms } in std::mem::take(&mut self.shapes) {
-            self.violations.extend(shape.rows().map(|row| ViolationRow { count: row.count * count, first_seen_ms, last_seen_ms, ..row.clone() }));
+            self.violations.extend(shape.rows().iter().map(|row| ViolationRow { count: row.count * count, first_seen_ms, last_seen_ms, ..row.clone() }));
         }
     }
 }
@@ -135,8 +135,8 @@ impl ShapeRows {
         Self { rows, sampled: AtomicU64::new(0) }
     }
 
-    pub fn rows(&self) -> impl Iterator<Item = &ViolationRow> {
-        self.rows.iter()
+    pub fn rows(&self) -> &[ViolationRow] {
+        &self.rows
     }
 
     /// Whether every key of the shape has its samples under `tag` (see

@@ -20,11 +20,19 @@
 //! quality tables were last reset (`Journal::counted`): a lower bound of the key's count,
 //! since every finding comes with a sample while its key has room. Those samples would be cut when
 //! folded anyway; left out, a busy group's row is its counts only.
+//!
+//! The same counts tell when a shape of events ([`ShapeRows`], `ingest::shapes`) has its samples:
+//! once every key of a shape collecting samples is counted full, the journal marks it sampled
+//! with the request's tag (the day and [`SampleEpoch`]), and later events of that shape come as a
+//! count of it. A journal row counts a shape by an id and gives the shape's rows only the first
+//! time since the journal was last emptied ([`EntryOut`]), so a tracking group's row stays a few
+//! numbers long.
 
-use crate::store::quality::{merge_row, record_quality, QualityRows, RowKey, ShapeCount, Table, ViolationRow};
+use crate::store::quality::{merge_row, record_quality, QualityRows, RowKey, ShapeCount, ShapeRows, Table, ViolationRow};
 use crate::store::Conn;
 use rusqlite::{Connection, TransactionBehavior};
-use serde::ser::{Serialize, SerializeStruct, Serializer};
+use anyhow::Context;
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -84,6 +92,13 @@ pub(crate) struct Journal {
     folded_at: Option<Instant>,
     /// The epoch of `counted`.
     epoch: SampleEpoch,
+    /// The shapes whose rows the journal table holds (it was not emptied since), by address, with
+    /// their ids: a journal row counts a shape by id, and gives its rows only the first time. The
+    /// `Arc` keeps an address from being reused while it is here.
+    shape_ids: HashMap<usize, (u64, Arc<ShapeRows>), FastHash>,
+    /// The addresses the open group added to `shape_ids`, taken out again if it is not committed.
+    staged_ids: Vec<usize>,
+    next_shape_id: u64,
 }
 
 impl Journal {
@@ -96,6 +111,7 @@ impl Journal {
     /// or [`Journal::forget`] follows the commit.
     pub(crate) fn append(&mut self, conn: &Connection, mut requests: Vec<(i64, QualityRows)>) -> anyhow::Result<()> {
         self.staged = None;
+        self.unstage_ids();
         requests.retain(|(_, rows)| !rows.is_empty());
         if requests.is_empty() {
             return Ok(());
@@ -108,14 +124,34 @@ impl Journal {
         let mut group = Merged::default();
         group.add(requests);
         let rows = group.into_requests();
-        let text = serde_json::to_string(&rows.iter().map(|(project_id, rows)| (project_id, JournalRows(rows))).collect::<Vec<_>>())?;
-        conn.prepare_cached("INSERT INTO quality_journal (requests) VALUES (?1)")?.execute([text])?;
+        let mut entries = Vec::with_capacity(rows.len());
+        for (project_id, rows) in &rows {
+            let mut entry = EntryOut { rows, shape_defs: Vec::new(), shape_counts: Vec::new() };
+            for counted in &rows.shapes {
+                let at = Arc::as_ptr(&counted.shape) as usize;
+                let id = match self.shape_ids.get(&at) {
+                    Some((id, _)) => *id,
+                    None => {
+                        let id = self.next_shape_id;
+                        self.next_shape_id += 1;
+                        self.shape_ids.insert(at, (id, counted.shape.clone()));
+                        self.staged_ids.push(at);
+                        entry.shape_defs.push((id, counted.shape.rows()));
+                        id
+                    }
+                };
+                entry.shape_counts.push((id, counted.count, counted.first_seen_ms, counted.last_seen_ms));
+            }
+            entries.push((project_id, entry));
+        }
+        conn.prepare_cached("INSERT INTO quality_journal (requests) VALUES (?1)")?.execute([serde_json::to_string(&entries)?])?;
         self.staged = Some(rows);
         Ok(())
     }
 
     /// The group of the last [`Journal::append`] was committed.
     pub(crate) fn committed(&mut self) {
+        self.staged_ids.clear();
         if let Some(rows) = self.staged.take() {
             self.pending.add(rows);
         }
@@ -125,7 +161,15 @@ impl Journal {
     /// with the rest (counting is a lower bound).
     pub(crate) fn forget(&mut self) {
         self.staged = None;
+        self.unstage_ids();
         self.forget_counts();
+    }
+
+    /// Takes out of `shape_ids` the shapes a group that was not committed gave ids to.
+    fn unstage_ids(&mut self) {
+        for at in self.staged_ids.drain(..) {
+            self.shape_ids.remove(&at);
+        }
     }
 
     /// The quality tables lost rows (a reset): what was counted no longer is, and no shape is
@@ -145,7 +189,7 @@ impl Journal {
                 if SampleEpoch::epoch_of(tag) != epoch || shape.is_sampled(tag) {
                     continue;
                 }
-                let full = shape.rows().all(|row| {
+                let full = shape.rows().iter().all(|row| {
                     count_key(&mut key, *project_id, Table::Violations, &rows.day, row);
                     self.counted.get(key.as_slice()).is_some_and(|&n| n >= rows.max_samples as i64)
                 });
@@ -198,6 +242,7 @@ impl Journal {
         // A copy: on a failure the journal keeps what it holds, for the next fold.
         write_and_empty(conn, self.pending.clone())?;
         self.pending = Merged::default();
+        self.shape_ids.clear();
         Ok(())
     }
 }
@@ -223,8 +268,18 @@ pub(crate) fn recover(conn: &Connection) -> anyhow::Result<()> {
         return Ok(());
     }
     let mut merged = Merged::default();
+    let mut shapes: HashMap<u64, Arc<ShapeRows>> = HashMap::new();
     for text in &texts {
-        merged.add(serde_json::from_str::<Vec<(i64, QualityRows)>>(text)?);
+        let mut requests = Vec::new();
+        for (project_id, EntryIn { mut rows, shape_defs, shape_counts }) in serde_json::from_str::<Vec<(i64, EntryIn)>>(text)? {
+            shapes.extend(shape_defs.into_iter().map(|(id, rows)| (id, Arc::new(ShapeRows::new(rows)))));
+            for (id, count, first_seen_ms, last_seen_ms) in shape_counts {
+                let shape = shapes.get(&id).cloned().with_context(|| format!("a journal row counts shape {id}, which no earlier row defines"))?;
+                rows.shapes.push(ShapeCount { shape, count, first_seen_ms, last_seen_ms });
+            }
+            requests.push((project_id, rows));
+        }
+        merged.add(requests);
     }
     write_and_empty(conn, merged)
 }
@@ -308,60 +363,26 @@ impl Merged {
     }
 }
 
-/// A group's rows as the journal writes them: as [`QualityRows`] serializes, its counted shapes
-/// written as the violation rows they stand for (what [`QualityRows::expand_shapes`] makes),
-/// without building those rows.
-struct JournalRows<'a>(&'a QualityRows);
-
-impl Serialize for JournalRows<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let rows = self.0;
-        let mut out = serializer.serialize_struct("QualityRows", 6)?;
-        out.serialize_field("day", &rows.day)?;
-        out.serialize_field("max_keys", &rows.max_keys)?;
-        out.serialize_field("max_samples", &rows.max_samples)?;
-        out.serialize_field("violations", &Violations(rows))?;
-        out.serialize_field("rejected", &rows.rejected)?;
-        out.serialize_field("counts", &rows.counts)?;
-        out.end()
-    }
+/// One project's and day's rows in a journal row: [`QualityRows`] as it serializes (its plain
+/// rows), its counted shapes by id (`shape_counts`: id, count, first and last seen), and the rows
+/// of the shapes that no earlier row of the journal gave (`shape_defs`).
+#[derive(Serialize)]
+struct EntryOut<'a> {
+    #[serde(flatten)]
+    rows: &'a QualityRows,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    shape_defs: Vec<(u64, &'a [ViolationRow])>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    shape_counts: Vec<(u64, i64, i64, i64)>,
 }
 
-/// The violations of [`JournalRows`]: the rows, then each row of each counted shape.
-struct Violations<'a>(&'a QualityRows);
-
-impl Serialize for Violations<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let plain = self.0.violations.iter().map(|row| ShapeRow { row, count: row.count, first_seen_ms: row.first_seen_ms, last_seen_ms: row.last_seen_ms });
-        let shaped = self.0.shapes.iter().flat_map(|shape| {
-            (shape.shape.rows()).map(|row| ShapeRow { row, count: row.count * shape.count, first_seen_ms: shape.first_seen_ms, last_seen_ms: shape.last_seen_ms })
-        });
-        serializer.collect_seq(plain.chain(shaped))
-    }
-}
-
-/// A [`ViolationRow`] as serialized, with its count and times given apart.
-struct ShapeRow<'a> {
-    row: &'a ViolationRow,
-    count: i64,
-    first_seen_ms: i64,
-    last_seen_ms: i64,
-}
-
-impl Serialize for ShapeRow<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let row = self.row;
-        let mut out = serializer.serialize_struct("ViolationRow", 10)?;
-        out.serialize_field("kind", &row.kind)?;
-        out.serialize_field("entity", &row.entity)?;
-        out.serialize_field("property", &row.property)?;
-        out.serialize_field("code", &row.code)?;
-        out.serialize_field("message", &row.message)?;
-        out.serialize_field("count", &self.count)?;
-        out.serialize_field("first_seen_ms", &self.first_seen_ms)?;
-        out.serialize_field("last_seen_ms", &self.last_seen_ms)?;
-        out.serialize_field("types", &row.types)?;
-        out.serialize_field("samples", &row.samples)?;
-        out.end()
-    }
+/// [`EntryOut`] read back (a row written before shapes has neither shape field).
+#[derive(Deserialize)]
+struct EntryIn {
+    #[serde(flatten)]
+    rows: QualityRows,
+    #[serde(default)]
+    shape_defs: Vec<(u64, Vec<ViolationRow>)>,
+    #[serde(default)]
+    shape_counts: Vec<(u64, i64, i64, i64)>,
 }

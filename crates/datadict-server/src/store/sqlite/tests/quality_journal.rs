@@ -196,6 +196,9 @@ fn counted_shapes_store_the_rows_they_stand_for() {
             fold_now(&db);
         }
     }
+    let texts: Vec<String> = db.call_sync(|c| Ok(c.prepare("SELECT requests FROM quality_journal ORDER BY id")?.query_map([], |r| r.get(0))?.collect::<Result<_, _>>()?)).unwrap();
+    assert!(texts[0].contains("Buy.price at 0"), "the first row since the fold gives the shape's rows: {}", texts[0]);
+    assert!(!texts[1].contains("Buy.price"), "later rows count it by id: {}", texts[1]);
     drop(db);
     assert_eq!(stored(&Sqlite::open_with(&file, Synchronous::Full).unwrap()), expected);
 }
@@ -224,4 +227,36 @@ fn a_shape_is_sampled_once_its_keys_have_their_samples() {
     assert!(!shape.is_sampled(db.sample_tag(now + 86_400_000)), "another day has no samples yet");
     db.quality_deleted();
     assert!(!shape.is_sampled(db.sample_tag(now)), "a reset forgets the samples");
+}
+
+/// A group rolled back gives no shape an id: the next group that counts the shape gives its rows
+/// again, so that a reopened store can read them.
+#[test]
+fn a_group_rolled_back_defines_no_shape() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("q.sqlite3");
+    let db = Sqlite::open_with(&file, Synchronous::Full).unwrap();
+    with_project(&db);
+    let shape = shape();
+    let group = || {
+        let mut r = request("2026-01-01", Vec::new(), Vec::new());
+        r.1.shapes = vec![ShapeCount { shape: shape.clone(), count: 1, first_seen_ms: 5, last_seen_ms: 5 }];
+        vec![r]
+    };
+    let journal = db.journal.clone();
+    let rolled_back = group();
+    db.call_sync(move |conn| {
+        let mut journal = journal.lock().unwrap();
+        let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Deferred)?;
+        journal.append(&tx, rolled_back)?;
+        drop(tx);
+        journal.forget();
+        Ok(())
+    })
+    .unwrap();
+    append(&db, group());
+    drop(db);
+    let rows = stored(&Sqlite::open_with(&file, Synchronous::Full).unwrap());
+    let price = rows[0].iter().find(|v| v.row.property == "price").unwrap();
+    assert_eq!(price.row.count, 2);
 }
