@@ -75,7 +75,7 @@ impl ImportBodyCheck<'_> {
 /// Checks an uncompressed import body: its size, its framing, its record count, then every
 /// record with [`check_event`](crate::check_event) (the import's rules). `now_ms` is the
 /// receiver's clock.
-pub fn check_import_body<'a>(body: &'a [u8], format: InputFormat, limits: &Limits, now_ms: i64) -> Result<ImportBodyCheck<'a>, ImportBodyError> {
+pub fn check_import_body<'a>(body: &'a [u8], format: InputFormat, limits: &'a Limits, now_ms: i64) -> Result<ImportBodyCheck<'a>, ImportBodyError> {
     let mut records = check_import_records(body, format, &EventRules::IMPORT, limits, now_ms)?;
     let checked = records.by_ref().collect::<Result<Vec<CheckedRecord<'a>>, _>>()?;
     Ok(ImportBodyCheck { records: checked, failed_records: records.failed_records, valid: records.valid })
@@ -98,7 +98,7 @@ pub fn check_import_records<'a>(
     body: &'a [u8],
     format: InputFormat,
     rules: &EventRules,
-    limits: &Limits,
+    limits: &'a Limits,
     now_ms: i64,
 ) -> Result<ImportRecords<'a>, ImportBodyError> {
     if body.len() > limits.max_request_bytes {
@@ -108,7 +108,7 @@ pub fn check_import_records<'a>(
         Some(walk) => Source::Array(walk),
         None => Source::Split(split_checked(body, format, limits, 0)?),
     };
-    Ok(ImportRecords { body, format, rules: *rules, limits: limits.clone(), now_ms, source, failed_records: Vec::new(), valid: 0 })
+    Ok(ImportRecords { body, format, rules: *rules, limits, now_ms, source, failed_records: Vec::new(), valid: 0 })
 }
 
 /// The records of `body` split up front, once its framing and record count are checked, less the
@@ -133,7 +133,7 @@ pub struct ImportRecords<'a> {
     body: &'a [u8],
     format: InputFormat,
     rules: EventRules,
-    limits: Limits,
+    limits: &'a Limits,
     now_ms: i64,
     source: Source<'a>,
     /// One entry per issue of every invalid record reached so far.
@@ -166,12 +166,12 @@ impl<'a> Iterator for ImportRecords<'a> {
                 };
                 let bytes = &self.body[record.range.clone()];
                 let (check, text) = match std::str::from_utf8(bytes) {
-                    Ok(text) => (check_event_text_with_rules(text, &self.rules, &self.limits, self.now_ms), Some(text)),
-                    Err(_) => (check_event_with_rules(bytes, &self.rules, &self.limits, self.now_ms), None),
+                    Ok(text) => (check_event_text_with_rules(text, &self.rules, self.limits, self.now_ms), Some(text)),
+                    Err(_) => (check_event_with_rules(bytes, &self.rules, self.limits, self.now_ms), None),
                 };
                 CheckedRecord { record, check, text }
             }
-            Source::Array(walk) => match walk.step(&self.rules, &self.limits, self.now_ms) {
+            Source::Array(walk) => match walk.step(&self.rules, self.limits, self.now_ms) {
                 Step::Record(checked) => checked,
                 Step::End => {
                     self.source = Source::Done;
@@ -180,7 +180,7 @@ impl<'a> Iterator for ImportRecords<'a> {
                 Step::Irregular => {
                     // The splitter is the authority on framing: it gives the exact error, or
                     // (one record over the limit) the count.
-                    match split_checked(self.body, self.format, &self.limits, walk.index) {
+                    match split_checked(self.body, self.format, self.limits, walk.index) {
                         Ok(rest) => self.source = Source::Split(rest),
                         Err(e) => {
                             self.source = Source::Done;

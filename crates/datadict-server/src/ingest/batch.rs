@@ -226,8 +226,9 @@ pub(crate) async fn check_and_store<B: AsRef<[u8]> + Send + 'static>(
     intake: Intake,
     drops: Arc<Drops>,
 ) -> Result<Checked, ApiError> {
-    let limits = state.config.limits.clone();
-    let max_keys = state.config.quality_max_keys;
+    // The config, not a copy of its limits: the limits hold strings, and a tracking request is
+    // small enough for a copy to count.
+    let config = state.config.clone();
     let now_ms = super::now_ms();
     let inline = body.as_ref().len() <= INLINE_BYTES;
     // A body checked here is checked whole before the writer hears of it (a ready sink).
@@ -236,8 +237,8 @@ pub(crate) async fn check_and_store<B: AsRef<[u8]> + Send + 'static>(
         false => state.store.event_sink(project_id, now_ms / 1000),
     };
     let run = move || {
-        let mut checked = check_batch(body.as_ref(), format, &intake, &limits, &drops, now_ms, &mut sink)?;
-        sink.send_quality(std::mem::take(&mut checked.findings).into_rows(now_ms, max_keys))?;
+        let mut checked = check_batch(body.as_ref(), format, &intake, &config.limits, &drops, now_ms, &mut sink)?;
+        sink.send_quality(std::mem::take(&mut checked.findings).into_rows(now_ms, config.quality_max_keys))?;
         Ok::<_, ApiError>((checked, sink.close()))
     };
     let (checked, pending) = match inline {

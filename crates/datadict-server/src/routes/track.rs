@@ -74,8 +74,7 @@ async fn track_get(caller: Result<Option<IngestCaller>, IngestError>, State(stat
 }
 
 async fn receive_events(caller: Result<Option<IngestCaller>, IngestError>, state: AppState, request: Request) -> Result<Response, Refused> {
-    let limits = state.config.limits.clone();
-    let received = receive(Route::Track, request, limits.max_request_bytes).await;
+    let received = receive(Route::Track, request, state.config.limits.max_request_bytes).await;
     let refuse = Refused::with(&received.style);
     let caller = caller.map_err(|e| refuse(e.0))?;
     let records = received.records.map_err(&refuse)?;
@@ -89,9 +88,10 @@ async fn receive_events(caller: Result<Option<IngestCaller>, IngestError>, state
     // A body of a few events (nearly every tracking request) is read on this task: handing it to
     // the blocking pool and back cost more than reading it.
     let (body, format) = (records.bytes.clone(), records.format);
+    let config = state.config.clone();
     let tokens = match body.len() <= INLINE_TOKEN_BYTES {
-        true => event_tokens(&body, format, &rules, &limits, now_ms()),
-        false => tokio::task::spawn_blocking(move || event_tokens(&body, format, &rules, &limits, now_ms()))
+        true => event_tokens(&body, format, &rules, &config.limits, now_ms()),
+        false => tokio::task::spawn_blocking(move || event_tokens(&body, format, &rules, &config.limits, now_ms()))
             .await
             .map_err(|e| refuse(ApiError::Internal(e.into())))?,
     }
