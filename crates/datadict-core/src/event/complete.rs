@@ -9,6 +9,7 @@ use super::{EventCheck, EventRules, TokenField};
 use crate::limits::Limits;
 use crate::dictionary::RewriteError;
 use serde_json::Value;
+use std::sync::LazyLock;
 
 /// What to change in one event's `properties`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -74,8 +75,15 @@ fn rewrite(record: &[u8], completion: &Completion<'_>) -> Result<Vec<u8>, Rewrit
 /// where the scanner gives up on the record. The limits only bound the scan (the record was
 /// checked against the real ones): a deep record is left to serde_json rather than recursed into.
 fn splice(text: &str, completion: &Completion<'_>) -> Option<Vec<u8>> {
-    let limits = Limits { max_depth: 16, object_keys_below: usize::MAX, array_items_below: usize::MAX, string_truncate_bytes: usize::MAX, ..Limits::default() };
-    let found = property_members(text, &limits)?;
+    // Made once: a `Limits` holds strings (the forbidden ids), which every call allocated.
+    static SCAN: LazyLock<Limits> = LazyLock::new(|| Limits {
+        max_depth: 16,
+        object_keys_below: usize::MAX,
+        array_items_below: usize::MAX,
+        string_truncate_bytes: usize::MAX,
+        ..Limits::default()
+    });
+    let found = property_members(text, &SCAN)?;
     let time = completion.time_ms.map(|ms| ms.to_string());
     let mut out = String::with_capacity(text.len() + 32);
     out.push_str(&text[..found.object.start]);
