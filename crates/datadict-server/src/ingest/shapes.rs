@@ -9,9 +9,10 @@
 //! request's CPU. With the shape known and sampled, an event's violations are one count of a
 //! shared [`ShapeRows`]; until it is sampled, they take the full path, which collects samples.
 //!
-//! Bounded: at most [`MAX_SHAPES_PER_NAME`] shapes per name and [`MAX_NAMES`] names; events past
-//! either take the full path, as before. A dictionary change builds a new compiled dictionary, and
-//! with it an empty cache.
+//! Bounded: at most [`MAX_SHAPES_PER_NAME`] shapes per name, [`MAX_NAMES`] names and [`MAX_ROWS`]
+//! rows in all (a sender's events cannot make it grow without end: a shape's rows are its findings,
+//! up to one per property); events past a bound take the full path, as before. A dictionary
+//! change builds a new compiled dictionary, and with it an empty cache.
 
 use super::quality::{Shape, Violations};
 use crate::store::ShapeRows;
@@ -26,6 +27,9 @@ pub const MAX_SHAPES_PER_NAME: usize = 16;
 /// The most event names kept.
 pub const MAX_NAMES: usize = 4096;
 
+/// The most violation rows kept, all shapes together (a few MB).
+pub const MAX_ROWS: usize = 20_000;
+
 type FastHash = foldhash::fast::RandomState;
 
 /// The shapes of one name, each with its rows.
@@ -34,7 +38,14 @@ type Shapes = Vec<(Shape, Arc<ShapeRows>)>;
 /// The shapes of one project's events under one version of its dictionary.
 #[derive(Debug, Default)]
 pub struct ShapeCache {
-    names: Mutex<HashMap<String, Shapes, FastHash>>,
+    kept: Mutex<Kept>,
+}
+
+#[derive(Debug, Default)]
+struct Kept {
+    names: HashMap<String, Shapes, FastHash>,
+    /// The rows of every shape kept.
+    rows: usize,
 }
 
 impl ShapeCache {
@@ -42,7 +53,8 @@ impl ShapeCache {
     /// or `None` past the bounds or for an event without a name.
     pub fn shape_of(&self, check: &EventCheck<'_>, dictionary: &Dictionary) -> Option<Arc<ShapeRows>> {
         let name = check.event.as_deref()?;
-        let mut names = self.names.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
+        let Kept { names, rows: kept_rows } = &mut *kept;
         if let Some(shapes) = names.get(name) {
             if let Some((_, rows)) = shapes.iter().find(|(shape, _)| shape.matches(&check.properties)) {
                 return Some(rows.clone());
@@ -57,6 +69,10 @@ impl ShapeCache {
         let mut one = Violations::default();
         one.check_event(check, dictionary, b"");
         let rows = Arc::new(ShapeRows::new(one.into_rows(0)));
+        if *kept_rows + rows.rows().len() > MAX_ROWS {
+            return None;
+        }
+        *kept_rows += rows.rows().len();
         let mut shape = Shape::default();
         shape.set(&check.properties);
         names.entry(name.to_owned()).or_default().push((shape, rows.clone()));
@@ -127,5 +143,35 @@ mod tests {
         assert_eq!(tallies(counted), full);
         // Another tag (a reset, another day) takes the full path again.
         assert!(!run(Some((&cache, tag + 1))).violations.is_empty());
+    }
+
+    /// The cache stops growing at its bounds, and what it keeps stays usable: past
+    /// [`MAX_SHAPES_PER_NAME`] shapes of a name, and past [`MAX_ROWS`] rows in all.
+    #[test]
+    fn the_cache_is_bounded() {
+        let names: Vec<String> = (0..200).map(|i| format!("E{i}")).collect();
+        let entries: Vec<datadict_core::SchemaEntry> =
+            serde_json::from_value(serde_json::Value::Array(names.iter().map(|n| serde_json::json!({"entityType": "event", "name": n, "schemaJson": {}})).collect())).unwrap();
+        let dictionary = Dictionary::new(&entries, datadict_core::DEFAULT_NAMESPACE);
+        let now = 1_767_225_600_000;
+        let limits = Limits { properties_below: 1_000, ..Limits::default() };
+        let cache = ShapeCache::default();
+        let event = |name: &str, props: std::ops::Range<usize>| {
+            let props: String = props.map(|p| format!(r#","p{p}":1"#)).collect();
+            format!(r#"{{"event":"{name}","properties":{{"time":{now},"distinct_id":"u","$insert_id":"i"{props}}}}}"#)
+        };
+        let shape_of = |record: &str| {
+            let check = check_event(record.as_bytes(), &limits, now);
+            assert!(check.is_valid(), "{:?}", check.issues);
+            cache.shape_of(&check, &dictionary)
+        };
+        // One name: a shape per property count, up to the bound.
+        let kept = (1..=MAX_SHAPES_PER_NAME + 3).filter(|&n| shape_of(&event("E0", 0..n)).is_some()).count();
+        assert_eq!(kept, MAX_SHAPES_PER_NAME);
+        assert!(shape_of(&event("E0", 0..2)).is_some(), "a kept shape is still found");
+        // 150 rows a shape (a finding per unknown property): the rows' bound stops the names.
+        let before: usize = (1..=MAX_SHAPES_PER_NAME).sum();
+        let kept = names[1..].iter().filter(|n| shape_of(&event(n, 0..150)).is_some()).count();
+        assert_eq!(kept, (MAX_ROWS - before) / 150);
     }
 }
