@@ -58,9 +58,12 @@ pub struct Intake {
     /// The project's dictionary version when the route has read it already (`/track`, with its
     /// token lookup), so that [`store_events`] does not read it again.
     pub dictionary_version: Option<i64>,
-    /// The event shapes of the dictionary, with the store's sampling tag at the check
-    /// ([`crate::store::Store::sample_tag`]; 0 keeps every event on the full path).
-    pub shapes: Option<(Arc<ShapeCache>, u64)>,
+    /// The event shapes of the dictionary.
+    pub shapes: Option<Arc<ShapeCache>>,
+    /// The store's sampling tag at the check ([`crate::store::Store::sample_tag`], set by
+    /// `check_and_store` from the clock reading its quality rows are dated by; 0 keeps every
+    /// event on the full path).
+    pub sample_tag: u64,
 }
 
 /// The project tokens named by a request's events and the project each names (`None`: none),
@@ -210,8 +213,7 @@ const INLINE_BYTES: usize = 16 * 1024;
 pub async fn store_events(state: &AppState, project_id: i64, body: Bytes, format: InputFormat, mut intake: Intake) -> Result<Checked, ApiError> {
     let compiled = super::cache::compiled_dictionary(state, project_id, intake.dictionary_version).await?;
     intake.dictionary = compiled.dictionary;
-    let tag = state.store.sample_tag(super::now_ms());
-    intake.shapes = (tag != 0).then_some((compiled.shapes, tag));
+    intake.shapes = Some(compiled.shapes);
     check_and_store(state, project_id, body, format, intake, compiled.drops).await
 }
 
@@ -223,13 +225,14 @@ pub(crate) async fn check_and_store<B: AsRef<[u8]> + Send + 'static>(
     project_id: i64,
     body: B,
     format: InputFormat,
-    intake: Intake,
+    mut intake: Intake,
     drops: Arc<Drops>,
 ) -> Result<Checked, ApiError> {
     // The config, not a copy of its limits: the limits hold strings, and a tracking request is
     // small enough for a copy to count.
     let config = state.config.clone();
     let now_ms = super::now_ms();
+    intake.sample_tag = state.store.sample_tag(now_ms);
     let inline = body.as_ref().len() <= INLINE_BYTES;
     // A body checked here is checked whole before the writer hears of it (a ready sink).
     let mut sink = match inline {
@@ -315,7 +318,7 @@ pub fn check_batch(
         let Some(key) = check.valid_key() else { continue };
         // The check on arrival sees every valid event, dropped ones included (it reports the drop).
         if let Some(dictionary) = &intake.dictionary {
-            let shapes = intake.shapes.as_ref().map(|(cache, tag)| (cache.as_ref(), *tag));
+            let shapes = intake.shapes.as_deref().filter(|_| intake.sample_tag != 0).map(|cache| (cache, intake.sample_tag));
             out.findings.check_event(&check, dictionary, shapes, &body[record.record.range.clone()]);
         }
         out.findings.counts.good(key.event);

@@ -65,6 +65,10 @@ impl ShapeCache {
         } else if names.len() >= MAX_NAMES {
             return None;
         }
+        // Full: no shape is made only to be refused.
+        if *kept_rows >= MAX_ROWS {
+            return None;
+        }
         // The rows are the full path's, for this one event.
         let mut one = Violations::default();
         one.check_event(check, dictionary, b"");
