@@ -31,7 +31,7 @@ fn main() {
     let mut config = Config::default();
     config.jobs.amplitude_url = source.clone();
     let store = Store::open(&dir.path().join("datadict.sqlite3")).unwrap();
-    let base = serve(AppState { store: store.clone(), config: Arc::new(config) });
+    let base = serve(AppState::new(store.clone(), Arc::new(config)));
     let project = admin::create_project(&store, "bench").unwrap();
     let account = admin::create_service_account(&store, "bench").unwrap();
     admin::grant(&store, "bench", project.id, Role::Owner).unwrap();

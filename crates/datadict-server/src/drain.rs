@@ -10,9 +10,9 @@
 use crate::error::read_limited;
 use axum::body::{Body, Bytes};
 use axum::extract::Request;
-use axum::middleware::Next;
 use axum::response::Response;
 use http_body::{Body as HttpBody, Frame, SizeHint};
+use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
@@ -21,16 +21,17 @@ use std::task::{Context, Poll};
 /// it.
 type Slot = Arc<Mutex<Option<Body>>>;
 
-/// Runs the request, then reads the part of its body that nothing read (up to the drain limit of
-/// `read_limited`) before answering.
-pub async fn drain_unread_body(request: Request, next: Next) -> Response {
+/// Runs the request through `run`, then reads the part of its body that nothing read (up to the
+/// drain limit of `read_limited`) before answering. Called by [`crate::hosting::hosting`], so
+/// that it wraps every route.
+pub async fn drain_unread_body<F: Future<Output = Response>>(request: Request, run: impl FnOnce(Request) -> F) -> Response {
     let (parts, body) = request.into_parts();
     // Requests without a body (most GETs) need nothing.
     if body.is_end_stream() {
-        return next.run(Request::from_parts(parts, body)).await;
+        return run(Request::from_parts(parts, body)).await;
     }
     let slot: Slot = Arc::new(Mutex::new(Some(body)));
-    let response = next.run(Request::from_parts(parts, Body::new(Handover::Waiting(slot.clone())))).await;
+    let response = run(Request::from_parts(parts, Body::new(Handover::Waiting(slot.clone())))).await;
     let unread = slot.lock().unwrap_or_else(PoisonError::into_inner).take();
     if let Some(body) = unread {
         // The answer is already decided; a body that fails to arrive changes nothing in it.

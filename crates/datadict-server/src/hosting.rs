@@ -10,6 +10,7 @@ use axum::response::Response;
 use base64::Engine;
 use sha2::{Digest, Sha256};
 use std::path::Path;
+use std::convert::Infallible;
 use std::sync::Arc;
 use tower::{Layer, ServiceExt};
 use tower_http::cors::{AllowHeaders, AllowOrigin, CorsLayer};
@@ -40,6 +41,9 @@ pub fn tracking_cors() -> CorsLayer {
 #[derive(Clone)]
 pub struct Hosting {
     tracking: CorsLayer,
+    /// What [`tracking_cors`] adds to an answer that is not to a preflight, set by hand on the
+    /// tracking routes' answers ([`tracking_answer_headers`]).
+    tracking_headers: Vec<(HeaderName, HeaderValue)>,
     /// `None`: same-origin only.
     configured: Option<CorsLayer>,
     /// Set on every answer that has none of its own ([`security_headers`]).
@@ -48,33 +52,75 @@ pub struct Hosting {
 
 impl Hosting {
     pub fn new(config: &Config, csp: &str) -> Self {
-        Self { tracking: tracking_cors(), configured: cors(config), headers: security_headers(csp) }
+        Self { tracking: tracking_cors(), tracking_headers: tracking_answer_headers(), configured: cors(config), headers: security_headers(csp) }
     }
 }
 
-/// The outermost middleware: the tracking routes ([`TRACKING_ROUTES`]) answer CORS for any
-/// origin, preflights included; every other route answers it for the configured origins only
-/// (one layer that picks, rather than two stacked ones, because a CORS layer answers a preflight
-/// itself and the outer one would answer for both). Then every answer, a preflight's too, gets
-/// the security headers it does not set itself (here rather than a layer per header: a tracking
-/// request is small enough for five layers to show in its CPU).
+/// The CORS headers [`tracking_cors`] puts on an answer that is not to a preflight: any origin,
+/// `Retry-After` readable, and the `Vary` of a policy that depends on the request's origin and
+/// preflight headers. A test compares them with what the layer itself sets.
+fn tracking_answer_headers() -> Vec<(HeaderName, HeaderValue)> {
+    vec![
+        (header::VARY, HeaderValue::from_static("origin, access-control-request-method, access-control-request-headers")),
+        (header::ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*")),
+        (header::ACCESS_CONTROL_EXPOSE_HEADERS, HeaderValue::from_static("retry-after")),
+    ]
+}
+
+/// The one middleware over every route (a tracking request is small enough for each layer's
+/// boxed futures and cloned services to show in its CPU, so this does in one what was four):
+/// - CORS: the tracking routes ([`TRACKING_ROUTES`]) answer it for any origin, preflights
+///   included; every other route answers it for the configured origins only (one middleware that
+///   picks, rather than two stacked layers, because a CORS layer answers a preflight itself and
+///   the outer one would answer for both). A tracking request that is not a preflight gets its
+///   headers set here directly, without running the layer;
+/// - a `%00` in the address of the application API is refused ([`nul::refusal`]);
+/// - a request body the answer did not need is read to its end before the answer leaves
+///   ([`drain::drain_unread_body`]), whatever answered: a handler, an extractor or a refusal;
+/// - every answer, a preflight's too, gets the security headers it does not set itself.
 pub async fn hosting(State(hosting): State<Arc<Hosting>>, request: Request, next: Next) -> Response {
-    let layer = if TRACKING_ROUTES.contains(&request.uri().path()) { Some(&hosting.tracking) } else { hosting.configured.as_ref() };
-    let mut response = match layer {
-        Some(layer) => match layer.clone().layer(next).oneshot(request).await {
-            Ok(response) => response,
-            Err(never) => match never {},
-        },
-        None => next.run(request).await,
+    let tracking = TRACKING_ROUTES.contains(&request.uri().path());
+    let (mut response, cors) = if tracking && request.method() != Method::OPTIONS {
+        (serve(request, next).await, &hosting.tracking_headers[..])
+    } else {
+        let layer = if tracking { Some(&hosting.tracking) } else { hosting.configured.as_ref() };
+        let response = match layer {
+            Some(layer) => {
+                let route = tower::service_fn(move |request| {
+                    let next = next.clone();
+                    async move { Ok::<_, Infallible>(serve(request, next).await) }
+                });
+                match layer.clone().layer(route).oneshot(request).await {
+                    Ok(response) => response,
+                    Err(never) => match never {},
+                }
+            }
+            None => serve(request, next).await,
+        };
+        (response, &[][..])
     };
     let headers = response.headers_mut();
-    headers.reserve(hosting.headers.len());
+    headers.reserve(cors.len() + hosting.headers.len());
+    for (name, value) in cors {
+        headers.insert(name.clone(), value.clone());
+    }
     for (name, value) in &hosting.headers {
         if !headers.contains_key(name) {
             headers.insert(name.clone(), value.clone());
         }
     }
     response
+}
+
+/// The route, behind the refusal of `%00` and the draining of unread bodies.
+async fn serve(request: Request, next: Next) -> Response {
+    crate::drain::drain_unread_body(request, |request| async move {
+        match crate::nul::refusal(request.uri()) {
+            Some(refusal) => refusal,
+            None => next.run(request).await,
+        }
+    })
+    .await
 }
 
 /// CORS for the configured origins: none (same-origin only), a list, or `*` for any origin.
@@ -156,6 +202,27 @@ pub fn security_headers(csp: &str) -> Vec<(HeaderName, HeaderValue)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The headers set by hand on tracking answers are those the tracking CORS layer sets.
+    #[tokio::test]
+    async fn tracking_answers_get_the_headers_of_the_tracking_cors_layer() {
+        for origin in [Some("http://app.example"), None] {
+            let route = tower::service_fn(|_: Request| async { Ok::<_, Infallible>(Response::new(axum::body::Body::empty())) });
+            let mut request = Request::post("/track");
+            if let Some(origin) = origin {
+                request = request.header(header::ORIGIN, origin);
+            }
+            let request = request.body(axum::body::Body::empty()).unwrap();
+            let response = tracking_cors().layer(route).oneshot(request).await.unwrap();
+            let mut set: Vec<(String, String)> =
+                response.headers().iter().map(|(n, v)| (n.to_string(), v.to_str().unwrap().to_owned())).collect();
+            let mut by_hand: Vec<(String, String)> =
+                tracking_answer_headers().iter().map(|(n, v)| (n.to_string(), v.to_str().unwrap().to_owned())).collect();
+            set.sort();
+            by_hand.sort();
+            assert_eq!(set, by_hand, "origin {origin:?}");
+        }
+    }
 
     #[test]
     fn inline_scripts_are_hashed_and_external_ones_are_not() {

@@ -45,11 +45,30 @@ use tower_http::services::{ServeDir, ServeFile};
 pub use error::ApiError;
 pub use store::Store;
 
-/// What every handler can reach.
+/// What every handler can reach: [`Shared`] behind one `Arc`, since axum clones the state for
+/// every extractor of every request (a clone of the store's dozen `Arc`s each time showed in a
+/// tracking request's CPU).
 #[derive(Clone)]
-pub struct AppState {
+pub struct AppState(Arc<Shared>);
+
+/// The contents of [`AppState`].
+pub struct Shared {
     pub store: Store,
     pub config: Arc<Config>,
+}
+
+impl AppState {
+    pub fn new(store: Store, config: Arc<Config>) -> Self {
+        Self(Arc::new(Shared { store, config }))
+    }
+}
+
+impl std::ops::Deref for AppState {
+    type Target = Shared;
+
+    fn deref(&self) -> &Shared {
+        &self.0
+    }
 }
 
 /// Server settings that handlers need (the listen address is `main.rs`'s business). Build it with
@@ -138,10 +157,8 @@ pub fn app(state: AppState) -> Router {
     } else {
         router = router.fallback(routes::meta::not_found);
     }
-    router = router.layer(axum::middleware::from_fn(nul::refuse_nul_in_address));
-    // Innermost but for the line above, so that every answer, a handler's, an extractor's or that
-    // refusal, waits for the body.
-    router = router.layer(axum::middleware::from_fn(drain::drain_unread_body));
+    // One middleware over every route (see `hosting::hosting`): CORS, the security headers, the
+    // refusal of `%00` in addresses and the draining of unread bodies.
     let csp = hosting::content_security_policy(web_dir.as_deref());
     let hosting = Arc::new(hosting::Hosting::new(&state.config, &csp));
     router = router.layer(axum::middleware::from_fn_with_state(hosting, hosting::hosting));

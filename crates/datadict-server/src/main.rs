@@ -284,7 +284,7 @@ fn serve(store: Store, data_dir: &std::path::Path, database: &str, args: ServeAr
         config.jobs.warehouse_file_root = Some(root.canonicalize()?);
     }
     let file_root = config.jobs.warehouse_file_root.clone().unwrap_or_default();
-    let state = AppState { store, config: Arc::new(config) };
+    let state = AppState::new(store, Arc::new(config));
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async move {
         let shutdown = shutdown_signal();

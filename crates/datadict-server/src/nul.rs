@@ -7,22 +7,23 @@
 //! no name or id that reaches a query.
 
 use crate::error::ApiError;
-use axum::extract::Request;
-use axum::middleware::Next;
+use axum::http::Uri;
 use axum::response::{IntoResponse, Response};
 
-/// The middleware: answers 400 for a `%00` in the path or the query string of the routes above.
-pub async fn refuse_nul_in_address(request: Request, next: Next) -> Response {
-    let uri = request.uri();
+/// The 400 for a `%00` in the path or the query string of the routes above, if there is one
+/// (checked by [`crate::hosting::hosting`] before any route runs).
+pub fn refusal(uri: &Uri) -> Option<Response> {
     let covered = uri.path().starts_with("/api/") || uri.path().starts_with("/lookup-tables");
     if covered && holds_nul(uri.path()) {
-        return ApiError::BadRequest("the path holds `%00` (the character U+0000), which no name or id can hold; remove it".into()).into_response();
+        return Some(ApiError::BadRequest("the path holds `%00` (the character U+0000), which no name or id can hold; remove it".into()).into_response());
     }
     if covered && uri.query().is_some_and(holds_nul) {
-        return ApiError::BadRequest("the query string holds `%00` (the character U+0000), which no name or id can hold; remove it".into())
-            .into_response();
+        return Some(
+            ApiError::BadRequest("the query string holds `%00` (the character U+0000), which no name or id can hold; remove it".into())
+                .into_response(),
+        );
     }
-    next.run(request).await
+    None
 }
 
 /// Whether percent-encoded `text` decodes to a U+0000 somewhere (`%00`; a raw zero byte cannot be

@@ -22,11 +22,11 @@ impl Store {
     }
 
     /// A sink for a request checked all at once on its own task (a small body): its parts are
-    /// held in the sink and handed to the writer together on [`EventSink::close`], so the writer
-    /// never waits for them, and a group may take more such jobs than [`JOBS_PER_GROUP`] (see
-    /// [`READY_JOBS_PER_GROUP`]).
+    /// held in the sink and handed to the writer with its job on [`EventSink::close`], so the
+    /// writer never waits for them, and a group may take more such jobs than [`JOBS_PER_GROUP`]
+    /// (see [`READY_JOBS_PER_GROUP`]).
     pub fn ready_event_sink(&self, project_id: i64, now_s: i64) -> EventSink {
-        EventSink { held: Some(Vec::new()), ..self.event_sink(project_id, now_s) }
+        EventSink { held: Some(ReadyParts::default()), ..self.event_sink(project_id, now_s) }
     }
 }
 
@@ -53,8 +53,8 @@ pub struct EventSink {
     /// Open once the first part is sent (an empty request never reaches the writer).
     parts: Option<Sender<Part>>,
     answer: Option<tokio::sync::oneshot::Receiver<anyhow::Result<usize>>>,
-    /// The parts of a ready sink ([`Store::ready_event_sink`]), sent on close.
-    held: Option<Vec<Part>>,
+    /// The parts of a ready sink ([`Store::ready_event_sink`]), handed over with its job on close.
+    held: Option<ReadyParts>,
 }
 
 /// What an [`EventSink`] sends to the writer for its job.
@@ -78,7 +78,7 @@ impl EventSink {
             return Ok(());
         }
         if let Some(held) = &mut self.held {
-            held.push(Part::Rows(batch));
+            held.batches.push(batch);
             return Ok(());
         }
         self.parts()?.send(Part::Rows(batch)).map_err(|_| stopped())
@@ -92,34 +92,31 @@ impl EventSink {
             return Ok(());
         }
         if let Some(held) = &mut self.held {
-            held.push(Part::Quality(rows));
+            held.quality = Some(rows);
             return Ok(());
         }
         self.parts()?.send(Part::Quality(rows)).map_err(|_| stopped())
     }
 
-    /// The way to this sink's job, which the first part opens.
+    /// Queues this sink's job with its parts: a channel for a streaming sink, the held parts for
+    /// a ready one; the answer comes back on `self.answer`.
+    fn queue(&mut self, parts: JobParts) -> anyhow::Result<()> {
+        let (done, answer) = tokio::sync::oneshot::channel();
+        let job = InsertJob { project_id: self.project_id, parts, now_s: self.now_s, done };
+        self.writer.in_flight.fetch_add(1, Ordering::Relaxed);
+        if self.writer.jobs.send(job).is_err() {
+            self.writer.in_flight.fetch_sub(1, Ordering::Relaxed);
+            return Err(stopped());
+        }
+        self.answer = Some(answer);
+        Ok(())
+    }
+
+    /// The way to a streaming sink's job, which the first part opens.
     fn parts(&mut self) -> anyhow::Result<&Sender<Part>> {
         if self.parts.is_none() {
             let (parts, rx) = channel();
-            let (done, answer) = tokio::sync::oneshot::channel();
-            // A ready sink's parts are all in the channel before the job is queued.
-            let ready = match self.held.take() {
-                Some(held) => {
-                    for part in held.into_iter().chain([Part::End]) {
-                        parts.send(part).map_err(|_| stopped())?;
-                    }
-                    true
-                }
-                None => false,
-            };
-            let job = InsertJob { project_id: self.project_id, parts: rx, now_s: self.now_s, done, ready };
-            self.writer.in_flight.fetch_add(1, Ordering::Relaxed);
-            if self.writer.jobs.send(job).is_err() {
-                self.writer.in_flight.fetch_sub(1, Ordering::Relaxed);
-                return Err(stopped());
-            }
-            self.answer = Some(answer);
+            self.queue(JobParts::Streaming(rx))?;
             self.parts = Some(parts);
         }
         self.parts.as_ref().ok_or_else(stopped)
@@ -135,8 +132,8 @@ impl EventSink {
     /// Closes the sink without waiting: the rows sent are committed by the writer, and the
     /// returned [`PendingInsert`] resolves to their count once they are.
     pub fn close(mut self) -> PendingInsert {
-        if self.held.as_ref().is_some_and(|held| !held.is_empty()) {
-            if let Err(e) = self.parts() {
+        if let Some(held) = self.held.take().filter(|held| !held.is_empty()) {
+            if let Err(e) = self.queue(JobParts::Ready(Some(held))) {
                 // The writer has gone: the answer says so rather than counting nothing stored.
                 let (done, answer) = tokio::sync::oneshot::channel();
                 let _ = done.send(Err(e));
@@ -150,7 +147,6 @@ impl EventSink {
         }
         PendingInsert { answer: self.answer.take() }
     }
-
 }
 
 /// The answer of a closed [`EventSink`].
@@ -172,12 +168,18 @@ impl PendingInsert {
 /// The rows of one sink, as the event writer receives them, and where its answer goes.
 pub(crate) struct InsertJob {
     pub(crate) project_id: i64,
-    pub(crate) parts: Receiver<Part>,
+    pub(crate) parts: JobParts,
     pub(crate) now_s: i64,
     pub(crate) done: tokio::sync::oneshot::Sender<anyhow::Result<usize>>,
-    /// Every part, `End` included, was queued before the job (a ready sink): storing it never
-    /// waits for the request.
-    pub(crate) ready: bool,
+}
+
+/// How a job's parts reach the writer.
+pub(crate) enum JobParts {
+    /// Over a channel, as the request prepares them: storing the job may wait for the request.
+    Streaming(Receiver<Part>),
+    /// All of them with the job (a ready sink): storing it never waits for the request. Taken
+    /// once, by [`InsertJob::drain`] or [`InsertJob::take_ready`].
+    Ready(Option<ReadyParts>),
 }
 
 /// What a job sent once drained: the number of rows stored, and its quality rows.
@@ -188,13 +190,28 @@ pub(crate) struct Drained {
 }
 
 impl InsertJob {
+    /// Whether every part came with the job (a ready sink).
+    pub(crate) fn ready(&self) -> bool {
+        matches!(self.parts, JobParts::Ready(_))
+    }
+
     /// Receives the request's parts until its `End`, handing each batch to `store`; returns the
     /// number of rows stored and the quality rows, which the caller writes with the group's. A
     /// request that ends without `End` is an error, so the caller's savepoint rolls back.
-    pub(crate) fn drain(&self, mut store: impl FnMut(&EventBatch) -> anyhow::Result<()>) -> anyhow::Result<Drained> {
+    pub(crate) fn drain(&mut self, mut store: impl FnMut(&EventBatch) -> anyhow::Result<()>) -> anyhow::Result<Drained> {
+        let rx = match &mut self.parts {
+            JobParts::Streaming(rx) => rx,
+            JobParts::Ready(_) => {
+                let parts = self.take_ready()?;
+                for batch in &parts.batches {
+                    store(batch)?;
+                }
+                return Ok(Drained { rows: parts.rows(), quality: parts.quality });
+            }
+        };
         let mut drained = Drained::default();
         loop {
-            match self.parts.recv() {
+            match rx.recv() {
                 Ok(Part::Rows(batch)) => {
                     store(&batch)?;
                     drained.rows += batch.len();
@@ -205,9 +222,18 @@ impl InsertJob {
             }
         }
     }
+
+    /// The parts of a ready job: held by the caller, a group can be stored a second time (see
+    /// `sqlite::event_writer`). A streaming job, or one already taken, is an error.
+    pub(crate) fn take_ready(&mut self) -> anyhow::Result<ReadyParts> {
+        match &mut self.parts {
+            JobParts::Ready(parts) => parts.take().context("the parts of a request were taken twice"),
+            JobParts::Streaming(_) => anyhow::bail!("a request still sending its events is not ready"),
+        }
+    }
 }
 
-/// The parts of a ready job ([`InsertJob::ready`]), taken from its channel at once.
+/// The parts of a ready job ([`JobParts::Ready`]).
 #[derive(Debug, Default)]
 pub(crate) struct ReadyParts {
     pub(crate) batches: Vec<EventBatch>,
@@ -218,21 +244,9 @@ impl ReadyParts {
     pub(crate) fn rows(&self) -> usize {
         self.batches.iter().map(EventBatch::len).sum()
     }
-}
 
-impl InsertJob {
-    /// The parts of a ready job, which were all queued before the job: held, a group can be
-    /// stored a second time (see `sqlite::event_writer`). A job without its `End` is an error.
-    pub(crate) fn take_ready(&self) -> anyhow::Result<ReadyParts> {
-        let mut parts = ReadyParts::default();
-        loop {
-            match self.parts.try_recv() {
-                Ok(Part::Rows(batch)) => parts.batches.push(batch),
-                Ok(Part::Quality(rows)) => parts.quality = Some(rows),
-                Ok(Part::End) => return Ok(parts),
-                Err(_) => anyhow::bail!("the request ended before all its events were sent"),
-            }
-        }
+    fn is_empty(&self) -> bool {
+        self.batches.is_empty() && self.quality.is_none()
     }
 }
 
@@ -254,7 +268,7 @@ const READY_JOBS_PER_GROUP: usize = 64;
 /// runs once the group's requests have their answers (SQLite's checkpoint). The thread ends when
 /// the last clone of the store is dropped.
 pub(crate) fn spawn_event_writer(
-    mut write: impl FnMut(&[InsertJob]) -> Vec<anyhow::Result<usize>> + Send + 'static,
+    mut write: impl FnMut(&mut [InsertJob]) -> Vec<anyhow::Result<usize>> + Send + 'static,
     mut after: impl FnMut() + Send + 'static,
 ) -> anyhow::Result<EventWriter> {
     let (tx, rx) = channel::<InsertJob>();
@@ -262,14 +276,14 @@ pub(crate) fn spawn_event_writer(
     let answered = in_flight.clone();
     std::thread::Builder::new().name("datadict-events".into()).spawn(move || {
         while let Ok(first) = rx.recv() {
-            let mut streaming = usize::from(!first.ready);
+            let mut streaming = usize::from(!first.ready());
             let mut jobs = vec![first];
             while streaming < JOBS_PER_GROUP && jobs.len() < READY_JOBS_PER_GROUP {
                 let Ok(job) = rx.try_recv() else { break };
-                streaming += usize::from(!job.ready);
+                streaming += usize::from(!job.ready());
                 jobs.push(job);
             }
-            let results = write(&jobs);
+            let results = write(&mut jobs);
             for (job, result) in jobs.into_iter().zip(results) {
                 // The request may have gone (its client disconnected); its rows are stored anyway.
                 let _ = job.done.send(result);

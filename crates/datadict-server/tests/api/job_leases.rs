@@ -56,7 +56,7 @@ fn a_start_fails_only_the_jobs_whose_lease_expired(backend: Backend) {
     }
 
     // What a second process does when it starts.
-    datadict_server::jobs::init(&AppState { store: server.store.clone(), config: Arc::new(Config::default()) });
+    datadict_server::jobs::init(&AppState::new(server.store.clone(), Arc::new(Config::default())));
 
     let status = |import: i64, run: &str| server.store.call_sync(|conn| jobs::get_run(conn, import, run)).unwrap().unwrap().status;
     assert_eq!(status(imports[0], "live-queued"), "queued");

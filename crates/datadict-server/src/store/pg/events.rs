@@ -101,17 +101,18 @@ fn add_volume(c: &mut impl GenericClient, project_id: i64, volume: Volume) -> an
 /// or none), then the quality rows of the jobs stored; returns each job's outcome. The
 /// transaction is opened with statements rather than `Client::transaction`, so that the quality
 /// rows are written through the store's [`Conn`], which holds a client.
-pub(crate) fn write_group(c: &mut Client, jobs: &[InsertJob]) -> Vec<anyhow::Result<usize>> {
+pub(crate) fn write_group(c: &mut Client, jobs: &mut [InsertJob]) -> Vec<anyhow::Result<usize>> {
     if let Err(e) = c.batch_execute("BEGIN") {
         return fail_each(jobs, format!("cannot begin a transaction: {e}"));
     }
     let mut results = Vec::with_capacity(jobs.len());
     let mut quality = Vec::new();
-    for job in jobs {
+    for job in jobs.iter_mut() {
         let mut stored = || -> anyhow::Result<usize> {
             c.batch_execute("SAVEPOINT job")?;
             let mut volume = Volume::new();
-            let drained = job.drain(|batch| upsert_rows(c, job.project_id, batch, job.now_s, &mut volume));
+            let (project_id, now_s) = (job.project_id, job.now_s);
+            let drained = job.drain(|batch| upsert_rows(c, project_id, batch, now_s, &mut volume));
             // The request's volume is written inside its savepoint, so that a request rolled back
             // takes its counts with it.
             match drained.and_then(|drained| add_volume(c, job.project_id, volume).map(|()| drained)) {

@@ -34,7 +34,7 @@ impl Sqlite {
 
 /// What the event writer does with a group: [`insert_group`] with the foreign-key checks off,
 /// which it leaves off for the next group (see [`set_foreign_keys`]).
-pub(super) fn write_group(conn: &mut Connection, jobs: &[InsertJob], journal: &mut Journal) -> Vec<anyhow::Result<usize>> {
+pub(super) fn write_group(conn: &mut Connection, jobs: &mut [InsertJob], journal: &mut Journal) -> Vec<anyhow::Result<usize>> {
     match set_foreign_keys(conn, false) {
         Ok(()) => insert_group(conn, jobs, journal),
         Err(e) => fail_each(jobs, format!("{e:#}")),
@@ -44,8 +44,8 @@ pub(super) fn write_group(conn: &mut Connection, jobs: &[InsertJob], journal: &m
 /// Stores the jobs of a group in one transaction, each in a savepoint, then the quality rows of
 /// the jobs stored; returns each job's outcome. A group of ready jobs only goes
 /// [`insert_ready_group`]'s way.
-fn insert_group(conn: &mut Connection, jobs: &[InsertJob], journal: &mut Journal) -> Vec<anyhow::Result<usize>> {
-    if !jobs.is_empty() && jobs.iter().all(|job| job.ready) {
+fn insert_group(conn: &mut Connection, jobs: &mut [InsertJob], journal: &mut Journal) -> Vec<anyhow::Result<usize>> {
+    if !jobs.is_empty() && jobs.iter().all(InsertJob::ready) {
         return insert_ready_group(conn, jobs, journal);
     }
     let mut tx = match conn.transaction() {
@@ -54,12 +54,13 @@ fn insert_group(conn: &mut Connection, jobs: &[InsertJob], journal: &mut Journal
     };
     let mut results = Vec::with_capacity(jobs.len());
     let mut quality = Vec::new();
-    for job in jobs {
+    for job in jobs.iter_mut() {
         let mut stored = || -> anyhow::Result<usize> {
             let sp = tx.savepoint()?;
             // Waits for each of the request's parts; the savepoint rolls back (on drop) if the
             // request ends without `End`.
-            let drained = job.drain(|batch| upsert_rows(&sp, job.project_id, batch, job.now_s))?;
+            let (project_id, now_s) = (job.project_id, job.now_s);
+            let drained = job.drain(|batch| upsert_rows(&sp, project_id, batch, now_s))?;
             sp.commit()?;
             quality.extend(drained.quality.map(|q| (job.project_id, q)));
             Ok(drained.rows)
@@ -77,8 +78,9 @@ fn insert_group(conn: &mut Connection, jobs: &[InsertJob], journal: &mut Journal
 /// (`perf`). Their parts were checked whole before they were queued, so only the store can fail
 /// one; if it does, the transaction is rolled back and the group stored again from the held
 /// parts with a savepoint per job, so that only that job fails.
-fn insert_ready_group(conn: &mut Connection, jobs: &[InsertJob], journal: &mut Journal) -> Vec<anyhow::Result<usize>> {
-    let mut parts: Vec<anyhow::Result<ReadyParts>> = jobs.iter().map(InsertJob::take_ready).collect();
+fn insert_ready_group(conn: &mut Connection, jobs: &mut [InsertJob], journal: &mut Journal) -> Vec<anyhow::Result<usize>> {
+    let mut parts: Vec<anyhow::Result<ReadyParts>> = jobs.iter_mut().map(InsertJob::take_ready).collect();
+    let jobs = &*jobs;
     match store_ready(conn, jobs, &mut parts, false, journal) {
         Some(results) => results,
         None => store_ready(conn, jobs, &mut parts, true, journal).unwrap_or_else(|| fail_each(jobs, "the events could not be stored")),

@@ -13,7 +13,7 @@ use super::reads::event_counts;
 use super::tables::DATA_FORMAT;
 use super::Sqlite as Store;
 use super::*;
-use crate::store::event_writer::{InsertJob, Part};
+use crate::store::event_writer::{InsertJob, JobParts, Part, ReadyParts};
 use crate::store::events::HOUR_MS;
 use crate::store::{dedup_key, EventBatch, EventCount, QualityRows, ViolationRow};
 use rusqlite::{params, Connection};
@@ -257,10 +257,17 @@ fn dedup_on_the_current_table_shape() {
 #[test]
 fn a_ready_group_isolates_a_failing_job() {
     with_project_1(|conn| {
+        // A ready job's parts come with it, whole.
         let job = |parts: Vec<Part>| {
-            let (tx, rx) = channel();
-            parts.into_iter().for_each(|p| tx.send(p).unwrap());
-            InsertJob { project_id: 1, parts: rx, now_s: 0, done: tokio::sync::oneshot::channel().0, ready: true }
+            let mut ready = ReadyParts::default();
+            for part in parts {
+                match part {
+                    Part::Rows(batch) => ready.batches.push(batch),
+                    Part::Quality(rows) => ready.quality = Some(rows),
+                    Part::End => {}
+                }
+            }
+            InsertJob { project_id: 1, parts: JobParts::Ready(Some(ready)), now_s: 0, done: tokio::sync::oneshot::channel().0 }
         };
         let counted = |name: &str| {
             let row = ViolationRow {
@@ -282,16 +289,14 @@ fn a_ready_group_isolates_a_failing_job() {
              BEGIN SELECT RAISE(ABORT, 'refused by the test'); END;",
         )
         .unwrap();
-        let jobs = [
+        let mut jobs = [
             job(vec![Part::Rows(batch(&[(1_000, "a", "first")])), counted("a"), Part::End]),
             job(vec![Part::Rows(batch(&[(5_000, "b", "stored, then rolled back")])), Part::Rows(batch(&[(6_000, "b", "refused")])), counted("b"), Part::End]),
-            // A ready job is queued with its `End`; one without it is refused alone as well.
-            job(vec![Part::Rows(batch(&[(3_000, "d", "unfinished")]))]),
             job(vec![Part::Rows(batch(&[(2_000, "c", "second")])), counted("c"), Part::End]),
         ];
         let mut journal = Journal::default();
-        let results = write_group(conn, &jobs, &mut journal);
-        assert_eq!(results.iter().map(|r| r.as_ref().ok().copied()).collect::<Vec<_>>(), [Some(1), None, None, Some(1)]);
+        let results = write_group(conn, &mut jobs, &mut journal);
+        assert_eq!(results.iter().map(|r| r.as_ref().ok().copied()).collect::<Vec<_>>(), [Some(1), None, Some(1)]);
         assert!(format!("{:#}", results[1].as_ref().unwrap_err()).contains("refused by the test"), "{results:?}");
         assert_eq!(stored(conn), [(1_000, "first".into()), (2_000, "second".into())]);
         assert_volume_matches_events(conn);
@@ -307,8 +312,8 @@ fn a_ready_group_isolates_a_failing_job() {
         assert_eq!(counts, [("a".to_owned(), 1), ("c".to_owned(), 1)]);
         // Without a failure, a ready group is committed on the first attempt.
         conn.execute_batch("DROP TRIGGER refuse").unwrap();
-        let jobs = [job(vec![Part::Rows(batch(&[(7_000, "e", "third")])), counted("a"), Part::End])];
-        assert_eq!(write_group(conn, &jobs, &mut journal).into_iter().map(Result::ok).collect::<Vec<_>>(), [Some(1)]);
+        let mut jobs = [job(vec![Part::Rows(batch(&[(7_000, "e", "third")])), counted("a"), Part::End])];
+        assert_eq!(write_group(conn, &mut jobs, &mut journal).into_iter().map(Result::ok).collect::<Vec<_>>(), [Some(1)]);
         assert_eq!(stored(conn).len(), 3);
     });
 }
@@ -323,7 +328,7 @@ fn a_group_commit_isolates_each_batch() {
         let job = |parts: Vec<Part>| {
             let (tx, rx) = channel();
             parts.into_iter().for_each(|p| tx.send(p).unwrap());
-            InsertJob { project_id: 1, parts: rx, now_s: 0, done: tokio::sync::oneshot::channel().0, ready: false }
+            InsertJob { project_id: 1, parts: JobParts::Streaming(rx), now_s: 0, done: tokio::sync::oneshot::channel().0 }
         };
         // An insert that fails half-way through a job: a row this trigger refuses, after
         // the job's first part was stored.
@@ -332,7 +337,7 @@ fn a_group_commit_isolates_each_batch() {
              BEGIN SELECT RAISE(ABORT, 'refused by the test'); END;",
         )
         .unwrap();
-        let jobs = [
+        let mut jobs = [
             job(vec![Part::Rows(batch(&[(1_000, "a", "first")])), Part::End]),
             job(vec![Part::Rows(batch(&[(5_000, "b", "stored, then rolled back")])), Part::Rows(batch(&[(6_000, "b", "refused")])), Part::End]),
             // A request that failed after sending a part: its part is rolled back.
@@ -341,7 +346,7 @@ fn a_group_commit_isolates_each_batch() {
         ];
         // As the event writer runs a group.
         let mut journal = Journal::default();
-        let results = write_group(conn, &jobs, &mut journal);
+        let results = write_group(conn, &mut jobs, &mut journal);
         assert_eq!(results.iter().map(|r| r.as_ref().ok().copied()).collect::<Vec<_>>(), [Some(1), None, None, Some(2)]);
         assert!(format!("{:#}", results[1].as_ref().unwrap_err()).contains("refused by the test"), "{results:?}");
         assert_eq!(stored(conn), [(1_000, "second".into()), (2_000, "third".into())]);
@@ -356,7 +361,7 @@ fn a_group_commit_isolates_each_batch() {
     let orphan = |conn: &mut Connection| Ok(insert_orphan_schema(conn)?);
     let err = store.call_sync(orphan);
     assert!(format!("{err:?}").contains("FOREIGN KEY"), "{err:?}");
-    store.call_sync(|conn| Ok(write_group(conn, &[], &mut Journal::default()))).unwrap();
+    store.call_sync(|conn| Ok(write_group(conn, &mut [], &mut Journal::default()))).unwrap();
     let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
     let err = rt.block_on(store.call(orphan));
     assert!(format!("{err:?}").contains("FOREIGN KEY"), "{err:?}");

@@ -123,7 +123,7 @@ impl Server {
 
     /// Serves `store`; `dir` is the server's folder.
     pub fn serve(store: Store, dir: tempfile::TempDir, config: Config) -> Self {
-        let state = AppState { store: store.clone(), config: Arc::new(config) };
+        let state = AppState::new(store.clone(), Arc::new(config));
         let (addr_tx, addr_rx) = std::sync::mpsc::channel();
         let (shutdown_tx, shutdown_rx) = tokio::sync::oneshot::channel::<()>();
         let thread = std::thread::spawn(move || {
