@@ -4,14 +4,16 @@
 //! that a request costs one commit. The thread and the sink are the same on both backends; each
 //! backend writes a group its own way (`sqlite::event_writer`, `pg::events`), and the group's
 //! quality rows with it: PostgreSQL with [`record_quality`](super::quality::record_quality),
-//! SQLite into its quality journal (`sqlite::quality_journal`).
+//! SQLite into its quality journal (`sqlite::quality_journal`). On SQLite, a syncer thread makes
+//! the groups durable and answers their requests ([`spawn_syncer`]).
 
 use super::events::EventBatch;
 use super::quality::QualityRows;
 use super::Store;
 use anyhow::Context;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::{channel, Receiver, Sender};
+use std::collections::VecDeque;
+use std::sync::mpsc::{channel, Receiver, RecvError, Sender, TryRecvError};
 use std::sync::Arc;
 
 impl Store {
@@ -34,8 +36,43 @@ impl Store {
 /// not yet answered.
 #[derive(Debug, Clone)]
 pub(crate) struct EventWriter {
-    jobs: Sender<InsertJob>,
+    jobs: Sender<ToWriter>,
     in_flight: Arc<AtomicUsize>,
+    /// Tells the writer to stop once the last clone is dropped (its own thread and the syncer's
+    /// hold senders too, so the channel alone would never close).
+    _stop: Arc<StopOnDrop>,
+}
+
+/// What the event-writer thread receives. Nearly every message is a job, so a boxed job would
+/// only add an allocation per request.
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum ToWriter {
+    /// A request's job.
+    Job(InsertJob),
+    /// The syncer made the last group it was given durable (see [`spawn_syncer`]).
+    Synced,
+    /// The last handle to the writer is gone: store what was queued before, then end.
+    Stop,
+}
+
+#[derive(Debug)]
+struct StopOnDrop(Sender<ToWriter>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.send(ToWriter::Stop);
+    }
+}
+
+impl EventWriter {
+    /// A writer's handle and the ends its thread keeps: the queue it reads, a sender for its
+    /// syncer, and the count of jobs not yet answered, which [`answer`] lowers.
+    pub(crate) fn channel() -> (Self, Receiver<ToWriter>, Sender<ToWriter>, Arc<AtomicUsize>) {
+        let (tx, rx) = channel();
+        let in_flight = Arc::new(AtomicUsize::new(0));
+        let writer = Self { jobs: tx.clone(), in_flight: in_flight.clone(), _stop: Arc::new(StopOnDrop(tx.clone())) };
+        (writer, rx, tx, in_flight)
+    }
 }
 
 /// The events of one request on their way to the event writer, sent in parts as they are
@@ -104,7 +141,7 @@ impl EventSink {
         let (done, answer) = tokio::sync::oneshot::channel();
         let job = InsertJob { project_id: self.project_id, parts, now_s: self.now_s, done };
         self.writer.in_flight.fetch_add(1, Ordering::Relaxed);
-        if self.writer.jobs.send(job).is_err() {
+        if self.writer.jobs.send(ToWriter::Job(job)).is_err() {
             self.writer.in_flight.fetch_sub(1, Ordering::Relaxed);
             return Err(stopped());
         }
@@ -261,38 +298,146 @@ const JOBS_PER_GROUP: usize = 8;
 /// never have more than 8 requests per fsync.
 const READY_JOBS_PER_GROUP: usize = 64;
 
-/// The event writer: a thread that takes the batches queued by concurrent requests and stores
-/// all those waiting in one transaction with `write` (the backend's group commit), so that
-/// several requests share one commit and one fsync (and the index pages they all touch are
+/// The event writer of PostgreSQL: a thread that takes the batches queued by concurrent requests
+/// and stores all those waiting in one transaction with `write` (the backend's group commit), so
+/// that several requests share one commit and one fsync (and the index pages they all touch are
 /// written once). Nobody waits for a group to fill: a lone request is committed at once. `after`
-/// runs once the group's requests have their answers (SQLite's checkpoint). The thread ends when
-/// the last clone of the store is dropped.
+/// runs once the group's requests have their answers. The thread ends when the last clone of the
+/// store is dropped. SQLite's writer (`sqlite::event_writer`) takes its groups the same way
+/// ([`Gather`]) and pipelines its commits with a syncer ([`spawn_syncer`]).
 pub(crate) fn spawn_event_writer(
     mut write: impl FnMut(&mut [InsertJob]) -> Vec<anyhow::Result<usize>> + Send + 'static,
     mut after: impl FnMut() + Send + 'static,
 ) -> anyhow::Result<EventWriter> {
-    let (tx, rx) = channel::<InsertJob>();
-    let in_flight = Arc::new(AtomicUsize::new(0));
-    let answered = in_flight.clone();
+    let (writer, rx, _, in_flight) = EventWriter::channel();
     std::thread::Builder::new().name("datadict-events".into()).spawn(move || {
-        while let Ok(first) = rx.recv() {
-            let mut streaming = usize::from(!first.ready());
+        let mut group = Gather::default();
+        while let Some(first) = group.first(&rx) {
             let mut jobs = vec![first];
-            while streaming < JOBS_PER_GROUP && jobs.len() < READY_JOBS_PER_GROUP {
-                let Ok(job) = rx.try_recv() else { break };
-                streaming += usize::from(!job.ready());
+            while let Some(job) = group.more(&rx, &jobs) {
                 jobs.push(job);
             }
             let results = write(&mut jobs);
-            for (job, result) in jobs.into_iter().zip(results) {
-                // The request may have gone (its client disconnected); its rows are stored anyway.
-                let _ = job.done.send(result);
-                answered.fetch_sub(1, Ordering::Relaxed);
-            }
+            answer(jobs.into_iter().map(|job| job.done).zip(results).collect(), &in_flight);
             after();
         }
     })?;
-    Ok(EventWriter { jobs: tx, in_flight })
+    Ok(writer)
+}
+
+/// Takes the jobs of a group from the writer's queue: the first one, waiting for it, then those
+/// already waiting, up to the limits of a group ([`JOBS_PER_GROUP`], [`READY_JOBS_PER_GROUP`]).
+/// Jobs read past a group's limits wait in a backlog for the next group.
+#[derive(Default)]
+pub(crate) struct Gather {
+    backlog: VecDeque<InsertJob>,
+    stopping: bool,
+    /// The last group given to the syncer is not yet durable.
+    pub(crate) syncing: bool,
+}
+
+impl Gather {
+    fn receive(&mut self, message: Result<ToWriter, RecvError>) {
+        match message {
+            Ok(ToWriter::Job(job)) => self.backlog.push_back(job),
+            Ok(ToWriter::Synced) => self.syncing = false,
+            Ok(ToWriter::Stop) => self.stopping = true,
+            // Every sender is gone: no sync will be reported either.
+            Err(RecvError) => (self.stopping, self.syncing) = (true, false),
+        }
+    }
+
+    /// The first job of the next group, waiting for it; `None` once the writer is to stop and
+    /// every job queued before has been taken.
+    pub(crate) fn first(&mut self, rx: &Receiver<ToWriter>) -> Option<InsertJob> {
+        loop {
+            if let Some(job) = self.backlog.pop_front() {
+                return Some(job);
+            }
+            if self.stopping {
+                return None;
+            }
+            self.receive(rx.recv());
+        }
+    }
+
+    /// One more job for the group of `jobs`, if one is waiting and the group has room for it.
+    pub(crate) fn more(&mut self, rx: &Receiver<ToWriter>, jobs: &[InsertJob]) -> Option<InsertJob> {
+        loop {
+            if let Some(job) = self.backlog.front() {
+                return has_room(jobs, job).then(|| self.backlog.pop_front()).flatten();
+            }
+            match rx.try_recv() {
+                Ok(message) => self.receive(Ok(message)),
+                Err(TryRecvError::Empty) => return None,
+                Err(TryRecvError::Disconnected) => self.receive(Err(RecvError)),
+            }
+            if self.stopping && self.backlog.is_empty() {
+                return None;
+            }
+        }
+    }
+
+    /// [`Gather::more`], but while the syncer makes the last group durable it waits for the next
+    /// job rather than answer `None`: the group stays open, taking the jobs that arrive, until
+    /// the syncer is done (or the group is full and it is done), when it may be committed.
+    pub(crate) fn while_syncing(&mut self, rx: &Receiver<ToWriter>, jobs: &[InsertJob]) -> Option<InsertJob> {
+        loop {
+            if let Some(job) = self.more(rx, jobs) {
+                return Some(job);
+            }
+            if !self.syncing {
+                return None;
+            }
+            self.receive(rx.recv());
+        }
+    }
+}
+
+/// Whether a group of `jobs` can take `job` too.
+fn has_room(jobs: &[InsertJob], job: &InsertJob) -> bool {
+    let streaming = jobs.iter().filter(|j| !j.ready()).count() + usize::from(!job.ready());
+    streaming <= JOBS_PER_GROUP && jobs.len() < READY_JOBS_PER_GROUP
+}
+
+/// A job's answer channel and its outcome.
+pub(crate) type Answer = (tokio::sync::oneshot::Sender<anyhow::Result<usize>>, anyhow::Result<usize>);
+
+/// Sends each job its outcome and counts it answered.
+pub(crate) fn answer(answers: Vec<Answer>, in_flight: &AtomicUsize) {
+    for (done, result) in answers {
+        // The request may have gone (its client disconnected); its rows are stored anyway.
+        let _ = done.send(result);
+        in_flight.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// The syncer: a thread that makes committed groups durable with `sync` (SQLite's WAL fsync),
+/// answers their jobs, then tells the writer (`wake`), which meanwhile stores the next group.
+/// Returns where the writer sends a committed group's answers. A failed sync answers each job
+/// with the error: its rows may be stored, but they were not made durable.
+pub(crate) fn spawn_syncer(
+    mut sync: impl FnMut() -> anyhow::Result<()> + Send + 'static,
+    in_flight: Arc<AtomicUsize>,
+    wake: Sender<ToWriter>,
+) -> anyhow::Result<Sender<Vec<Answer>>> {
+    let (tx, rx) = channel::<Vec<Answer>>();
+    std::thread::Builder::new().name("datadict-sync".into()).spawn(move || {
+        while let Ok(answers) = rx.recv() {
+            match sync() {
+                Ok(()) => answer(answers, &in_flight),
+                Err(e) => {
+                    let why = format!("the events were written but could not be made durable: {e:#}");
+                    tracing::error!("{why}");
+                    answer(answers.into_iter().map(|(done, _)| (done, Err(anyhow::anyhow!("{why}")))).collect(), &in_flight);
+                }
+            }
+            if wake.send(ToWriter::Synced).is_err() {
+                return;
+            }
+        }
+    })?;
+    Ok(tx)
 }
 
 /// The outcome of a group in which every job failed for the same reason.

@@ -1,157 +1,272 @@
-//! The SQLite event writer's group commit: the jobs of a group in one transaction, each in a
-//! savepoint (a group of ready jobs: none, unless one fails), then the data-quality rows of the
-//! jobs stored appended to the quality journal (`quality_journal`, folded into the quality tables
-//! every quarter second and before they are read), on the writer connection.
+//! The SQLite event writer's group commits: the jobs of a group in one transaction, then the
+//! data-quality rows of the jobs stored appended to the quality journal (`quality_journal`,
+//! folded into the quality tables every quarter second and before they are read), on the writer
+//! connection.
+//!
+//! Durability (`Synchronous::Full`, the default, on a file): the writer commits a group without
+//! the fsync (`synchronous = NORMAL` for its own transactions), hands the group's answers to the
+//! syncer thread (`event_writer::spawn_syncer`), which fsyncs the WAL and only then answers the
+//! group's requests, and meanwhile opens the next group: the jobs that arrive while the syncer
+//! works are stored in it at once, and it is committed as soon as the syncer is done. So a
+//! request's answer still waits for the fsync of its commit, but the fsync no longer holds up the
+//! storing of the next requests, and a group commits at most once per fsync. Every other write on
+//! the connection keeps `synchronous = FULL` and its own fsync.
 
 use super::events::{set_foreign_keys, upsert_rows};
-use super::{after_write, lock, Sqlite};
-use crate::store::event_writer::{fail_each, spawn_event_writer, EventWriter, InsertJob, ReadyParts};
 use super::quality_journal::Journal;
+use super::{after_write, lock, Sqlite};
+use crate::store::event_writer::{answer, spawn_syncer, Answer, EventWriter, Gather, InsertJob, ReadyParts};
 use crate::store::quality::QualityRows;
-use rusqlite::{Connection, Transaction};
+use rusqlite::Connection;
 
 impl Sqlite {
-    /// Starts the event writer on this database's writer connection.
+    /// Starts the event writer on this database's writer connection, and its syncer when commits
+    /// must be durable.
     pub(crate) fn spawn_event_writer(&self) -> anyhow::Result<EventWriter> {
-        let (conn, after_conn) = (self.conn.clone(), self.conn.clone());
+        let (writer, rx, wake, in_flight) = EventWriter::channel();
+        let syncer = match self.wal.clone() {
+            Some(wal) => Some(spawn_syncer(move || wal.sync(), in_flight.clone(), wake)?),
+            None => None,
+        };
+        let (conn, journal) = (self.conn.clone(), self.journal.clone());
         let (checkpoint, known) = (self.checkpoint.clone(), self.known.clone());
-        let (journal, after_journal) = (self.journal.clone(), self.journal.clone());
-        spawn_event_writer(
-            move |jobs| match (lock(&conn), journal.lock()) {
-                (Ok(mut guard), Ok(mut journal)) => write_group(&mut guard, jobs, &mut journal),
-                (Err(e), _) => fail_each(jobs, e),
-                (_, Err(_)) => fail_each(jobs, "the data-quality journal is unusable (a writer panicked)"),
-            },
-            move || {
-                if let (Ok(guard), Ok(mut journal)) = (after_conn.lock(), after_journal.lock()) {
-                    journal.fold_when_due(&guard);
-                    after_write(&guard, checkpoint.as_deref(), known.as_deref());
+        std::thread::Builder::new().name("datadict-events".into()).spawn(move || {
+            let mut gather = Gather::default();
+            while let Some(first) = gather.first(&rx) {
+                let (mut conn, mut journal) = match (lock(&conn), journal.lock()) {
+                    (Ok(conn), Ok(journal)) => (conn, journal),
+                    (Err(e), _) => {
+                        answer(vec![(first.done, Err(e))], &in_flight);
+                        continue;
+                    }
+                    (_, Err(_)) => {
+                        let e = anyhow::anyhow!("the data-quality journal is unusable (a writer panicked)");
+                        answer(vec![(first.done, Err(e))], &in_flight);
+                        continue;
+                    }
+                };
+                let (answers, committed) = write_gathered(&mut conn, &mut journal, first, &mut gather, &rx, syncer.is_some());
+                match &syncer {
+                    Some(syncer) if committed => match syncer.send(answers) {
+                        Ok(()) => gather.syncing = true,
+                        Err(e) => {
+                            let failed = e.0.into_iter().map(|(done, _)| (done, Err(anyhow::anyhow!("the event writer's syncer has stopped"))));
+                            answer(failed.collect(), &in_flight);
+                        }
+                    },
+                    _ => answer(answers, &in_flight),
                 }
-            },
-        )
-    }
-}
-
-/// What the event writer does with a group: [`insert_group`] with the foreign-key checks off,
-/// which it leaves off for the next group (see [`set_foreign_keys`]).
-pub(super) fn write_group(conn: &mut Connection, jobs: &mut [InsertJob], journal: &mut Journal) -> Vec<anyhow::Result<usize>> {
-    match set_foreign_keys(conn, false) {
-        Ok(()) => insert_group(conn, jobs, journal),
-        Err(e) => fail_each(jobs, format!("{e:#}")),
-    }
-}
-
-/// Stores the jobs of a group in one transaction, each in a savepoint, then the quality rows of
-/// the jobs stored; returns each job's outcome. A group of ready jobs only goes
-/// [`insert_ready_group`]'s way.
-fn insert_group(conn: &mut Connection, jobs: &mut [InsertJob], journal: &mut Journal) -> Vec<anyhow::Result<usize>> {
-    if !jobs.is_empty() && jobs.iter().all(InsertJob::ready) {
-        return insert_ready_group(conn, jobs, journal);
-    }
-    let mut tx = match conn.transaction() {
-        Ok(tx) => tx,
-        Err(e) => return fail_each(jobs, format!("cannot begin a transaction: {e}")),
-    };
-    let mut results = Vec::with_capacity(jobs.len());
-    let mut quality = Vec::new();
-    for job in jobs.iter_mut() {
-        let mut stored = || -> anyhow::Result<usize> {
-            let sp = tx.savepoint()?;
-            // Waits for each of the request's parts; the savepoint rolls back (on drop) if the
-            // request ends without `End`.
-            let (project_id, now_s) = (job.project_id, job.now_s);
-            let drained = job.drain(|batch| upsert_rows(&sp, project_id, batch, now_s))?;
-            sp.commit()?;
-            quality.extend(drained.quality.map(|q| (job.project_id, q)));
-            Ok(drained.rows)
-        };
-        results.push(stored());
-    }
-    commit_group(tx, jobs, results, quality, journal)
-}
-
-/// Stores a group of ready jobs (small requests whose parts were all queued with the job, such
-/// as tracking requests): all of them in the transaction itself, with no savepoint. In WAL mode a
-/// savepoint makes SQLite copy every page a job changes into its sub-journal first, and the
-/// requests of a tracking group each change the same few pages (the right edges of the events
-/// table and of its key, the hour's volume): a tenth of the event writer's CPU at 16 clients
-/// (`perf`). Their parts were checked whole before they were queued, so only the store can fail
-/// one; if it does, the transaction is rolled back and the group stored again from the held
-/// parts with a savepoint per job, so that only that job fails.
-fn insert_ready_group(conn: &mut Connection, jobs: &mut [InsertJob], journal: &mut Journal) -> Vec<anyhow::Result<usize>> {
-    let mut parts: Vec<anyhow::Result<ReadyParts>> = jobs.iter_mut().map(InsertJob::take_ready).collect();
-    let jobs = &*jobs;
-    match store_ready(conn, jobs, &mut parts, false, journal) {
-        Some(results) => results,
-        None => store_ready(conn, jobs, &mut parts, true, journal).unwrap_or_else(|| fail_each(jobs, "the events could not be stored")),
-    }
-}
-
-/// One attempt of [`insert_ready_group`]: with `isolate`, each job in a savepoint of its own;
-/// without it, `None` (the transaction rolled back) as soon as one job fails.
-fn store_ready(
-    conn: &mut Connection,
-    jobs: &[InsertJob],
-    parts: &mut [anyhow::Result<ReadyParts>],
-    isolate: bool,
-    journal: &mut Journal,
-) -> Option<Vec<anyhow::Result<usize>>> {
-    let mut tx = match conn.transaction() {
-        Ok(tx) => tx,
-        Err(e) => return Some(fail_each(jobs, format!("cannot begin a transaction: {e}"))),
-    };
-    let mut results = Vec::with_capacity(jobs.len());
-    for (job, part) in jobs.iter().zip(parts.iter()) {
-        let store = |conn: &Connection| -> anyhow::Result<usize> {
-            let part = part.as_ref().map_err(|e| anyhow::anyhow!("{e:#}"))?;
-            for batch in &part.batches {
-                upsert_rows(conn, job.project_id, batch, job.now_s)?;
+                journal.fold_when_due(&conn);
+                after_write(&conn, checkpoint.as_deref(), known.as_deref());
             }
-            Ok(part.rows())
-        };
-        let result = match isolate {
-            false => store(&tx),
-            true => tx.savepoint().map_err(anyhow::Error::from).and_then(|sp| {
-                let n = store(&sp)?;
-                sp.commit()?;
-                Ok(n)
-            }),
-        };
-        if result.is_err() && !isolate {
-            return None;
-        }
-        results.push(result);
+        })?;
+        Ok(writer)
     }
-    // Only now, once this attempt stands, are the quality rows taken from the held parts.
-    let quality = (jobs.iter().zip(parts.iter_mut()).zip(&results))
-        .filter(|(_, result)| result.is_ok())
-        .filter_map(|((job, part), _)| part.as_mut().ok()?.quality.take().map(|q| (job.project_id, q)))
-        .collect();
-    Some(commit_group(tx, jobs, results, quality, journal))
 }
 
-/// Appends the quality rows of a group's stored jobs to the journal and commits the group;
-/// returns `results`, or the failure for every job.
-fn commit_group(
-    tx: Transaction<'_>,
-    jobs: &[InsertJob],
-    results: Vec<anyhow::Result<usize>>,
-    quality: Vec<(i64, QualityRows)>,
+/// Stores `first` and the jobs `gather` gives after it as one group, and commits it: with
+/// `deferred`, without the fsync (the syncer's), and taking the jobs that arrive until the syncer
+/// has made the last group durable. Returns each job's answer, and whether the group committed.
+fn write_gathered(
+    conn: &mut Connection,
     journal: &mut Journal,
-) -> Vec<anyhow::Result<usize>> {
-    if let Err(e) = journal.append(&tx, quality) {
-        journal.forget();
-        return fail_each(jobs, format!("cannot record the data quality of the events: {e:#}"));
+    first: InsertJob,
+    gather: &mut Gather,
+    rx: &std::sync::mpsc::Receiver<crate::store::event_writer::ToWriter>,
+    deferred: bool,
+) -> (Vec<Answer>, bool) {
+    if deferred {
+        set_synchronous(conn, "normal");
     }
-    match tx.commit() {
-        Ok(()) => {
-            journal.committed();
-            results
-        }
-        Err(e) => {
-            // The journal counted findings that were not committed: forget them all.
-            journal.forget();
-            fail_each(jobs, format!("cannot commit the events: {e}"))
+    let mut group = Group::begin(conn);
+    group.absorb(first);
+    loop {
+        let next = match deferred {
+            true => gather.while_syncing(rx, &group.jobs),
+            false => gather.more(rx, &group.jobs),
+        };
+        match next {
+            Some(job) => group.absorb(job),
+            None => break,
         }
     }
+    let (jobs, results, committed) = group.commit(journal);
+    if deferred {
+        set_synchronous(conn, "full");
+    }
+    (jobs.into_iter().map(|job| job.done).zip(results).collect(), committed)
+}
+
+/// Sets the writer connection's `synchronous`; a failure (it only sets a flag) leaves the
+/// setting as it was, which costs an fsync or, for `full`, is logged.
+fn set_synchronous(conn: &Connection, level: &str) {
+    if let Err(e) = conn.pragma_update(None, "synchronous", level) {
+        tracing::error!("cannot set synchronous = {level} on the writer connection: {e}");
+    }
+}
+
+/// The jobs of a group in one transaction, each stored as it is absorbed, and committed at once.
+/// Every job stands alone: a job that fails rolls back alone.
+///
+/// Ready jobs (small requests whose parts came with the job, such as tracking requests) are
+/// stored in the transaction itself, with no savepoint: in WAL mode a savepoint makes SQLite copy
+/// every page a job changes into its sub-journal first, and the requests of a tracking group
+/// each change the same few pages (the right edges of the events table and of its key, the
+/// hour's volume), a tenth of the event writer's CPU at 16 clients (`perf`). Their parts were
+/// checked whole before they were queued, so only the store can fail one; if it does, the
+/// transaction is rolled back and the group stored again from the held parts, a savepoint per
+/// job, as every later job of the group then is. A job that streams its parts is stored in a
+/// savepoint, and so is every job after it.
+struct Group<'c> {
+    conn: &'c mut Connection,
+    jobs: Vec<InsertJob>,
+    /// Per job: its outcome, and its quality rows (a ready job's held parts keep theirs).
+    done: Vec<Stored>,
+    isolate: bool,
+    /// Why the group cannot be stored (its transaction could not begin or roll back).
+    broken: Option<String>,
+}
+
+/// What became of one job of a [`Group`].
+struct Stored {
+    result: anyhow::Result<usize>,
+    /// A ready job's parts, kept to store it again after a rollback.
+    held: Option<ReadyParts>,
+    /// A streaming job's quality rows.
+    quality: Option<QualityRows>,
+}
+
+impl<'c> Group<'c> {
+    fn begin(conn: &'c mut Connection) -> Self {
+        let broken = match set_foreign_keys(conn, false).and_then(|()| Ok(conn.execute_batch("BEGIN")?)) {
+            Ok(()) => None,
+            Err(e) => Some(format!("cannot begin a transaction: {e:#}")),
+        };
+        Self { conn, jobs: Vec::new(), done: Vec::new(), isolate: false, broken }
+    }
+
+    fn absorb(&mut self, mut job: InsertJob) {
+        let target = (job.project_id, job.now_s);
+        let stored = match &self.broken {
+            Some(why) => Stored::failed(anyhow::anyhow!("{why}")),
+            None if job.ready() => match job.take_ready() {
+                Ok(parts) => self.store_ready(target, parts),
+                Err(e) => Stored::failed(e),
+            },
+            None => {
+                self.isolate = true;
+                let drained = self.conn.savepoint().map_err(anyhow::Error::from).and_then(|sp| {
+                    // Waits for each of the request's parts; the savepoint rolls back (on drop)
+                    // if the request ends without `End`.
+                    let drained = job.drain(|batch| upsert_rows(&sp, target.0, batch, target.1))?;
+                    sp.commit()?;
+                    Ok(drained)
+                });
+                match drained {
+                    Ok(drained) => Stored { result: Ok(drained.rows), held: None, quality: drained.quality },
+                    Err(e) => Stored::failed(e),
+                }
+            }
+        };
+        self.jobs.push(job);
+        self.done.push(stored);
+    }
+
+    /// Stores a ready job's parts for `target` (its project and time): in a savepoint once the
+    /// group isolates its jobs; otherwise in the transaction itself, and if that fails, after a
+    /// rollback that stores the group's earlier jobs again, each in a savepoint.
+    fn store_ready(&mut self, target: (i64, i64), parts: ReadyParts) -> Stored {
+        if !self.isolate {
+            match store_parts(self.conn, &parts, target) {
+                Ok(n) => return Stored { result: Ok(n), held: Some(parts), quality: None },
+                Err(_) => self.isolate = true,
+            }
+            if let Err(e) = self.conn.execute_batch("ROLLBACK; BEGIN") {
+                let why = format!("cannot roll back a transaction: {e}");
+                self.done.iter_mut().for_each(|stored| stored.result = Err(anyhow::anyhow!("{why}")));
+                self.broken = Some(why.clone());
+                return Stored::failed(anyhow::anyhow!("{why}"));
+            }
+            // Before the rollback every job was a ready one, stored whole: store each again.
+            for (job, stored) in self.jobs.iter().zip(&mut self.done) {
+                if let Some(held) = &stored.held {
+                    stored.result = store_in_savepoint(self.conn, held, (job.project_id, job.now_s));
+                }
+            }
+        }
+        let result = store_in_savepoint(self.conn, &parts, target);
+        Stored { result, held: Some(parts), quality: None }
+    }
+
+    /// Appends the quality rows of the jobs stored to the journal and commits; returns the jobs,
+    /// each one's outcome (the failure for every job if the group could not commit), and whether
+    /// the group committed.
+    fn commit(self, journal: &mut Journal) -> (Vec<InsertJob>, Vec<anyhow::Result<usize>>, bool) {
+        let Self { conn, jobs, mut done, broken, .. } = self;
+        let fail_all = |why: String| jobs.iter().map(|_| Err(anyhow::anyhow!("{why}"))).collect::<Vec<_>>();
+        if let Some(why) = broken {
+            let results = fail_all(why);
+            return (jobs, results, false);
+        }
+        let quality: Vec<(i64, QualityRows)> = (jobs.iter().zip(&mut done))
+            .filter(|(_, stored)| stored.result.is_ok())
+            .filter_map(|(job, stored)| {
+                let rows = stored.quality.take().or_else(|| stored.held.as_mut()?.quality.take())?;
+                Some((job.project_id, rows))
+            })
+            .collect();
+        let outcome = journal
+            .append(conn, quality)
+            .map_err(|e| format!("cannot record the data quality of the events: {e:#}"))
+            .and_then(|()| conn.execute_batch("COMMIT").map_err(|e| format!("cannot commit the events: {e}")));
+        match outcome {
+            Ok(()) => {
+                journal.committed();
+                let results = done.into_iter().map(|stored| stored.result).collect();
+                (jobs, results, true)
+            }
+            Err(why) => {
+                // The journal counted findings that were not committed: forget them all.
+                journal.forget();
+                if let Err(e) = conn.execute_batch("ROLLBACK") {
+                    tracing::error!("cannot roll back a failed group commit: {e}");
+                }
+                let results = fail_all(why);
+                (jobs, results, false)
+            }
+        }
+    }
+}
+
+impl Stored {
+    fn failed(e: anyhow::Error) -> Self {
+        Self { result: Err(e), held: None, quality: None }
+    }
+}
+
+/// Stores a ready job's batches in the current transaction; returns its row count.
+fn store_parts(conn: &Connection, parts: &ReadyParts, (project_id, now_s): (i64, i64)) -> anyhow::Result<usize> {
+    for batch in &parts.batches {
+        upsert_rows(conn, project_id, batch, now_s)?;
+    }
+    Ok(parts.rows())
+}
+
+/// [`store_parts`] in a savepoint of its own: a failure rolls back this job only.
+fn store_in_savepoint(conn: &mut Connection, parts: &ReadyParts, target: (i64, i64)) -> anyhow::Result<usize> {
+    let sp = conn.savepoint()?;
+    let n = store_parts(&sp, parts, target)?;
+    sp.commit()?;
+    Ok(n)
+}
+
+/// Stores `jobs` as one group, committed with the connection's own `synchronous`: the event
+/// writer's work on a group, for tests.
+#[cfg(test)]
+pub(super) fn write_group(conn: &mut Connection, jobs: impl IntoIterator<Item = InsertJob>, journal: &mut Journal) -> Vec<anyhow::Result<usize>> {
+    let mut group = Group::begin(conn);
+    for job in jobs {
+        group.absorb(job);
+    }
+    group.commit(journal).1
 }

@@ -51,6 +51,30 @@ pub(crate) struct Sqlite {
     journal: Arc<Mutex<Journal>>,
     /// The journal's sampling epoch, read by requests without the journal's lock.
     sample_epoch: SampleEpoch,
+    /// The WAL file, which the event writer's syncer fsyncs itself (see `event_writer`), when
+    /// commits must be durable (`Synchronous::Full`) and the database is a file.
+    wal: Option<Arc<WalFile>>,
+}
+
+/// A database's WAL file, opened on its first fsync. SQLite keeps the file (and its inode) while
+/// any connection is open, and a checkpoint that truncates it keeps the inode too.
+#[derive(Debug)]
+pub(super) struct WalFile {
+    path: std::path::PathBuf,
+    file: Mutex<Option<std::fs::File>>,
+}
+
+impl WalFile {
+    /// Makes everything written to the WAL so far durable (`fdatasync`, which includes a change
+    /// of the file's size).
+    pub(super) fn sync(&self) -> anyhow::Result<()> {
+        let mut file = self.file.lock().map_err(|_| anyhow::anyhow!("the WAL file's lock is poisoned"))?;
+        let file = match &mut *file {
+            Some(file) => file,
+            none => none.insert(std::fs::File::open(&self.path).with_context(|| format!("cannot open {}", self.path.display()))?),
+        };
+        file.sync_data().with_context(|| format!("cannot fsync {}", self.path.display()))
+    }
 }
 
 /// What the writer needs to keep the WAL short (see [`after_write`]).
@@ -119,7 +143,12 @@ impl Sqlite {
         // What a stopped process journaled is in the quality tables before anything reads them.
         quality_journal::recover(&writer).context("cannot fold the data-quality journal into its tables")?;
         let conn = Arc::new(Mutex::new(writer));
-        Ok(Self { conn, readers: Arc::new(readers), next_reader: Arc::default(), checkpoint, known: Some(known), journal, sample_epoch })
+        let wal = (synchronous == Synchronous::Full).then(|| {
+            let mut wal = path.as_os_str().to_owned();
+            wal.push("-wal");
+            Arc::new(WalFile { path: wal.into(), file: Mutex::new(None) })
+        });
+        Ok(Self { conn, readers: Arc::new(readers), next_reader: Arc::default(), checkpoint, known: Some(known), journal, sample_epoch, wal })
     }
 
     /// An in-memory store, for tools that need no persistence (reads share the one connection).
@@ -128,7 +157,7 @@ impl Sqlite {
         let journal = Journal::default();
         let sample_epoch = journal.epoch();
         let (journal, conn) = (Arc::new(Mutex::new(journal)), Arc::new(Mutex::new(writer)));
-        Ok(Self { conn, readers: Arc::default(), next_reader: Arc::default(), checkpoint: None, known: None, journal, sample_epoch })
+        Ok(Self { conn, readers: Arc::default(), next_reader: Arc::default(), checkpoint: None, known: None, journal, sample_epoch, wal: None })
     }
 
     fn init_writer(mut conn: Connection, synchronous: Synchronous) -> anyhow::Result<Connection> {

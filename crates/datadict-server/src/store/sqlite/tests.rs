@@ -1,9 +1,10 @@
 //! Tests of the store: de-duplication, volumes, the group commit, and the upgrade of older
 //! databases. Those of lookup tables are in `tests/lookup.rs`, those of group profiles in
-//! `tests/groups.rs`.
+//! `tests/groups.rs`, those of the event writer's pipelined commits in `tests/event_writer.rs`.
 
 mod groups;
 mod lookup;
+mod event_writer;
 mod quality_journal;
 
 use super::event_writer::write_group;
@@ -289,13 +290,13 @@ fn a_ready_group_isolates_a_failing_job() {
              BEGIN SELECT RAISE(ABORT, 'refused by the test'); END;",
         )
         .unwrap();
-        let mut jobs = [
+        let jobs = [
             job(vec![Part::Rows(batch(&[(1_000, "a", "first")])), counted("a"), Part::End]),
             job(vec![Part::Rows(batch(&[(5_000, "b", "stored, then rolled back")])), Part::Rows(batch(&[(6_000, "b", "refused")])), counted("b"), Part::End]),
             job(vec![Part::Rows(batch(&[(2_000, "c", "second")])), counted("c"), Part::End]),
         ];
         let mut journal = Journal::default();
-        let results = write_group(conn, &mut jobs, &mut journal);
+        let results = write_group(conn, jobs, &mut journal);
         assert_eq!(results.iter().map(|r| r.as_ref().ok().copied()).collect::<Vec<_>>(), [Some(1), None, Some(1)]);
         assert!(format!("{:#}", results[1].as_ref().unwrap_err()).contains("refused by the test"), "{results:?}");
         assert_eq!(stored(conn), [(1_000, "first".into()), (2_000, "second".into())]);
@@ -312,8 +313,8 @@ fn a_ready_group_isolates_a_failing_job() {
         assert_eq!(counts, [("a".to_owned(), 1), ("c".to_owned(), 1)]);
         // Without a failure, a ready group is committed on the first attempt.
         conn.execute_batch("DROP TRIGGER refuse").unwrap();
-        let mut jobs = [job(vec![Part::Rows(batch(&[(7_000, "e", "third")])), counted("a"), Part::End])];
-        assert_eq!(write_group(conn, &mut jobs, &mut journal).into_iter().map(Result::ok).collect::<Vec<_>>(), [Some(1)]);
+        let jobs = [job(vec![Part::Rows(batch(&[(7_000, "e", "third")])), counted("a"), Part::End])];
+        assert_eq!(write_group(conn, jobs, &mut journal).into_iter().map(Result::ok).collect::<Vec<_>>(), [Some(1)]);
         assert_eq!(stored(conn).len(), 3);
     });
 }
@@ -337,7 +338,7 @@ fn a_group_commit_isolates_each_batch() {
              BEGIN SELECT RAISE(ABORT, 'refused by the test'); END;",
         )
         .unwrap();
-        let mut jobs = [
+        let jobs = [
             job(vec![Part::Rows(batch(&[(1_000, "a", "first")])), Part::End]),
             job(vec![Part::Rows(batch(&[(5_000, "b", "stored, then rolled back")])), Part::Rows(batch(&[(6_000, "b", "refused")])), Part::End]),
             // A request that failed after sending a part: its part is rolled back.
@@ -346,7 +347,7 @@ fn a_group_commit_isolates_each_batch() {
         ];
         // As the event writer runs a group.
         let mut journal = Journal::default();
-        let results = write_group(conn, &mut jobs, &mut journal);
+        let results = write_group(conn, jobs, &mut journal);
         assert_eq!(results.iter().map(|r| r.as_ref().ok().copied()).collect::<Vec<_>>(), [Some(1), None, None, Some(2)]);
         assert!(format!("{:#}", results[1].as_ref().unwrap_err()).contains("refused by the test"), "{results:?}");
         assert_eq!(stored(conn), [(1_000, "second".into()), (2_000, "third".into())]);
@@ -361,7 +362,7 @@ fn a_group_commit_isolates_each_batch() {
     let orphan = |conn: &mut Connection| Ok(insert_orphan_schema(conn)?);
     let err = store.call_sync(orphan);
     assert!(format!("{err:?}").contains("FOREIGN KEY"), "{err:?}");
-    store.call_sync(|conn| Ok(write_group(conn, &mut [], &mut Journal::default()))).unwrap();
+    store.call_sync(|conn| Ok(write_group(conn, [], &mut Journal::default()))).unwrap();
     let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
     let err = rt.block_on(store.call(orphan));
     assert!(format!("{err:?}").contains("FOREIGN KEY"), "{err:?}");
