@@ -4,7 +4,8 @@
 //! connection.
 //!
 //! Durability (`Synchronous::Full`, the default, on a file): the writer commits a group without
-//! the fsync (`synchronous = NORMAL` for its own transactions), hands the group's answers to the
+//! the fsync (`synchronous = NORMAL`, left so between its groups and set back to `FULL` by every
+//! other write on the connection, see `Sqlite::deferred`), hands the group's answers to the
 //! syncer thread (`event_writer::spawn_syncer`), which fsyncs the WAL and only then answers the
 //! group's requests, and meanwhile opens the next group: the jobs that arrive while the syncer
 //! works are stored in it at once, and it is committed as soon as the syncer is done. So a
@@ -18,6 +19,7 @@ use super::{after_write, lock, Sqlite};
 use crate::store::event_writer::{answer, spawn_syncer, Answer, EventWriter, Gather, InsertJob, ReadyParts};
 use crate::store::quality::QualityRows;
 use rusqlite::Connection;
+use std::sync::atomic::Ordering;
 
 impl Sqlite {
     /// Starts the event writer on this database's writer connection, and its syncer when commits
@@ -28,7 +30,7 @@ impl Sqlite {
             Some(wal) => Some(spawn_syncer(move || wal.sync(), in_flight.clone(), wake)?),
             None => None,
         };
-        let (conn, journal) = (self.conn.clone(), self.journal.clone());
+        let (conn, journal, deferred) = (self.conn.clone(), self.journal.clone(), self.deferred.clone());
         let (checkpoint, known) = (self.checkpoint.clone(), self.known.clone());
         std::thread::Builder::new().name("datadict-events".into()).spawn(move || {
             let mut gather = Gather::default();
@@ -45,7 +47,15 @@ impl Sqlite {
                         continue;
                     }
                 };
-                let (answers, committed) = write_gathered(&mut conn, &mut journal, first, &mut gather, &rx, syncer.is_some());
+                if syncer.is_some() && !deferred.load(Ordering::Relaxed) {
+                    // Left so between groups: every other write sets it back first (`Sqlite::call`).
+                    match conn.pragma_update(None, "synchronous", "normal") {
+                        Ok(()) => deferred.store(true, Ordering::Relaxed),
+                        Err(e) => tracing::error!("cannot set synchronous = normal on the writer connection: {e}"),
+                    }
+                }
+                let deferring = deferred.load(Ordering::Relaxed);
+                let (answers, committed) = write_gathered(&mut conn, &mut journal, first, &mut gather, &rx, deferring);
                 match &syncer {
                     Some(syncer) if committed => match syncer.send(answers) {
                         Ok(()) => gather.syncing = true,
@@ -65,8 +75,9 @@ impl Sqlite {
 }
 
 /// Stores `first` and the jobs `gather` gives after it as one group, and commits it: with
-/// `deferred`, without the fsync (the syncer's), and taking the jobs that arrive until the syncer
-/// has made the last group durable. Returns each job's answer, and whether the group committed.
+/// `deferred` (the connection's commits do not fsync, the syncer's does), taking the jobs that
+/// arrive until the syncer has made the last group durable. Returns each job's answer, and
+/// whether the group committed.
 fn write_gathered(
     conn: &mut Connection,
     journal: &mut Journal,
@@ -75,9 +86,6 @@ fn write_gathered(
     rx: &std::sync::mpsc::Receiver<crate::store::event_writer::ToWriter>,
     deferred: bool,
 ) -> (Vec<Answer>, bool) {
-    if deferred {
-        set_synchronous(conn, "normal");
-    }
     let mut group = Group::begin(conn);
     group.absorb(first);
     loop {
@@ -91,18 +99,13 @@ fn write_gathered(
         }
     }
     let (jobs, results, committed) = group.commit(journal);
-    if deferred {
-        set_synchronous(conn, "full");
-    }
     (jobs.into_iter().map(|job| job.done).zip(results).collect(), committed)
 }
 
-/// Sets the writer connection's `synchronous`; a failure (it only sets a flag) leaves the
-/// setting as it was, which costs an fsync or, for `full`, is logged.
-fn set_synchronous(conn: &Connection, level: &str) {
-    if let Err(e) = conn.pragma_update(None, "synchronous", level) {
-        tracing::error!("cannot set synchronous = {level} on the writer connection: {e}");
-    }
+/// Runs a statement without parameters from the connection's cache (a transaction's `BEGIN`,
+/// `COMMIT` or `ROLLBACK`: preparing them for every group showed in the writer's CPU).
+fn run(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached(sql)?.execute([]).map(|_| ())
 }
 
 /// The jobs of a group in one transaction, each stored as it is absorbed, and committed at once.
@@ -138,7 +141,7 @@ struct Stored {
 
 impl<'c> Group<'c> {
     fn begin(conn: &'c mut Connection) -> Self {
-        let broken = match set_foreign_keys(conn, false).and_then(|()| Ok(conn.execute_batch("BEGIN")?)) {
+        let broken = match set_foreign_keys(conn, false).and_then(|()| Ok(run(conn, "BEGIN")?)) {
             Ok(()) => None,
             Err(e) => Some(format!("cannot begin a transaction: {e:#}")),
         };
@@ -181,7 +184,7 @@ impl<'c> Group<'c> {
                 Ok(n) => return Stored { result: Ok(n), held: Some(parts), quality: None },
                 Err(_) => self.isolate = true,
             }
-            if let Err(e) = self.conn.execute_batch("ROLLBACK; BEGIN") {
+            if let Err(e) = run(self.conn, "ROLLBACK").and_then(|()| run(self.conn, "BEGIN")) {
                 let why = format!("cannot roll back a transaction: {e}");
                 self.done.iter_mut().for_each(|stored| stored.result = Err(anyhow::anyhow!("{why}")));
                 self.broken = Some(why.clone());
@@ -218,7 +221,7 @@ impl<'c> Group<'c> {
         let outcome = journal
             .append(conn, quality)
             .map_err(|e| format!("cannot record the data quality of the events: {e:#}"))
-            .and_then(|()| conn.execute_batch("COMMIT").map_err(|e| format!("cannot commit the events: {e}")));
+            .and_then(|()| run(conn, "COMMIT").map_err(|e| format!("cannot commit the events: {e}")));
         match outcome {
             Ok(()) => {
                 journal.committed();
@@ -228,7 +231,7 @@ impl<'c> Group<'c> {
             Err(why) => {
                 // The journal counted findings that were not committed: forget them all.
                 journal.forget();
-                if let Err(e) = conn.execute_batch("ROLLBACK") {
+                if let Err(e) = run(conn, "ROLLBACK") {
                     tracing::error!("cannot roll back a failed group commit: {e}");
                 }
                 let results = fail_all(why);

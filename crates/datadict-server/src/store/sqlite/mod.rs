@@ -28,7 +28,7 @@ use known::Known;
 use quality_journal::{Journal, SampleEpoch};
 use rusqlite::Connection;
 use std::path::Path;
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::mpsc::{sync_channel, SyncSender};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -54,6 +54,21 @@ pub(crate) struct Sqlite {
     /// The WAL file, which the event writer's syncer fsyncs itself (see `event_writer`), when
     /// commits must be durable (`Synchronous::Full`) and the database is a file.
     wal: Option<Arc<WalFile>>,
+    /// The event writer left the writer connection's commits without their fsync
+    /// (`synchronous = NORMAL`, see `event_writer`): any other write sets them back to `FULL`
+    /// first ([`durable_commits`]). Read and written only under the connection's lock.
+    deferred: Arc<AtomicBool>,
+}
+
+/// Called with the writer connection before any write but the event writer's: if the event
+/// writer left its commits without their fsync, makes them fsync again (an error then fails
+/// the write rather than let it commit without).
+fn durable_commits(conn: &Connection, deferred: &AtomicBool) -> anyhow::Result<()> {
+    if deferred.load(Ordering::Relaxed) {
+        conn.pragma_update(None, "synchronous", "full").context("cannot make the writer connection's commits durable")?;
+        deferred.store(false, Ordering::Relaxed);
+    }
+    Ok(())
 }
 
 /// A database's WAL file, opened on its first fsync. SQLite keeps the file (and its inode) while
@@ -148,7 +163,7 @@ impl Sqlite {
             wal.push("-wal");
             Arc::new(WalFile { path: wal.into(), file: Mutex::new(None) })
         });
-        Ok(Self { conn, readers: Arc::new(readers), next_reader: Arc::default(), checkpoint, known: Some(known), journal, sample_epoch, wal })
+        Ok(Self { conn, readers: Arc::new(readers), next_reader: Arc::default(), checkpoint, known: Some(known), journal, sample_epoch, wal, deferred: Arc::default() })
     }
 
     /// An in-memory store, for tools that need no persistence (reads share the one connection).
@@ -157,7 +172,7 @@ impl Sqlite {
         let journal = Journal::default();
         let sample_epoch = journal.epoch();
         let (journal, conn) = (Arc::new(Mutex::new(journal)), Arc::new(Mutex::new(writer)));
-        Ok(Self { conn, readers: Arc::default(), next_reader: Arc::default(), checkpoint: None, known: None, journal, sample_epoch, wal: None })
+        Ok(Self { conn, readers: Arc::default(), next_reader: Arc::default(), checkpoint: None, known: None, journal, sample_epoch, wal: None, deferred: Arc::default() })
     }
 
     fn init_writer(mut conn: Connection, synchronous: Synchronous) -> anyhow::Result<Connection> {
@@ -193,8 +208,10 @@ impl Sqlite {
         F: FnOnce(&mut Connection) -> anyhow::Result<T> + Send + 'static,
     {
         let (conn, checkpoint, known) = (self.conn.clone(), self.checkpoint.clone(), self.known.clone());
+        let deferred = self.deferred.clone();
         tokio::task::spawn_blocking(move || {
             let mut guard = lock(&conn)?;
+            durable_commits(&guard, &deferred)?;
             set_foreign_keys(&guard, true)?;
             let out = f(&mut guard);
             after_write(&guard, checkpoint.as_deref(), known.as_deref());
@@ -258,6 +275,7 @@ impl Sqlite {
     /// ceiling the server is measured against.
     pub fn write_events(&self, project_id: i64, batch: &EventBatch, now_s: i64) -> anyhow::Result<usize> {
         let mut guard = lock(&self.conn)?;
+        durable_commits(&guard, &self.deferred)?;
         set_foreign_keys(&guard, false)?;
         let tx = guard.transaction()?;
         upsert_rows(&tx, project_id, batch, now_s)?;
@@ -287,6 +305,7 @@ impl Sqlite {
     /// Runs `f` with the writer connection on the current thread (for start-up and the admin CLI).
     pub fn call_sync<T>(&self, f: impl FnOnce(&mut Connection) -> anyhow::Result<T>) -> anyhow::Result<T> {
         let mut guard = lock(&self.conn)?;
+        durable_commits(&guard, &self.deferred)?;
         set_foreign_keys(&guard, true)?;
         let out = f(&mut guard);
         after_write(&guard, self.checkpoint.as_deref(), self.known.as_deref());

@@ -119,3 +119,27 @@ async fn a_durable_store_answers_every_request_and_its_writer_ends_with_it() {
     });
     assert!(gone, "the WAL file is still there: a connection of the store is still open");
 }
+
+/// The event writer leaves the writer connection's commits without their fsync between its
+/// groups; every other write on it, async or not, makes them fsync again first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn other_writes_after_the_event_writer_fsync_their_commits() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = crate::store::Store::open(&dir.path().join("datadict.sqlite3")).unwrap();
+    let level = |conn: &mut crate::store::Conn<'_>| -> anyhow::Result<i64> {
+        match conn {
+            crate::store::Conn::Sqlite(conn) => Ok(conn.query_row("PRAGMA synchronous", [], |r| r.get(0))?),
+            crate::store::Conn::Postgres(_) => unreachable!("a SQLite store"),
+        }
+    };
+    for round in 0..2 {
+        let mut sink = store.ready_event_sink(1, 0);
+        sink.send(batch(&[(1_000 + round, &format!("id{round}"), "r")])).unwrap();
+        assert_eq!(sink.close().wait().await.unwrap(), 1);
+        // 2 is FULL.
+        match round {
+            0 => assert_eq!(store.call(level).await.unwrap(), 2, "after the event writer, async"),
+            _ => assert_eq!(store.call_sync(level).unwrap(), 2, "after the event writer, on this thread"),
+        }
+    }
+}
