@@ -74,9 +74,9 @@ fn tracking_answer_headers() -> Vec<(HeaderName, HeaderValue)> {
 ///   picks, rather than two stacked layers, because a CORS layer answers a preflight itself and
 ///   the outer one would answer for both). A tracking request that is not a preflight gets its
 ///   headers set here directly, without running the layer;
-/// - a `%00` in the address of the application API is refused ([`nul::refusal`]);
+/// - a `%00` in the address of the application API is refused ([`crate::nul::refusal`]);
 /// - a request body the answer did not need is read to its end before the answer leaves
-///   ([`drain::drain_unread_body`]), whatever answered: a handler, an extractor or a refusal;
+///   ([`crate::drain::drain_unread_body`]), whatever answered: a handler, an extractor or a refusal;
 /// - every answer, a preflight's too, gets the security headers it does not set itself.
 pub async fn hosting(State(hosting): State<Arc<Hosting>>, request: Request, next: Next) -> Response {
     let tracking = TRACKING_ROUTES.contains(&request.uri().path());

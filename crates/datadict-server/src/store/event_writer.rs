@@ -25,8 +25,8 @@ impl Store {
 
     /// A sink for a request checked all at once on its own task (a small body): its parts are
     /// held in the sink and handed to the writer with its job on [`EventSink::close`], so the
-    /// writer never waits for them, and a group may take more such jobs than [`JOBS_PER_GROUP`]
-    /// (see [`READY_JOBS_PER_GROUP`]).
+    /// writer never waits for them, and a group may take more such jobs than `JOBS_PER_GROUP`
+    /// (see `READY_JOBS_PER_GROUP`).
     pub fn ready_event_sink(&self, project_id: i64, now_s: i64) -> EventSink {
         EventSink { held: Some(ReadyParts::default()), ..self.event_sink(project_id, now_s) }
     }
