@@ -157,8 +157,11 @@ impl Sqlite {
         let journal = Arc::new(Mutex::new(journal));
         // What a stopped process journaled is in the quality tables before anything reads them.
         quality_journal::recover(&writer).context("cannot fold the data-quality journal into its tables")?;
+        // Only a database in WAL mode has a WAL file to fsync (a file system without shared
+        // memory leaves it in its rollback journal, whose commits fsync themselves).
+        let in_wal = writer.query_row("PRAGMA journal_mode", [], |r| r.get::<_, String>(0))?.eq_ignore_ascii_case("wal");
         let conn = Arc::new(Mutex::new(writer));
-        let wal = (synchronous == Synchronous::Full).then(|| {
+        let wal = (synchronous == Synchronous::Full && in_wal).then(|| {
             let mut wal = path.as_os_str().to_owned();
             wal.push("-wal");
             Arc::new(WalFile { path: wal.into(), file: Mutex::new(None) })
