@@ -321,16 +321,13 @@ pub(super) fn lock(conn: &Mutex<Connection>) -> anyhow::Result<MutexGuard<'_, Co
     conn.lock().map_err(|_| anyhow::anyhow!("the database lock is poisoned"))
 }
 
-/// The WAL's growth, in frames (pages), that wakes the checkpointer: 4 MiB of 16 KiB pages. A
-/// commit of a 2,000-event import writes about 1 MiB, so about every fourth wakes it, well
-/// before the writer's own checkpoint at [`FRAMES_PER_WAL_RESTART`]; a tracking request's commit
-/// writes a few pages, the same few each time (the right edges of the events table and of its
-/// key, the day's data-quality rows), and a checkpoint copies each page once however many commits
-/// rewrote it since the last one. Woken after every commit, the checkpointer copied and fsynced
-/// those pages again for every group of tracking requests; at 1 MiB, for every dozen groups
-/// (4 MiB: /track 14,104 → 14,515 requests/s, server CPU 77 → 74.5 µs, 5 of 6 alternating
-/// rounds; imports within their noise).
-const FRAMES_PER_WAKE: u32 = 256;
+/// The WAL's growth, in frames (pages), that wakes the checkpointer: 1 MiB of 16 KiB pages. A
+/// commit of a 2,000-event import writes more than that, so each wakes it, as every commit once
+/// did; a tracking request's commit writes a few pages, the same few each time (the right edges
+/// of the events table and of its key, the day's data-quality rows), and a checkpoint copies
+/// each page once however many commits rewrote it since the last one. Woken after every commit,
+/// the checkpointer copied and fsynced those pages again for every group of tracking requests.
+const FRAMES_PER_WAKE: u32 = 64;
 
 /// The WAL's length, in frames, past which the writer itself checkpoints after its commit, so
 /// that the next transaction writes the WAL from its beginning again (see [`after_write`]): 16
@@ -403,9 +400,8 @@ pub(super) fn after_write(conn: &Connection, checkpoint: Option<&Checkpoint>, kn
 /// [`after_write`] for the writer's own). It used to checkpoint every 16th commit only, to copy
 /// the pages every commit changes (the right edges of the table and of the dedup key) less
 /// often; the writer's own checkpoint then came first and did nearly all the copying, a sixth of
-/// its CPU (`perf`, 4 clients). Woken after every import commit, the event writer's CPU per
-/// 1,000,000 events fell by 0.3–0.9 s and the checkpointer's rose by 0.4 s; it is now woken
-/// every 4 MiB ([`FRAMES_PER_WAKE`]), still well before the writer's own. The thread ends, after
+/// its CPU (`perf`, 4 clients). After every commit, the event writer's CPU per 1,000,000 events
+/// fell by 0.3–0.9 s and the checkpointer's rose by 0.4 s (BENCHMARKS.md). The thread ends, after
 /// a last full checkpoint, when the last clone of the store is dropped.
 fn spawn_checkpointer(path: &Path) -> anyhow::Result<SyncSender<()>> {
     let conn = Connection::open(path).with_context(|| format!("cannot open the database file {}", path.display()))?;
