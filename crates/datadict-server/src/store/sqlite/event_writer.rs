@@ -15,11 +15,10 @@
 
 use super::events::{set_foreign_keys, upsert_rows};
 use super::quality_journal::Journal;
-use super::{after_write, lock, Sqlite};
-use crate::store::event_writer::{answer, spawn_syncer, Answer, EventWriter, Gather, InsertJob, ReadyParts};
+use super::{after_write, defer_commits, lock, Sqlite};
+use crate::store::event_writer::{answer, spawn_syncer, Answer, EventWriter, Gather, InsertJob, ReadyParts, ToWriter};
 use crate::store::quality::QualityRows;
 use rusqlite::Connection;
-use std::sync::atomic::Ordering;
 
 impl Sqlite {
     /// Starts the event writer on this database's writer connection, and its syncer when commits
@@ -47,14 +46,7 @@ impl Sqlite {
                         continue;
                     }
                 };
-                if syncer.is_some() && !deferred.load(Ordering::Relaxed) {
-                    // Left so between groups: every other write sets it back first (`Sqlite::call`).
-                    match conn.pragma_update(None, "synchronous", "normal") {
-                        Ok(()) => deferred.store(true, Ordering::Relaxed),
-                        Err(e) => tracing::error!("cannot set synchronous = normal on the writer connection: {e}"),
-                    }
-                }
-                let deferring = deferred.load(Ordering::Relaxed);
+                let deferring = syncer.is_some() && defer_commits(&conn, &deferred);
                 let (answers, committed) = write_gathered(&mut conn, &mut journal, first, &mut gather, &rx, deferring);
                 match &syncer {
                     Some(syncer) if committed => match syncer.send(answers) {
@@ -83,7 +75,7 @@ fn write_gathered(
     journal: &mut Journal,
     first: InsertJob,
     gather: &mut Gather,
-    rx: &std::sync::mpsc::Receiver<crate::store::event_writer::ToWriter>,
+    rx: &std::sync::mpsc::Receiver<ToWriter>,
     deferred: bool,
 ) -> (Vec<Answer>, bool) {
     let mut group = Group::begin(conn);

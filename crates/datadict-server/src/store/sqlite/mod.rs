@@ -71,6 +71,20 @@ fn durable_commits(conn: &Connection, deferred: &AtomicBool) -> anyhow::Result<(
     Ok(())
 }
 
+/// The event writer's side of [`durable_commits`]: leaves the writer connection's commits
+/// without their fsync (its syncer's makes them durable) until another write sets them back.
+/// Returns whether they are deferred: a failure (it only sets a flag) is logged and leaves them
+/// fsyncing, which is only slower.
+pub(super) fn defer_commits(conn: &Connection, deferred: &AtomicBool) -> bool {
+    if !deferred.load(Ordering::Relaxed) {
+        match conn.pragma_update(None, "synchronous", "normal") {
+            Ok(()) => deferred.store(true, Ordering::Relaxed),
+            Err(e) => tracing::error!("cannot set synchronous = normal on the writer connection: {e}"),
+        }
+    }
+    deferred.load(Ordering::Relaxed)
+}
+
 /// A database's WAL file, opened on its first fsync. SQLite keeps the file (and its inode) while
 /// any connection is open, and a checkpoint that truncates it keeps the inode too.
 #[derive(Debug)]
