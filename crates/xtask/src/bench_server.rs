@@ -5,13 +5,15 @@
 //! bulk insert of the same rows run before and after each case, and each case's ratio to the
 //! mean of the two bare runs around it (see the example's header for the details). Then the
 //! `/track` case: `--track-events` single-event form-encoded requests (0 skips it) from each of
-//! `--track-clients`, beside the same events as 2,000-event `/import` batches. With
+//! `--track-clients` (one thread driving every connection, as `wrk` does), then 16 clients with a
+//! blocking thread each, beside the same events as 2,000-event `/import` batches. With
 //! `--store postgres`, the `/import` cases run on a scratch PostgreSQL cluster instead, with one
 //! and two server processes, beside a bare `COPY` of the same rows (the example's `pg.rs`); the
 //! `/track` case is SQLite's only. With `--track-against <server-binary>` (an older build, say),
 //! only the `/track` case runs, on that binary and on the freshly built one in turn for `--rounds`
 //! rounds (6), `--track-events` requests (20,000) from `--track-clients` clients (16) each, and
-//! the example prints the medians of both and in how many rounds the new build was ahead.
+//! the example prints the medians of both and in how many rounds the new build was ahead;
+//! `--track-client threads` drives that comparison with a blocking thread per connection.
 
 use crate::util::{cargo, run, step, target_dir};
 use anyhow::{bail, Context};
@@ -24,6 +26,7 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
     let mut postgres = false;
     let mut against: Option<String> = None;
     let mut rounds = "6".to_owned();
+    let mut track_client = "events".to_owned();
     let given = |name: &str| args.iter().any(|a| a == name);
     let (track_events_given, track_clients_given) = (given("--track-events"), given("--track-clients"));
     let mut it = args.iter();
@@ -40,7 +43,11 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
             },
             "--track-against" => against = Some(it.next().context("--track-against needs the path of a datadict-server binary")?.clone()),
             "--rounds" => rounds = it.next().context("--rounds needs a number")?.clone(),
-            other => bail!("unknown option `{other}`: use --events N, --clients 1,4,16, --track-events N, --track-clients 1,16,64, --store sqlite|postgres, --track-against SERVER --rounds N"),
+            "--track-client" => match it.next().map(String::as_str) {
+                Some(c @ ("events" | "threads")) => track_client = c.to_owned(),
+                other => bail!("--track-client takes events or threads, not {}", other.unwrap_or("nothing")),
+            },
+            other => bail!("unknown option `{other}`: use --events N, --clients 1,4,16, --track-events N, --track-clients 1,16,64, --store sqlite|postgres, --track-against SERVER --rounds N --track-client events|threads"),
         }
     }
     step("building the release server and the bench example");
@@ -57,6 +64,7 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
         }
         step(&format!("comparing /track on {baseline} and this build: {rounds} rounds of {requests} requests from {clients} clients each"));
         bench.arg("--track-compare").arg(&baseline).arg(&server).arg(&rounds).arg(&requests).arg(&clients);
+        bench.env("BENCH_TRACK_CLIENT", &track_client);
         return run(&mut bench);
     }
     if postgres {

@@ -17,13 +17,14 @@
 //! twice, the second time with `--no-dictionary-check`, and gets `ratio_check_on_to_off`.
 //! With `<track-events>` (0 skips it), the `/track` case follows (`track.rs`): that many events,
 //! one per request, from each count of `<track-clients>` (default 1,16,64) in turn, each followed by
-//! its storage floor (`bare_track_commits`), then the same
+//! its storage floor (`bare_track_commits`), then 16 clients again with one thread per connection
+//! (`"client":"threads"`; `track::Client`), then the same
 //! events as 2,000-event `/import` batches from 16 clients, for comparison in the same run.
 //! Prints one JSON line per case, in the order they ran. With `--postgres`, the `/import` cases
 //! run on PostgreSQL instead, with one and two server processes, beside a bare `COPY` (`pg.rs`).
 //! With `--track-compare`, only the `/track` case runs, alternately on two server binaries (six
 //! rounds of 20,000 requests from 16 clients by default), and a last line gives the medians of
-//! each (`track::compare`).
+//! each (`track::compare`); `BENCH_TRACK_CLIENT=threads` drives it with one thread per connection.
 
 mod pg;
 mod track;
@@ -46,7 +47,7 @@ fn main() {
         let (rounds, requests, clients) = (number(3, 6), number(4, 20_000), number(5, 16));
         let now_ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64;
         let (_, _, _, records) = generate(requests, now_ms - 3_600_000);
-        track::compare(args.get(1).expect(usage), args.get(2).expect(usage), rounds, &records, clients);
+        track::compare(args.get(1).expect(usage), args.get(2).expect(usage), rounds, &records, clients, track::Client::from_env());
         return;
     }
     let postgres = args.first().is_some_and(|a| a == "--postgres");
@@ -107,9 +108,12 @@ fn main() {
     if track_events > 0 {
         let records = &records[..track_events];
         for &c in &track_clients {
-            println!("{}", track::run_case(server, records, c, &mut folders));
+            println!("{}", track::run_case(server, records, c, track::Client::Events, &mut folders));
             println!("{}", track::bare_commits(records, c, &mut folders));
         }
+        // The older driver, one blocking thread per connection, at 16 clients: what a client
+        // that costs the shared cores more does to the same server.
+        println!("{}", track::run_case(server, records, 16, track::Client::Threads, &mut folders));
         // The same events in 2,000-event `/import` batches, from 16 clients.
         let same: Vec<Vec<u8>> = records.chunks(BATCH).map(|c| datadict_core::gzip(&serde_json::to_vec(c).unwrap(), 6)).collect();
         let mut line = run_server_case(server, &[], &Arc::new(same), track_events, 16, &mut folders);

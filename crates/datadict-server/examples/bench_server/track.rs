@@ -1,13 +1,20 @@
-//! The `/track` case of `bench_server`: tracking sends many small requests, so each client thread
-//! sends one event per request, form-encoded as tracking libraries send it (`data=` holding the
-//! base64 of the event's JSON, the project token in `properties.token`), over a keep-alive
-//! connection, and every answer must be the text `1`. The server runs with its defaults, so every
+//! The `/track` case of `bench_server`: tracking sends many small requests, so each client sends
+//! one event per request, form-encoded as tracking libraries send it (`data=` holding the base64
+//! of the event's JSON, the project token in `properties.token`), over a keep-alive connection,
+//! and every answer must be the text `1`. The server runs with its defaults, so every
 //! acknowledged event was fsynced (`synchronous=FULL`), as in the `/import` cases. Each case is
 //! measured beside a ceiling peer (a bare handler, no database) driven the same way in the same
 //! run, so that the figures say what share of this machine's HTTP capacity `/track` reaches, and
 //! beside the storage floor of the same events ([`bare_commits`]: the store's own writes in
 //! transactions of as many events as there are clients, without HTTP). Each case reports the
 //! server's and the client's CPU per request: both share this machine's cores.
+//!
+//! The clients are driven in one of two ways ([`Client`]). The judged figures use
+//! [`Client::Events`], one thread driving every connection, as `wrk` or `oha` do: a load
+//! generator's own cost should not decide a server's figure, and here it shares the server's two
+//! cores. [`Client::Threads`] (one blocking `ureq` thread per connection, the older driver) is
+//! kept as a second line at 16 clients: it costs about 35 µs of CPU a request against 10, and
+//! each answer wakes a sleeping thread, which the server's send pays for.
 
 use super::{cpu_secs, peak_rss_kib, percentile as pct, round, start_server, stored_events};
 use datadict_server::store::{EventBatch, Store, Synchronous};
@@ -17,18 +24,46 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-/// One `/track` case: `records` (the events, without a token) sent one per request by `clients`
-/// threads to a fresh server. Right before, the same bodies go from the same number of clients to
-/// the ceiling peer ([`ceiling`]), and the line reports both and their ratio.
-pub fn run_case(server: &str, records: &[Value], clients: usize, folders: &mut Vec<tempfile::TempDir>) -> Value {
+/// How a `/track` case drives its keep-alive connections (see the module's comment).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Client {
+    /// One thread drives every connection, reading each answer when it arrives.
+    Events,
+    /// One blocking thread per connection.
+    Threads,
+}
+
+impl Client {
+    /// `BENCH_TRACK_CLIENT=threads` or `events` (the default); anything else is refused.
+    pub fn from_env() -> Client {
+        match std::env::var("BENCH_TRACK_CLIENT").as_deref() {
+            Err(_) | Ok("events") => Client::Events,
+            Ok("threads") => Client::Threads,
+            Ok(other) => panic!("BENCH_TRACK_CLIENT={other}: use events or threads"),
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Client::Events => "events",
+            Client::Threads => "threads",
+        }
+    }
+}
+
+/// One `/track` case: `records` (the events, without a token) sent one per request over
+/// `clients` connections, driven as `client` says, to a fresh server. Right before, the same
+/// bodies go the same way to the ceiling peer ([`ceiling`]), and the line reports both and their
+/// ratio.
+pub fn run_case(server: &str, records: &[Value], clients: usize, client: Client, folders: &mut Vec<tempfile::TempDir>) -> Value {
     let (mut child, base, creds, dir) = start_server(server, &[]);
     // The bodies are built before the clock starts: the client's encoding is not the server's cost.
     let bodies: Arc<Vec<String>> = Arc::new(records.iter().map(|r| form_body(r, &creds.project_token)).collect());
-    let ceiling = ceiling(&bodies, clients);
+    let ceiling = ceiling(&bodies, clients, client);
     let fsync_ms = fsync_ms(dir.path());
     let cpu_before = cpu_secs(child.id());
     let client_cpu_before = cpu_secs(std::process::id());
-    let (secs, l) = send_track(&format!("{base}/track"), &bodies, clients);
+    let (secs, l) = send_track(&format!("{base}/track"), &bodies, clients, client);
     let rss_kib = peak_rss_kib(child.id());
     let cpu = cpu_secs(child.id()) - cpu_before;
     // The client's own CPU (this process's threads sending the requests): it shares the
@@ -41,7 +76,7 @@ pub fn run_case(server: &str, records: &[Value], clients: usize, folders: &mut V
     child.wait().ok();
     folders.push(dir);
     let rate = (requests as f64 / secs).round();
-    json!({"case": "track", "clients": clients, "requests": requests, "secs": round(secs),
+    json!({"case": "track", "clients": clients, "client": client.name(), "requests": requests, "secs": round(secs),
         "requests_per_sec": rate, "p50_ms": round(pct(&l, 0.5)), "p99_ms": round(pct(&l, 0.99)),
         "server_peak_rss_mib": round(rss_kib as f64 / 1024.0), "server_cpu_secs": round(cpu),
         "requests_per_server_cpu_sec": (requests as f64 / cpu).round(), "client_cpu_secs": round(client_cpu),
@@ -119,7 +154,7 @@ fn fsync_ms(dir: &std::path::Path) -> f64 {
 /// answers `1`, with no check, no database and no fsync, on a runtime of as many worker threads as
 /// the server's (one per core). It runs in this process, beside the client threads, as the server
 /// runs beside them on the same cores.
-fn ceiling(bodies: &Arc<Vec<String>>, clients: usize) -> Value {
+fn ceiling(bodies: &Arc<Vec<String>>, clients: usize, client: Client) -> Value {
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     let listener = rt.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
     let addr = listener.local_addr().unwrap();
@@ -131,14 +166,17 @@ fn ceiling(bodies: &Arc<Vec<String>>, clients: usize) -> Value {
         }),
     );
     rt.spawn(async move { axum::serve(listener, app).await.unwrap() });
-    let (secs, l) = send_track(&format!("http://{addr}/track"), bodies, clients);
+    let (secs, l) = send_track(&format!("http://{addr}/track"), bodies, clients, client);
     rt.shutdown_background();
     json!({"requests_per_sec": (bodies.len() as f64 / secs).round(), "p50_ms": round(pct(&l, 0.5)), "p99_ms": round(pct(&l, 0.99))})
 }
 
-/// Sends every body once to `url` from `clients` threads, each over its own keep-alive
-/// connection, and checks that every answer is `1`; returns what [`super::drive`] returns.
-fn send_track(url: &str, bodies: &Arc<Vec<String>>, clients: usize) -> (f64, Vec<f64>) {
+/// Sends every body once to `url` over `clients` keep-alive connections, driven as `client`
+/// says, and checks that every answer is `1`; returns what [`super::drive`] returns.
+fn send_track(url: &str, bodies: &Arc<Vec<String>>, clients: usize, client: Client) -> (f64, Vec<f64>) {
+    if client == Client::Events {
+        return send_track_events(url, bodies, clients);
+    }
     let url = url.to_owned();
     super::drive(bodies, clients, move |agent, _, body| {
         let mut r = agent
@@ -149,6 +187,67 @@ fn send_track(url: &str, bodies: &Arc<Vec<String>>, clients: usize) -> (f64, Vec
         let text = r.body_mut().read_to_string().unwrap();
         assert_eq!((r.status().as_u16(), text.as_str()), (200, "1"), "a /track answer");
     })
+}
+
+/// Sends every body once to `url` over `clients` keep-alive connections, all driven by one
+/// thread (as `wrk -t1` drives its connections): a connection's answer is read when it arrives,
+/// without a thread to wake per connection. Each request is written by hand (HTTP/1.1,
+/// `Content-Length`), and each answer must be `200` with a `Content-Length` body of `1`.
+fn send_track_events(url: &str, bodies: &Arc<Vec<String>>, clients: usize) -> (f64, Vec<f64>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let rest = url.strip_prefix("http://").expect("an http:// url");
+    let (host, path) = rest.split_once('/').map(|(h, p)| (h.to_owned(), format!("/{p}"))).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let started = Instant::now();
+    let mut l: Vec<f64> = rt.block_on(async {
+        let tasks: Vec<_> = (0..clients)
+            .map(|_| {
+                let (next, bodies, host, path) = (next.clone(), bodies.clone(), host.clone(), path.clone());
+                tokio::spawn(async move {
+                    let mut stream = tokio::net::TcpStream::connect(&host).await.expect("connect");
+                    stream.set_nodelay(true).unwrap();
+                    let (mut request, mut answer, mut mine) = (Vec::new(), vec![0u8; 4096], Vec::new());
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(body) = bodies.get(i) else { break };
+                        let t = Instant::now();
+                        request.clear();
+                        request.extend_from_slice(format!("POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: {}\r\n\r\n", body.len()).as_bytes());
+                        request.extend_from_slice(body.as_bytes());
+                        stream.write_all(&request).await.expect("a /track request failed");
+                        let mut filled = 0;
+                        loop {
+                            assert!(filled < answer.len(), "an answer longer than {} bytes", answer.len());
+                            let n = stream.read(&mut answer[filled..]).await.expect("a /track answer");
+                            assert!(n > 0, "the server closed the connection");
+                            filled += n;
+                            if let Some(end) = answer[..filled].windows(4).position(|w| w == b"\r\n\r\n") {
+                                let head = std::str::from_utf8(&answer[..end]).unwrap().to_ascii_lowercase();
+                                let length: usize = head.lines().find_map(|h| h.strip_prefix("content-length:")).expect("an answer with content-length").trim().parse().unwrap();
+                                if filled >= end + 4 + length {
+                                    assert!(head.starts_with("http/1.1 200"), "a /track answer: {head}");
+                                    assert_eq!(&answer[end + 4..end + 4 + length], b"1", "a /track answer");
+                                    assert_eq!(filled, end + 4 + length, "more than one answer");
+                                    break;
+                                }
+                            }
+                        }
+                        mine.push(t.elapsed().as_secs_f64() * 1000.0);
+                    }
+                    mine
+                })
+            })
+            .collect();
+        let mut all = Vec::new();
+        for t in tasks {
+            all.extend(t.await.unwrap());
+        }
+        all
+    });
+    let secs = started.elapsed().as_secs_f64();
+    l.sort_by(f64::total_cmp);
+    (secs, l)
 }
 
 /// `data=<base64 of the event with the token>`, percent-encoded as a form value.
@@ -174,12 +273,12 @@ fn form_body(record: &Value, token: &str) -> String {
 /// drifts within minutes (the ceiling peer alone from 28k to 48k requests/s), so only runs
 /// alternated close together compare two builds. Prints every run's line, tagged with its
 /// server, then the medians of each server and in how many rounds `current` was ahead.
-pub fn compare(baseline: &str, current: &str, rounds: usize, records: &[Value], clients: usize) {
+pub fn compare(baseline: &str, current: &str, rounds: usize, records: &[Value], clients: usize, client: Client) {
     let mut folders = Vec::new();
     let mut runs: [Vec<Value>; 2] = [Vec::new(), Vec::new()];
     for _ in 0..rounds {
         for (i, (name, server)) in [("baseline", baseline), ("current", current)].into_iter().enumerate() {
-            let mut line = run_case(server, records, clients, &mut folders);
+            let mut line = run_case(server, records, clients, client, &mut folders);
             line["server"] = json!(name);
             println!("{line}");
             runs[i].push(line);
@@ -203,7 +302,7 @@ pub fn compare(baseline: &str, current: &str, rounds: usize, records: &[Value], 
     let medians = |runs: &[Value]| -> Value { keys.iter().map(|k| (k.to_string(), json!(median(runs, k)))).collect::<serde_json::Map<_, _>>().into() };
     println!(
         "{}",
-        json!({"case": "track_compare", "clients": clients, "requests": records.len(), "rounds": rounds,
+        json!({"case": "track_compare", "clients": clients, "client": client.name(), "requests": records.len(), "rounds": rounds,
             "baseline": baseline, "current": current,
             "baseline_medians": medians(&runs[0]), "current_medians": medians(&runs[1]),
             "current_more_requests_per_sec_in": ahead("requests_per_sec", false),
