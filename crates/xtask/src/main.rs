@@ -35,9 +35,13 @@ tasks:
                          the core pipeline (read, validate, batch, gzip) on a deterministic
                          1M-event file, beside raw gzip of the same file
   bench server [--events N] [--clients 1,4,16] [--track-events N] [--track-clients 1,16,64] [--store sqlite|postgres]
+               [--track-against SERVER [--rounds N] [--track-client events|threads]]
                          1, 4 and 16 concurrent import clients over loopback, beside a bare
                          SQLite insert of the same rows; then single-event /track requests
-                         from 1, 16 and 64 clients, beside the same events through /import;
+                         from 1, 16 and 64 connections driven by one thread (as wrk does), and
+                         16 with a thread each, beside the same events through /import;
+                         --track-against: /track alone on an older server and this build in
+                         alternating rounds;
                          --store postgres: the import clients on PostgreSQL with one and two
                          server processes, beside a bare COPY of the same rows
   bench npm [--events N] [--levels 1,6] [--concurrency N] [--package DIR]
