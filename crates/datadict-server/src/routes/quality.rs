@@ -284,22 +284,10 @@ async fn reset(
         Some(other) => return Err(ApiError::BadRequest(format!("`events={other}` is not allowed; use `events=true` to delete the stored events too"))),
     };
     // The findings of requests answered before the reset are deleted with the rest.
-    state.store.settle_quality().await?;
-    let (violations, events_deleted) = state
-        .store
-        .call(move |conn| {
-            let v = store::quality::delete_violations(conn, Table::Violations, project_id)?;
-            let r = store::quality::delete_violations(conn, Table::Rejected, project_id)?;
-            store::quality::delete_violations(conn, Table::EventCounts, project_id)?;
-            let e = if events { store::quality::delete_events(conn, project_id)? } else { 0 };
-            Ok(((v, r), e))
-        })
-        .await?;
-    state.store.quality_deleted();
-    let (violations, rejected) = violations;
+    let reset = state.store.reset_quality(project_id, events).await?;
     let mut results = Map::new();
-    results.insert("violations_deleted".into(), violations.into());
-    results.insert("rejected_deleted".into(), rejected.into());
-    results.insert("events_deleted".into(), events_deleted.into());
+    results.insert("violations_deleted".into(), reset.violations.into());
+    results.insert("rejected_deleted".into(), reset.rejected.into());
+    results.insert("events_deleted".into(), reset.events.into());
     Ok(Json(json!({"status": "ok", "results": results})))
 }

@@ -350,11 +350,23 @@ impl super::Store {
         }
     }
 
-    /// Tells the store that the quality tables lost rows (a reset), so that the SQLite journal
-    /// keeps samples again for the keys it had counted full.
-    pub fn quality_deleted(&self) {
-        if let super::Backend::Sqlite(db) = &self.backend {
-            db.quality_deleted();
+    /// Deletes a project's data-quality rows (violations, rejected events, event counts) and,
+    /// with `events`, its stored events. The findings of every request answered before are
+    /// deleted with them: on SQLite the journal is folded in the same hold of the writer as the
+    /// deletes, so a group committed meanwhile cannot leave findings of deleted events behind,
+    /// and the journal then keeps samples again for the keys it had counted full.
+    pub async fn reset_quality(&self, project_id: i64, events: bool) -> anyhow::Result<QualityReset> {
+        let delete = move |conn: &Conn<'_>| -> anyhow::Result<QualityReset> {
+            Ok(QualityReset {
+                violations: delete_violations(conn, Table::Violations, project_id)?,
+                rejected: delete_violations(conn, Table::Rejected, project_id)?,
+                event_counts: delete_violations(conn, Table::EventCounts, project_id)?,
+                events: if events { delete_events(conn, project_id)? } else { 0 },
+            })
+        };
+        match &self.backend {
+            super::Backend::Sqlite(db) => db.reset_quality(move |c| delete(&Conn::Sqlite(c))).await,
+            super::Backend::Postgres(_) => self.call(move |c| delete(c)).await,
         }
     }
 
@@ -373,6 +385,15 @@ impl super::Store {
 /// A page of violations in (day, kind, entity, property, code) order, from `offset`.
 pub fn list_violations(conn: &Conn<'_>, table: Table, project_id: i64, filter: &ViolationFilter, limit: usize, offset: usize) -> anyhow::Result<Vec<StoredViolation>> {
     dispatch!(conn, quality::list_violations(table, project_id, filter, limit, offset))
+}
+
+/// What [`super::Store::reset_quality`] deleted: rows of each quality table, and events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QualityReset {
+    pub violations: usize,
+    pub rejected: usize,
+    pub event_counts: usize,
+    pub events: usize,
 }
 
 /// Deletes a project's rows of `table`; returns how many rows went.

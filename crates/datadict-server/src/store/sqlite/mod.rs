@@ -312,11 +312,24 @@ impl Sqlite {
         self.sample_epoch.tag(now_ms)
     }
 
-    /// The data-quality tables lost rows (a reset): what the journal counted no longer is.
-    pub fn quality_deleted(&self) {
-        if let Ok(mut journal) = self.journal.lock() {
+    /// Folds the data-quality journal, then runs `delete` (which deletes quality rows) in a
+    /// transaction, both in one hold of the writer connection, so that no group commit journals
+    /// findings in between; then the journal forgets what it had counted.
+    pub async fn reset_quality<T: Send + 'static>(
+        &self,
+        delete: impl FnOnce(&rusqlite::Connection) -> anyhow::Result<T> + Send + 'static,
+    ) -> anyhow::Result<T> {
+        let journal = self.journal.clone();
+        self.call(move |conn| {
+            let mut journal = journal.lock().map_err(|_| anyhow::anyhow!("the data-quality journal is unusable (a writer panicked)"))?;
+            journal.fold(conn)?;
+            let tx = conn.transaction()?;
+            let out = delete(&tx)?;
+            tx.commit()?;
             journal.forget_counts();
-        }
+            Ok(out)
+        })
+        .await
     }
 
     /// Runs `f` with the writer connection on the current thread (for start-up and the admin CLI).

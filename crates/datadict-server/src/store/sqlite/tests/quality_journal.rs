@@ -130,23 +130,32 @@ fn a_reopened_store_folds_what_was_journaled() {
     assert_eq!(rows[2].iter().map(|v| v.row.count).sum::<i64>(), 12, "{rows:?}");
 }
 
-/// Samples left out of the journal once a key had its share come back after the key's rows
-/// are deleted by a reset, which tells the store (`quality_deleted`).
+/// Deletes project 1's quality rows as the reset route does (`Store::reset_quality`).
+fn reset(db: &Sqlite) {
+    let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let delete = |c: &rusqlite::Connection| crate::store::quality::delete_violations(&Conn::Sqlite(c), Table::Violations, 1);
+    rt.block_on(db.reset_quality(delete)).unwrap();
+}
+
+/// A reset deletes the findings still in the journal with those already folded (both in one
+/// hold of the writer), and samples left out of the journal once a key had its share come back.
 #[test]
-fn samples_are_journaled_again_after_a_reset() {
+fn a_reset_deletes_the_journal_and_samples_come_back() {
     let db = Sqlite::open_in_memory().unwrap();
     with_project(&db);
     let one = |sample: &str| vec![request("2026-01-01", vec![row("Buy", "coupon", 1, 1, &[], &[sample])], Vec::new())];
-    for s in ["a", "b", "c", "d"] {
+    for s in ["a", "b", "c"] {
         append(&db, one(s));
     }
+    fold_now(&db);
+    append(&db, one("d"));
     let staged: String = db.call_sync(|c| Ok(c.query_row("SELECT requests FROM quality_journal ORDER BY id DESC", [], |r| r.get(0))?)).unwrap();
     assert!(!staged.contains("\"d\""), "a key with its samples counted is journaled without more: {staged}");
-    fold_now(&db);
-    assert_eq!(stored(&db)[0][0].row.samples, ["a", "b", "c"].map(Value::from));
-    db.call_sync(|c| Ok(c.execute_batch("DELETE FROM quality_violations_samples WHERE project_id = 1; DELETE FROM quality_violations WHERE project_id = 1;")?))
-        .unwrap();
-    db.quality_deleted();
+    assert_eq!(stored(&db)[0][0].row.count, 3, "d is still in the journal");
+    reset(&db);
+    assert!(stored(&db)[0].is_empty(), "nothing left after the reset");
+    let journaled: i64 = db.call_sync(|c| Ok(c.query_row("SELECT count(*) FROM quality_journal", [], |r| r.get(0))?)).unwrap();
+    assert_eq!(journaled, 0, "the journal was folded before the deletes");
     append(&db, one("e"));
     fold_now(&db);
     let rows = stored(&db);
@@ -225,7 +234,7 @@ fn a_shape_is_sampled_once_its_keys_have_their_samples() {
     append(&db, one(2));
     assert!(shape.is_sampled(tag));
     assert!(!shape.is_sampled(db.sample_tag(now + 86_400_000)), "another day has no samples yet");
-    db.quality_deleted();
+    reset(&db);
     assert!(!shape.is_sampled(db.sample_tag(now)), "a reset forgets the samples");
 }
 
