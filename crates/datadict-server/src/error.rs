@@ -31,8 +31,22 @@ pub enum ApiError {
     /// A rate limit was reached; the client may retry after `retry_after_secs`.
     #[error("{message}")]
     TooManyRequests { message: String, retry_after_secs: u64 },
+    /// The store takes no writes (a failed fsync, see `store::WritesRefused`): 503 with why.
+    #[error("{0}")]
+    Unavailable(String),
     #[error("internal error")]
-    Internal(#[from] anyhow::Error),
+    Internal(anyhow::Error),
+}
+
+impl From<anyhow::Error> for ApiError {
+    /// A [`crate::store::WritesRefused`] anywhere in the chain is a 503 that says why; any other
+    /// error is an opaque 500, logged.
+    fn from(err: anyhow::Error) -> Self {
+        match err.chain().find_map(|e| e.downcast_ref::<crate::store::WritesRefused>()) {
+            Some(refused) => Self::Unavailable(refused.0.clone()),
+            None => Self::Internal(err),
+        }
+    }
 }
 
 fn format_issues(issues: &[Issue]) -> String {
@@ -51,6 +65,7 @@ impl ApiError {
             Self::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             Self::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
+            Self::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }

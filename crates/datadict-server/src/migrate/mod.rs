@@ -220,6 +220,8 @@ async fn load(state: &AppState, loader: &Loader, job: &mut MigrationJob, batch: 
             Ok(())
         }
         Err(crate::ApiError::Internal(e)) => Err(e),
+        // The store takes no more writes: the job stops rather than count every batch refused.
+        Err(crate::ApiError::Unavailable(why)) => Err(anyhow::anyhow!(why)),
         Err(e) => {
             job.events.rejected += events;
             note(job, format!("{member}: a batch of {events} events was refused: {e}"));

@@ -29,7 +29,7 @@ impl From<ApiError> for IngestError {
 
 impl From<anyhow::Error> for IngestError {
     fn from(err: anyhow::Error) -> Self {
-        Self(ApiError::Internal(err))
+        Self(err.into())
     }
 }
 

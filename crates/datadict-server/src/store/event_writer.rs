@@ -415,7 +415,7 @@ pub(crate) fn answer(answers: Vec<Answer>, in_flight: &AtomicUsize) {
 /// The syncer: a thread that makes committed groups durable with `sync` (SQLite's WAL fsync),
 /// answers their jobs, then tells the writer (`wake`), which meanwhile stores the next group.
 /// Returns where the writer sends a committed group's answers. A failed sync answers each job
-/// with the error: its rows may be stored, but they were not made durable.
+/// with a [`WritesRefused`] error: its rows may be stored, but they were not made durable.
 pub(crate) fn spawn_syncer(
     mut sync: impl FnMut() -> anyhow::Result<()> + Send + 'static,
     in_flight: Arc<AtomicUsize>,
@@ -427,9 +427,10 @@ pub(crate) fn spawn_syncer(
             match sync() {
                 Ok(()) => answer(answers, &in_flight),
                 Err(e) => {
-                    let why = format!("the events were written but could not be made durable: {e:#}");
+                    let why = format!("the events were written but may not be on disk: {e:#}");
                     tracing::error!("{why}");
-                    answer(answers.into_iter().map(|(done, _)| (done, Err(anyhow::anyhow!("{why}")))).collect(), &in_flight);
+                    let refused = |_| anyhow::Error::new(WritesRefused(why.clone()));
+                    answer(answers.into_iter().map(|(done, _)| (done, Err(refused(())))).collect(), &in_flight);
                 }
             }
             if wake.send(ToWriter::Synced).is_err() {
@@ -439,6 +440,21 @@ pub(crate) fn spawn_syncer(
     })?;
     Ok(tx)
 }
+
+/// A write refused because the store can no longer promise that what it acknowledges is on disk:
+/// an fsync of its log failed. After a failed fsync the kernel may have dropped the pages it
+/// could not write, and a later fsync can succeed without them, so the store takes no more
+/// writes until the server is restarted (reads go on). The API answers it 503 with the message.
+#[derive(Debug)]
+pub struct WritesRefused(pub String);
+
+impl std::fmt::Display for WritesRefused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for WritesRefused {}
 
 /// The outcome of a group in which every job failed for the same reason.
 pub(crate) fn fail_each(jobs: &[InsertJob], why: impl std::fmt::Display) -> Vec<anyhow::Result<usize>> {

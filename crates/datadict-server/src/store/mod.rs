@@ -34,7 +34,7 @@ mod sqlite;
 pub use accounts::*;
 pub use buckets::{take_tokens, Charge};
 pub use conn::{Conn, Tx};
-pub use event_writer::{EventSink, PendingInsert};
+pub use event_writer::{EventSink, PendingInsert, WritesRefused};
 pub use events::{dedup_key, EventBatch, EventRow};
 pub use groups::{delete_group, get_group, list_groups, put_group, StoredGroup};
 pub use profiles::*;

@@ -15,7 +15,7 @@
 
 use super::events::{set_foreign_keys, upsert_rows};
 use super::quality_journal::Journal;
-use super::{after_write, defer_commits, lock, Sqlite};
+use super::{after_write, defer_commits, lock, Sqlite, WalFile};
 use crate::store::event_writer::{answer, spawn_syncer, Answer, EventWriter, Gather, InsertJob, ReadyParts, ToWriter};
 use crate::store::quality::QualityRows;
 use rusqlite::Connection;
@@ -29,11 +29,16 @@ impl Sqlite {
             Some(wal) => Some(spawn_syncer(move || wal.sync(), in_flight.clone(), wake)?),
             None => None,
         };
-        let (conn, journal, deferred) = (self.conn.clone(), self.journal.clone(), self.deferred.clone());
+        let (conn, journal, deferred, wal) = (self.conn.clone(), self.journal.clone(), self.deferred.clone(), self.wal.clone());
         let (checkpoint, known) = (self.checkpoint.clone(), self.known.clone());
         std::thread::Builder::new().name("datadict-events".into()).spawn(move || {
             let mut gather = Gather::default();
             while let Some(first) = gather.first(&rx) {
+                // After a failed fsync no job is written (see `WalFile::sync`).
+                if let Some(Err(e)) = wal.as_deref().map(WalFile::refuse_after_failure) {
+                    answer(vec![(first.done, Err(e))], &in_flight);
+                    continue;
+                }
                 let (mut conn, mut journal) = match (lock(&conn), journal.lock()) {
                     (Ok(conn), Ok(journal)) => (conn, journal),
                     (Err(e), _) => {

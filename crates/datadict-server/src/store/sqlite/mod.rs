@@ -22,6 +22,7 @@ pub(super) mod tables;
 mod tests;
 
 use anyhow::Context;
+use super::event_writer::WritesRefused;
 use super::events::EventBatch;
 use events::{set_foreign_keys, upsert_rows};
 use known::Known;
@@ -60,10 +61,14 @@ pub(crate) struct Sqlite {
     deferred: Arc<AtomicBool>,
 }
 
-/// Called with the writer connection before any write but the event writer's: if the event
-/// writer left its commits without their fsync, makes them fsync again (an error then fails
-/// the write rather than let it commit without).
-fn durable_commits(conn: &Connection, deferred: &AtomicBool) -> anyhow::Result<()> {
+/// Called with the writer connection before any write but the event writer's: refuses it once
+/// an fsync of the WAL has failed ([`WalFile::sync`]); if the event writer left its commits
+/// without their fsync, makes them fsync again (an error then fails the write rather than let it
+/// commit without).
+fn durable_commits(conn: &Connection, deferred: &AtomicBool, wal: Option<&WalFile>) -> anyhow::Result<()> {
+    if let Some(wal) = wal {
+        wal.refuse_after_failure()?;
+    }
     if deferred.load(Ordering::Relaxed) {
         conn.pragma_update(None, "synchronous", "full").context("cannot make the writer connection's commits durable")?;
         deferred.store(false, Ordering::Relaxed);
@@ -91,18 +96,46 @@ pub(super) fn defer_commits(conn: &Connection, deferred: &AtomicBool) -> bool {
 pub(super) struct WalFile {
     path: std::path::PathBuf,
     file: Mutex<Option<std::fs::File>>,
+    /// Why an fsync of the WAL failed, once one has: from then on the store refuses writes
+    /// (see [`WritesRefused`]).
+    failed: std::sync::OnceLock<String>,
 }
 
 impl WalFile {
+    fn new(path: std::path::PathBuf) -> WalFile {
+        WalFile { path, file: Mutex::new(None), failed: std::sync::OnceLock::new() }
+    }
+
     /// Makes everything written to the WAL so far durable (`fdatasync`, which includes a change
-    /// of the file's size).
+    /// of the file's size). A failed fsync is final: this and every later call, and every write
+    /// of the store ([`durable_commits`]), fail with [`WritesRefused`].
     pub(super) fn sync(&self) -> anyhow::Result<()> {
+        self.refuse_after_failure()?;
         let mut file = self.file.lock().map_err(|_| anyhow::anyhow!("the WAL file's lock is poisoned"))?;
         let file = match &mut *file {
             Some(file) => file,
             none => none.insert(std::fs::File::open(&self.path).with_context(|| format!("cannot open {}", self.path.display()))?),
         };
-        file.sync_data().with_context(|| format!("cannot fsync {}", self.path.display()))
+        file.sync_data().map_err(|e| self.fail(&e))
+    }
+
+    /// Records a failed fsync; returns the error every write gets from now on.
+    fn fail(&self, e: &dyn std::fmt::Display) -> anyhow::Error {
+        let why = format!(
+            "the disk failed to make written data durable (fsync of {}: {e}); the server takes no more writes until it is restarted, \
+             since data written before may be lost; its reads still work",
+            self.path.display()
+        );
+        let why = self.failed.get_or_init(|| why).clone();
+        anyhow::Error::new(WritesRefused(why))
+    }
+
+    /// `Err` once an fsync of the WAL has failed.
+    pub(super) fn refuse_after_failure(&self) -> anyhow::Result<()> {
+        match self.failed.get() {
+            Some(why) => Err(anyhow::Error::new(WritesRefused(why.clone()))),
+            None => Ok(()),
+        }
     }
 }
 
@@ -178,7 +211,7 @@ impl Sqlite {
         let wal = (synchronous == Synchronous::Full && in_wal).then(|| {
             let mut wal = path.as_os_str().to_owned();
             wal.push("-wal");
-            Arc::new(WalFile { path: wal.into(), file: Mutex::new(None) })
+            Arc::new(WalFile::new(wal.into()))
         });
         Ok(Self { conn, readers: Arc::new(readers), next_reader: Arc::default(), checkpoint, known: Some(known), journal, sample_epoch, wal, deferred: Arc::default() })
     }
@@ -225,10 +258,10 @@ impl Sqlite {
         F: FnOnce(&mut Connection) -> anyhow::Result<T> + Send + 'static,
     {
         let (conn, checkpoint, known) = (self.conn.clone(), self.checkpoint.clone(), self.known.clone());
-        let deferred = self.deferred.clone();
+        let (deferred, wal) = (self.deferred.clone(), self.wal.clone());
         tokio::task::spawn_blocking(move || {
             let mut guard = lock(&conn)?;
-            durable_commits(&guard, &deferred)?;
+            durable_commits(&guard, &deferred, wal.as_deref())?;
             set_foreign_keys(&guard, true)?;
             let out = f(&mut guard);
             after_write(&guard, checkpoint.as_deref(), known.as_deref());
@@ -292,7 +325,7 @@ impl Sqlite {
     /// ceiling the server is measured against.
     pub fn write_events(&self, project_id: i64, batch: &EventBatch, now_s: i64) -> anyhow::Result<usize> {
         let mut guard = lock(&self.conn)?;
-        durable_commits(&guard, &self.deferred)?;
+        durable_commits(&guard, &self.deferred, self.wal.as_deref())?;
         set_foreign_keys(&guard, false)?;
         let tx = guard.transaction()?;
         upsert_rows(&tx, project_id, batch, now_s)?;
@@ -335,7 +368,7 @@ impl Sqlite {
     /// Runs `f` with the writer connection on the current thread (for start-up and the admin CLI).
     pub fn call_sync<T>(&self, f: impl FnOnce(&mut Connection) -> anyhow::Result<T>) -> anyhow::Result<T> {
         let mut guard = lock(&self.conn)?;
-        durable_commits(&guard, &self.deferred)?;
+        durable_commits(&guard, &self.deferred, self.wal.as_deref())?;
         set_foreign_keys(&guard, true)?;
         let out = f(&mut guard);
         after_write(&guard, self.checkpoint.as_deref(), self.known.as_deref());

@@ -3,7 +3,7 @@
 //! threads end with the store.
 
 use super::batch;
-use crate::store::event_writer::{spawn_syncer, Gather, InsertJob, JobParts, ReadyParts, ToWriter};
+use crate::store::event_writer::{spawn_syncer, Gather, InsertJob, JobParts, ReadyParts, ToWriter, WritesRefused};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::Arc;
@@ -39,7 +39,7 @@ fn the_syncer_answers_a_group_only_after_its_sync_then_wakes_the_writer() {
     release.send(Err(anyhow::anyhow!("disk gone"))).unwrap();
     assert!(matches!(woken.recv_timeout(Duration::from_secs(5)), Ok(ToWriter::Synced)));
     let e = third_answer.try_recv().unwrap().unwrap_err().to_string();
-    assert!(e.contains("not be made durable") && e.contains("disk gone"), "{e}");
+    assert!(e.contains("may not be on disk") && e.contains("disk gone"), "{e}");
 }
 
 #[test]
@@ -142,4 +142,42 @@ async fn other_writes_after_the_event_writer_fsync_their_commits() {
             _ => assert_eq!(store.call_sync(level).unwrap(), 2, "after the event writer, on this thread"),
         }
     }
+}
+
+/// Whether `e` is, or wraps, a [`WritesRefused`].
+fn refused(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| c.downcast_ref::<WritesRefused>().is_some())
+}
+
+/// A failed fsync of the WAL (here of `/dev/null`, which cannot be fsynced: the stand-in for a
+/// disk that failed) refuses its group's requests, and then every write of the store, each
+/// with a [`WritesRefused`] that says why; reads go on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_a_failed_fsync_the_store_refuses_every_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut db = super::super::Sqlite::open_with(&dir.path().join("datadict.sqlite3"), super::super::Synchronous::Full).unwrap();
+    db.wal = Some(Arc::new(super::super::WalFile::new("/dev/null".into())));
+    let store = crate::store::Store::from_sqlite(db).unwrap();
+    for round in 0..2 {
+        let mut sink = store.ready_event_sink(1, 0);
+        sink.send(batch(&[(1_000 + round, &format!("id{round}"), "r")])).unwrap();
+        let e = sink.close().wait().await.unwrap_err();
+        assert!(refused(&e), "round {round}: {e:#}");
+        assert!(format!("{e:#}").contains("fsync of /dev/null"), "round {round}: {e:#}");
+    }
+    let count = |conn: &crate::store::Conn<'_>| -> anyhow::Result<i64> {
+        match conn {
+            crate::store::Conn::Sqlite(conn) => Ok(conn.query_row("SELECT count(*) FROM events", [], |r| r.get(0))?),
+            crate::store::Conn::Postgres(_) => unreachable!("a SQLite store"),
+        }
+    };
+    // The first group was committed before its fsync failed; the second was not written.
+    assert_eq!(store.read(count).await.unwrap(), 1);
+    let e = store.call(|_| Ok(())).await.unwrap_err();
+    assert!(refused(&e), "{e:#}");
+    let e = store.call_sync(|_| Ok(())).unwrap_err();
+    assert!(refused(&e), "{e:#}");
+    let api = crate::ApiError::from(e);
+    assert_eq!(api.status_code(), axum::http::StatusCode::SERVICE_UNAVAILABLE);
+    assert!(api.to_string().contains("restarted"), "{api}");
 }
