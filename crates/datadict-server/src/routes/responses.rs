@@ -2,7 +2,7 @@
 //! operation's `responses(...)` by type: the refusals of the auth extractors (401 and 403, by the
 //! role an operation needs), the schemas rate limit (429), the ingestion API's shared answers
 //! (401, 403, 413, 415, 429 in its own body), and those of the tracking routes (the same, and 400,
-//! as `0` or in the body the request asked for). The served `/openapi.json` still lists every one
+//! as `0` or in the body the request asked for); every one that writes lists the store's 503. The served `/openapi.json` still lists every one
 //! of them under each operation.
 
 use std::collections::BTreeMap;
@@ -27,6 +27,8 @@ const UNAUTHORIZED: (&str, &str) = ("401", "missing or invalid credentials");
 const FORBIDDEN_READ: (&str, &str) = ("403", "valid credentials without a role in the project (or the project does not exist)");
 const FORBIDDEN_WRITE: (&str, &str) =
     ("403", "valid credentials without an owner or admin role in the project (or the project does not exist)");
+const WRITES_REFUSED: (&str, &str) =
+    ("503", "the server takes no writes: an fsync of its database log failed, and it must be restarted; the error says why");
 const SCHEMAS_READ_LIMITED: (&str, &str) = ("429", "the project's schemas rate limit is reached; see `Retry-After`");
 const SCHEMAS_WRITE_LIMITED: (&str, &str) = (
     "429",
@@ -42,12 +44,13 @@ impl IntoResponses for ReadRefusals {
     }
 }
 
-/// The refusals of [`ProjectWrite`](crate::auth::ProjectWrite): 401 and 403.
+/// The refusals of [`ProjectWrite`](crate::auth::ProjectWrite): 401 and 403, and the store's
+/// refusal of writes (503).
 pub struct WriteRefusals;
 
 impl IntoResponses for WriteRefusals {
     fn responses() -> Responses {
-        responses(&[UNAUTHORIZED, FORBIDDEN_WRITE])
+        responses(&[UNAUTHORIZED, FORBIDDEN_WRITE, WRITES_REFUSED])
     }
 }
 
@@ -65,7 +68,7 @@ pub struct SchemasWriteRefusals;
 
 impl IntoResponses for SchemasWriteRefusals {
     fn responses() -> Responses {
-        responses(&[UNAUTHORIZED, FORBIDDEN_WRITE, SCHEMAS_WRITE_LIMITED])
+        responses(&[UNAUTHORIZED, FORBIDDEN_WRITE, SCHEMAS_WRITE_LIMITED, WRITES_REFUSED])
     }
 }
 
@@ -82,6 +85,7 @@ impl IntoResponses for IngestRefusals {
             ("413", "over the request limits (records per request, uncompressed bytes)"),
             ("415", "a `Content-Encoding` other than gzip"),
             ("429", "the project's ingestion rate limit is reached; see `Retry-After`"),
+            WRITES_REFUSED,
         ])
     }
 }
@@ -117,6 +121,7 @@ impl IntoResponses for TrackingRefusals {
             ("413", "over the request limits (records per request, uncompressed bytes)"),
             ("415", "a `Content-Type` or `Content-Encoding` that is not read"),
             ("429", "the project's ingestion rate limit is reached; see `Retry-After`"),
+            WRITES_REFUSED,
         ]
         .into_iter()
         .map(|(status, description)| (status.to_owned(), tracking(description)))
