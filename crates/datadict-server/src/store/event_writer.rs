@@ -429,8 +429,8 @@ pub(crate) fn spawn_syncer(
                 Err(e) => {
                     let why = format!("the events were written but may not be on disk: {e:#}");
                     tracing::error!("{why}");
-                    let refused = |_| anyhow::Error::new(WritesRefused(why.clone()));
-                    answer(answers.into_iter().map(|(done, _)| (done, Err(refused(())))).collect(), &in_flight);
+                    let refused = answers.into_iter().map(|(done, _)| (done, Err(anyhow::Error::new(WritesRefused(why.clone())))));
+                    answer(refused.collect(), &in_flight);
                 }
             }
             if wake.send(ToWriter::Synced).is_err() {
