@@ -15,7 +15,7 @@
 
 use super::events::{set_foreign_keys, upsert_rows};
 use super::quality_journal::Journal;
-use super::{after_write, defer_commits, lock, Sqlite, WalFile};
+use super::{after_write, defer_commits, lock, lock_journal, Sqlite, WalFile};
 use crate::store::event_writer::{answer, spawn_syncer, Answer, EventWriter, Gather, InsertJob, ReadyParts, ToWriter};
 use crate::store::quality::QualityRows;
 use rusqlite::Connection;
@@ -39,14 +39,9 @@ impl Sqlite {
                     answer(vec![(first.done, Err(e))], &in_flight);
                     continue;
                 }
-                let (mut conn, mut journal) = match (lock(&conn), journal.lock()) {
-                    (Ok(conn), Ok(journal)) => (conn, journal),
-                    (Err(e), _) => {
-                        answer(vec![(first.done, Err(e))], &in_flight);
-                        continue;
-                    }
-                    (_, Err(_)) => {
-                        let e = anyhow::anyhow!("the data-quality journal is unusable (a writer panicked)");
+                let (mut conn, mut journal) = match lock(&conn).and_then(|conn| Ok((conn, lock_journal(&journal)?))) {
+                    Ok(both) => both,
+                    Err(e) => {
                         answer(vec![(first.done, Err(e))], &in_flight);
                         continue;
                     }

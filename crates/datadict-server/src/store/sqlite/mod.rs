@@ -337,7 +337,7 @@ impl Sqlite {
     /// Folds the data-quality journal into its tables now (see `quality_journal`).
     pub async fn settle_quality(&self) -> anyhow::Result<()> {
         let journal = self.journal.clone();
-        self.call(move |conn| journal.lock().map_err(|_| anyhow::anyhow!("the data-quality journal is unusable (a writer panicked)"))?.fold(conn)).await
+        self.call(move |conn| lock_journal(&journal)?.fold(conn)).await
     }
 
     /// See [`crate::store::Store::sample_tag`].
@@ -354,7 +354,7 @@ impl Sqlite {
     ) -> anyhow::Result<T> {
         let journal = self.journal.clone();
         self.call(move |conn| {
-            let mut journal = journal.lock().map_err(|_| anyhow::anyhow!("the data-quality journal is unusable (a writer panicked)"))?;
+            let mut journal = lock_journal(&journal)?;
             journal.fold(conn)?;
             let tx = conn.transaction()?;
             let out = delete(&tx)?;
@@ -379,6 +379,11 @@ impl Sqlite {
 /// Takes a connection's lock; a panic while it was held (which poisons it) becomes an error.
 pub(super) fn lock(conn: &Mutex<Connection>) -> anyhow::Result<MutexGuard<'_, Connection>> {
     conn.lock().map_err(|_| anyhow::anyhow!("the database lock is poisoned"))
+}
+
+/// The data-quality journal, taken after the writer connection (always in that order).
+pub(super) fn lock_journal(journal: &Mutex<Journal>) -> anyhow::Result<MutexGuard<'_, Journal>> {
+    journal.lock().map_err(|_| anyhow::anyhow!("the data-quality journal is unusable (a writer panicked)"))
 }
 
 /// The WAL's growth, in frames (pages), that wakes the checkpointer: 1 MiB of 16 KiB pages. A
