@@ -42,7 +42,7 @@ impl From<anyhow::Error> for ApiError {
     /// A [`crate::store::WritesRefused`] anywhere in the chain is a 503 that says why; any other
     /// error is an opaque 500, logged.
     fn from(err: anyhow::Error) -> Self {
-        match err.chain().find_map(|e| e.downcast_ref::<crate::store::WritesRefused>()) {
+        match crate::store::WritesRefused::in_chain(&err) {
             Some(refused) => Self::Unavailable(refused.0.clone()),
             None => Self::Internal(err),
         }

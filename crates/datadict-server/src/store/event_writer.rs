@@ -448,6 +448,13 @@ pub(crate) fn spawn_syncer(
 #[derive(Debug)]
 pub struct WritesRefused(pub String);
 
+impl WritesRefused {
+    /// The refusal in `err` or in any error it wraps.
+    pub fn in_chain(err: &anyhow::Error) -> Option<&WritesRefused> {
+        err.chain().find_map(|e| e.downcast_ref::<WritesRefused>())
+    }
+}
+
 impl std::fmt::Display for WritesRefused {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.0)

@@ -146,7 +146,7 @@ async fn other_writes_after_the_event_writer_fsync_their_commits() {
 
 /// Whether `e` is, or wraps, a [`WritesRefused`].
 fn refused(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| c.downcast_ref::<WritesRefused>().is_some())
+    WritesRefused::in_chain(e).is_some()
 }
 
 /// A failed fsync of the WAL (here of `/dev/null`, which cannot be fsynced: the stand-in for a
