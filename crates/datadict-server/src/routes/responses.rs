@@ -2,8 +2,8 @@
 //! operation's `responses(...)` by type: the refusals of the auth extractors (401 and 403, by the
 //! role an operation needs), the schemas rate limit (429), the ingestion API's shared answers
 //! (401, 403, 413, 415, 429 in its own body), and those of the tracking routes (the same, and 400,
-//! as `0` or in the body the request asked for); every one that writes lists the store's 503. The served `/openapi.json` still lists every one
-//! of them under each operation.
+//! as `0` or in the body the request asked for); every one that writes lists the store's 503.
+//! The served `/openapi.json` still lists every one of them under each operation.
 
 use std::collections::BTreeMap;
 use utoipa::openapi::schema::{ObjectBuilder, Type};
