@@ -4,7 +4,7 @@
 //! unread data in it, which a client sees as a reset instead of the answer (and an importer may
 //! retry it as a network failure). [`drain_unread_body`], a middleware over every route, hands the
 //! body to the handler when the handler first reads it, and reads whatever was never handed over
-//! before the answer leaves, as [`read_limited`](crate::error::read_limited) does for bodies over a
+//! before the answer leaves, as [`crate::error::read_limited`] does for bodies over a
 //! limit.
 
 use crate::error::read_limited;

@@ -124,7 +124,7 @@ impl<S: Send + Sync> FromRequest<S> for JsonBody {
 }
 
 /// Reads a body of at most `limit` bytes (`None` when it is larger). A larger body is still read
-/// to its end, up to [`DRAIN_LIMIT`], and discarded: answering 413 while the client is still
+/// to its end, up to `DRAIN_LIMIT`, and discarded: answering 413 while the client is still
 /// sending would make it see a broken connection instead of the answer.
 pub async fn read_limited(body: Body, limit: usize) -> Result<Option<Bytes>, ApiError> {
     use http_body_util::BodyExt;

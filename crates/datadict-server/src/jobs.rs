@@ -101,7 +101,7 @@ pub fn lease(state: &AppState) -> Lease<'_> {
     Lease { owner: state.store.instance_id(), until_ms: crate::ingest::now_ms() + LEASE.as_millis() as i64 }
 }
 
-/// Renews this process's lease on `job` every [`RENEW_EVERY`] until the returned guard is dropped
+/// Renews this process's lease on `job` every `RENEW_EVERY` until the returned guard is dropped
 /// (the job's task ends, however it ends).
 pub fn hold(state: &AppState, job: OwnedJob) -> Holding {
     let state = state.clone();

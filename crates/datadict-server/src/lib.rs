@@ -140,7 +140,7 @@ impl Default for Config {
 }
 
 /// The largest JSON body of the application API (schemas, warehouse imports, migrations): the
-/// dictionary of a large project fits easily. [`error::JsonBody`](crate::error::JsonBody) applies
+/// dictionary of a large project fits easily. [`error::JsonBody`] applies
 /// it, and reads a larger body to its end before answering 413 (see `read_limited`).
 pub const JSON_BODY_LIMIT: usize = 16 * 1024 * 1024;
 

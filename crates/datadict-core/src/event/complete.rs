@@ -44,7 +44,7 @@ impl<'a> Completion<'a> {
 /// Applies `completion` to a record (one JSON object with `properties`), keeping every other key
 /// in its order; a new `time` or `ip` goes last. Where the scanner reads the record (nearly every
 /// tracked event), the record's own bytes are kept and only the members that change are cut or
-/// written ([`splice`]); otherwise it is parsed and written again through serde_json.
+/// written (`splice`); otherwise it is parsed and written again through serde_json.
 pub fn complete_event(record: &[u8], completion: &Completion<'_>) -> Result<Vec<u8>, RewriteError> {
     match std::str::from_utf8(record).ok().and_then(|text| splice(text, completion)) {
         Some(spliced) => Ok(spliced),

@@ -52,7 +52,7 @@ struct Tally {
 /// A finding whose key was seen before costs one hash-map lookup and no allocation: the key is
 /// written into a reused `scratch` buffer (kind, code, the entity's length, entity, property; the
 /// length keeps one (entity, property) pair from spelling another) and looked up by `&[u8]`; only
-/// a new key allocates its owned [`Key`] and its message.
+/// a new key allocates its owned `Key` and its message.
 #[derive(Debug, Default)]
 pub struct Violations {
     index: HashMap<Vec<u8>, usize, FastHash>,
