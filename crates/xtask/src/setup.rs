@@ -171,6 +171,9 @@ pub fn ensure(need: Need) -> anyhow::Result<()> {
     }
     ensure_trunk_pins(&wasm_bindgen_version()?)?;
     let mut reports = vec![ensure_wasm_target()?];
+    if need >= Need::Test {
+        reports.push(ensure_clippy()?);
+    }
     for tool in cargo_tools()?.iter().filter(|t| t.need <= need) {
         reports.push(ensure_cargo_tool(tool, root.as_deref())?);
     }
@@ -230,6 +233,25 @@ fn ensure_wasm_target() -> anyhow::Result<Report> {
     apt_install(&["rustc-web", "cargo-web", "rust-web-src", "lld-22"])?;
     wasm_fallback_env().context("rustc-web was installed but /usr/bin/rustc or /usr/lib/rustlib/src is missing")?;
     Ok(Report { tool, outcome: "installed", place: "Debian's rustc-web (apt-get)".into(), secs: started.elapsed().as_secs_f64() })
+}
+
+/// Clippy, which the `lint` suite runs: part of rustup's default profile, added when a minimal
+/// profile left it out (and on CI added again, a no-op when present, so the line is proven).
+fn ensure_clippy() -> anyhow::Result<Report> {
+    let started = Instant::now();
+    let tool = "rust component clippy".to_owned();
+    let present = || probe("cargo", &["clippy", "--version"]).is_some_and(|v| v.starts_with("clippy"));
+    let was_there = present();
+    if was_there && std::env::var_os("CI").is_none() {
+        return Ok(Report { tool, outcome: "found", place: "rustup".into(), secs: 0.0 });
+    }
+    step("adding the clippy component (rustup)");
+    run(Command::new("rustup").args(["component", "add", "clippy"])).context("rustup could not add clippy, which the lint suite needs")?;
+    if !present() {
+        bail!("rustup added clippy but `cargo clippy --version` still fails");
+    }
+    let outcome = if was_there { "checked" } else { "installed" };
+    Ok(Report { tool, outcome, place: "rustup".into(), secs: started.elapsed().as_secs_f64() })
 }
 
 /// Environment for wasm32 builds when rustup's target is unavailable and Debian's rustc-web is
