@@ -24,6 +24,12 @@ use tower_http::cors::{AllowHeaders, AllowOrigin, CorsLayer};
 /// their allow-list.
 pub const TRACKING_ROUTES: [&str; 3] = ["/track", "/engage", "/groups"];
 
+/// Whether `path` is one of [`TRACKING_ROUTES`], with or without the trailing slash that the
+/// browser library adds (`/track/`, see `routes`).
+pub fn is_tracking_route(path: &str) -> bool {
+    TRACKING_ROUTES.contains(&path.strip_suffix('/').unwrap_or(path))
+}
+
 /// CORS for any origin, the tracking routes': the methods they serve, whatever headers the page
 /// asks to send (`Content-Type: application/json` and `Content-Encoding` make a preflight), and
 /// `Retry-After` readable by the page.
@@ -79,7 +85,7 @@ fn tracking_answer_headers() -> Vec<(HeaderName, HeaderValue)> {
 ///   ([`crate::drain::drain_unread_body`]), whatever answered: a handler, an extractor or a refusal;
 /// - every answer, a preflight's too, gets the security headers it does not set itself.
 pub async fn hosting(State(hosting): State<Arc<Hosting>>, request: Request, next: Next) -> Response {
-    let tracking = TRACKING_ROUTES.contains(&request.uri().path());
+    let tracking = is_tracking_route(request.uri().path());
     let (mut response, cors) = if tracking && request.method() != Method::OPTIONS {
         (serve(request, next).await, &hosting.tracking_headers[..])
     } else {

@@ -151,9 +151,12 @@ pub fn app(state: AppState) -> Router {
     let mut router = api.merge(routes::meta::openapi_route(doc)).method_not_allowed_fallback(routes::meta::method_not_allowed);
     let web_dir = state.config.web_dir.clone().filter(|d| d.join("index.html").is_file());
     if let Some(dir) = &web_dir {
-        // Unknown paths fall back to index.html so that a reload on an app route still works.
+        // Unknown paths fall back to index.html so that a reload on an app route still works;
+        // any other method than GET and HEAD gets the JSON 404 (the files would answer an empty
+        // 405, which tells a client posting to a wrong path nothing).
         let index = ServeFile::new(dir.join("index.html"));
-        router = router.fallback_service(ServeDir::new(dir).fallback(index));
+        let files = axum::routing::get_service(ServeDir::new(dir).fallback(index)).fallback(routes::meta::not_found);
+        router = router.fallback_service(files);
     } else {
         router = router.fallback(routes::meta::not_found);
     }

@@ -20,11 +20,12 @@ use crate::routes::wire::{Refused, WireQuery};
 use crate::AppState;
 use axum::extract::{Request, State};
 use axum::response::Response;
+use axum::routing::post;
 use datadict_core::ProfileKind;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(engage, engage_get))
+    OpenApiRouter::new().routes(routes!(engage, engage_get)).route("/engage/", post(engage).get(engage_get))
 }
 
 #[utoipa::path(post, path = "/engage", tag = "User Profiles",

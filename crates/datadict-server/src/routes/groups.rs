@@ -14,11 +14,12 @@ use crate::routes::wire::{Refused, WireQuery};
 use crate::AppState;
 use axum::extract::{Request, State};
 use axum::response::Response;
+use axum::routing::post;
 use datadict_core::ProfileKind;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(groups, groups_get))
+    OpenApiRouter::new().routes(routes!(groups, groups_get)).route("/groups/", post(groups).get(groups_get))
 }
 
 #[utoipa::path(post, path = "/groups", tag = "Group Profiles",

@@ -18,11 +18,12 @@ use crate::routes::wire::{answer_batch, receive, Refused, Tally, WireQuery};
 use crate::AppState;
 use axum::extract::{Request, State};
 use axum::response::Response;
+use axum::routing::post;
 use datadict_core::wire::Route;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(import, import_get))
+    OpenApiRouter::new().routes(routes!(import, import_get)).route("/import/", post(import).get(import_get))
 }
 
 #[utoipa::path(post, path = "/import", tag = "Events",

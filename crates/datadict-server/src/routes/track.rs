@@ -29,6 +29,7 @@ use crate::routes::wire::{answer_batch, receive, Refused, Tally, WireQuery};
 use crate::AppState;
 use axum::extract::{Request, State};
 use axum::response::Response;
+use axum::routing::post;
 use datadict_core::event::{Presence, TokenField};
 use datadict_core::wire::Route;
 use datadict_core::EventRules;
@@ -38,7 +39,8 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 const INLINE_TOKEN_BYTES: usize = 16 * 1024;
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(track, track_get))
+    // With the trailing slash too (see `routes`).
+    OpenApiRouter::new().routes(routes!(track, track_get)).route("/track/", post(track).get(track_get))
 }
 
 #[utoipa::path(post, path = "/track", tag = "Events",

@@ -35,6 +35,11 @@ fn the_app_is_served_with_a_csp_that_lets_its_wasm_run(backend: Backend) {
     let r = server.send("GET", "/api/app/nope", None, &[], None);
     assert_eq!(r.status, 404);
     assert_eq!(r.json()["status"], "error");
+    // So is a post to a path no route serves (the files would answer an empty 405).
+    let r = server.send("POST", "/flags/", None, &[("Content-Type", "application/x-www-form-urlencoded")], Some(b"data=e30%3D".to_vec()));
+    assert_eq!(r.status, 404);
+    assert!(r.json()["error"].as_str().unwrap().contains("no route serves `/flags/`"), "{}", r.text);
+    assert_eq!(server.send("HEAD", "/app.js", None, &[], None).status, 200);
 }
 
 fn without_an_app_unknown_paths_and_methods_answer_json(backend: Backend) {

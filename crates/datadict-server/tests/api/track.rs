@@ -323,7 +323,43 @@ fn a_schema_write_reaches_the_next_request(backend: Backend) {
     assert_eq!(unknown(), before);
 }
 
+/// The paths and requests of the browser tracking library, which adds a trailing slash
+/// (`/track/`, `/engage/`, `/groups/`) and sends `verbose=1&ip=1&_=<time>` with a base64 form
+/// from the page's own origin: each is answered as without the slash, CORS included, and what it
+/// sent is stored. `/import/` answers too.
+fn the_browser_librarys_slashed_paths_are_the_same_routes(backend: Backend) {
+    let f = fixture(backend);
+    let origin = ("Origin", "http://shop.test:8080");
+    let query = format!("?verbose=1&ip=1&_={}", now_ms());
+    let send = |path: &str, records: Value| {
+        let r = f.post(&format!("{path}{query}"), &[FORM, origin], form(&[("data", &base64(records.to_string().as_bytes()))]));
+        assert_eq!((r.status, r.json()), (200, json!({"status": 1, "error": null})), "{path}");
+        assert_eq!(r.header("access-control-allow-origin"), Some("*"), "{path}");
+    };
+    send("/track/", json!([f.event("Slashed", json!({"distinct_id": "u1", "$insert_id": "s1"}))]));
+    send("/engage/", json!([{"$token": f.token, "$distinct_id": "u1", "$set": {"plan": "pro"}}]));
+    send("/groups/", json!([{"$token": f.token, "$group_key": "Company", "$group_id": "acme", "$set": {"name": "Acme"}}]));
+    let stored = f.stored("Slashed");
+    assert_eq!(stored.len(), 1);
+    assert_eq!(stored[0]["properties"]["ip"], "127.0.0.1", "ip=1 applies on /track/ too");
+    let profile = f.server.get(&format!("/api/app/projects/{}/profiles/u1", f.p), &f.owner);
+    assert_eq!(profile.json()["results"]["$properties"]["plan"], "pro", "{}", profile.text);
+    let group = f.server.get(&format!("/api/app/projects/{}/groups/Company/acme", f.p), &f.owner);
+    assert_eq!(group.json()["results"]["$properties"]["name"], "Acme", "{}", group.text);
+    // The preflight of a JSON post, and a pixel.
+    let r = f.server.send("OPTIONS", "/track/", None, &[origin, ("Access-Control-Request-Method", "POST"), ("Access-Control-Request-Headers", "content-type")], None);
+    assert!(r.status < 300 && r.header("access-control-allow-origin") == Some("*"), "{} {:?}", r.status, r.header("access-control-allow-origin"));
+    let pixel = format!("/track/?img=1&data={}", urlencode(&base64(f.event("Pixel", json!({})).to_string().as_bytes())));
+    let r = f.server.send("GET", &pixel, None, &[origin], None);
+    assert_eq!((r.status, r.header("content-type")), (200, Some("image/gif")));
+    // `/import/` with the project token as the Basic user name.
+    let event = f.event("Imported", json!({"time": now_ms() - 1_000, "distinct_id": "u1", "$insert_id": "i1"}));
+    let r = f.server.send("POST", "/import/", Some((&f.token, "")), &[JSON], Some(json!([event]).to_string().into_bytes()));
+    assert_eq!((r.status, r.json()["num_records_imported"].clone()), (200, json!(1)), "{}", r.text);
+}
+
 on_both_stores!(
+    the_browser_librarys_slashed_paths_are_the_same_routes,
     a_schema_write_reaches_the_next_request,
     every_format_is_stored_and_answered_1,
     every_answer_form,
