@@ -22,6 +22,12 @@ pub const GROUP_OPERATIONS: [&str; 7] = ["$set", "$set_once", "$add", "$union", 
 /// update shape; these keys are part of the same public interface and are not operations).
 pub const PROFILE_MODIFIERS: [&str; 4] = ["$ip", "$ignore_time", "$ignore_alias", "$time"];
 
+/// The identity fields the service's browser library adds to every user profile update once it
+/// knows them (`$device_id` and `$user_id` strings, `$had_persisted_distinct_id` a boolean), for
+/// the service's merging of identities. They are accepted with their types checked, and are not
+/// profile properties: this server merges no identities, so it does not store them.
+pub const PROFILE_IDENTITY_FIELDS: [&str; 3] = ["$device_id", "$user_id", "$had_persisted_distinct_id"];
+
 /// Which profiles an update names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -242,6 +248,10 @@ pub fn validate_update(value: &Value, kind: ProfileKind, limits: &Limits, token:
         if operations.contains(&k) || PROFILE_MODIFIERS.contains(&k) || k == "$token" || kind.id_fields().contains(&k) {
             continue;
         }
+        if kind == ProfileKind::User && PROFILE_IDENTITY_FIELDS.contains(&k) {
+            out.extend(identity_field(k, &obj[k]));
+            continue;
+        }
         let message = if PROFILE_OPERATIONS.contains(&k) {
             format!("`{key}` is not an operation of a {what}; use one of {}", list(operations))
         } else {
@@ -301,6 +311,15 @@ pub fn validate_update(value: &Value, kind: ProfileKind, limits: &Limits, token:
         check_operation(op, &obj[op], limits, &mut out);
     }
     out
+}
+
+/// The issue of an identity field ([`PROFILE_IDENTITY_FIELDS`]) of the wrong type.
+fn identity_field(key: &str, value: &Value) -> Option<Issue> {
+    let (fits, expected) = match key {
+        "$had_persisted_distinct_id" => (value.is_boolean(), "true or false"),
+        _ => (value.is_string(), "a string"),
+    };
+    (!fits).then(|| Issue::new(key, IssueCode::WrongType, format!("`{key}` is {}; it must be {expected}", describe(value))))
 }
 
 /// A group id as text: a string as it is, an integer as its digits (tracking libraries pass

@@ -19,6 +19,14 @@ fn profile_updates() {
     check(json!({"$token": "t", "$distinct_id": "u1", "$set": {"plan": "pro"}}), &[]);
     check(json!({"$token": "t", "$distinct_id": "u1", "$unset": ["a"], "$ip": "1.2.3.4"}), &[]);
     check(json!({"$token": "t", "$distinct_id": "u1", "$delete": ""}), &[]);
+    // What the service's browser library adds to each update once it knows it.
+    let browser = json!({"$token": "t", "$distinct_id": "u1", "$device_id": "d-9", "$user_id": "u1", "$had_persisted_distinct_id": true, "$set": {"a": 1}});
+    check(browser.clone(), &[]);
+    assert_eq!(parse_profile_update(&browser.to_string(), ProfileKind::User, &Limits::default(), TokenRule::Required).unwrap().operation, ProfileOperation::Set(serde_json::from_value(json!({"a": 1})).unwrap()));
+    check(
+        json!({"$token": "t", "$distinct_id": "u1", "$device_id": 9, "$had_persisted_distinct_id": "yes", "$set": {}}),
+        &[("$device_id", WrongType), ("$had_persisted_distinct_id", WrongType)],
+    );
     check(json!({"$token": "t", "$distinct_id": "u1", "$add": {"n": 1, "m": "2"}}), &[("$add.m", WrongType)]);
     check(json!({"$token": "t", "$distinct_id": "u1", "$union": {"l": 1}}), &[("$union.l", WrongType)]);
     check(json!({"$token": "t", "$distinct_id": "u1", "$unset": "a"}), &[("$unset", WrongType)]);
@@ -123,6 +131,7 @@ fn group_updates() {
     let issues = group(json!({"$token": "t", "$group_key": "Company", "$group_id": "Acme", "$append": {"l": 1}}), &[("$append", UnknownField), ("", MissingOperation)]);
     assert!(issues[0].message.contains("not an operation of a group profile update"), "{}", issues[0]);
     group(json!({"$token": "t", "$distinct_id": "u", "$set": {}}), &[("$distinct_id", UnknownField), ("$group_key", MissingField), ("$group_id", MissingField)]);
+    group(json!({"$token": "t", "$group_key": "Company", "$group_id": "Acme", "$device_id": "d", "$set": {}}), &[("$device_id", UnknownField)]);
     group(json!({"$token": "t", "$group_key": "", "$group_id": "null", "$set": {}}), &[("$group_key", InvalidName), ("$group_id", ForbiddenId)]);
     group(json!({"$token": "t", "$group_key": 1, "$group_id": 1.5, "$set": {}}), &[("$group_key", WrongType), ("$group_id", WrongType)]);
     // A user update's `$group_key` is an unknown field, as any other.

@@ -325,8 +325,9 @@ fn a_schema_write_reaches_the_next_request(backend: Backend) {
 
 /// The paths and requests of the browser tracking library, which adds a trailing slash
 /// (`/track/`, `/engage/`, `/groups/`) and sends `verbose=1&ip=1&_=<time>` with a base64 form
-/// from the page's own origin: each is answered as without the slash, CORS included, and what it
-/// sent is stored. `/import/` answers too.
+/// from the page's own origin, and identity fields in profile updates: each is answered as
+/// without the slash, CORS included, and what it sent is stored (the identity fields are not
+/// profile properties). `/import/` answers too.
 fn the_browser_librarys_slashed_paths_are_the_same_routes(backend: Backend) {
     let f = fixture(backend);
     let origin = ("Origin", "http://shop.test:8080");
@@ -337,13 +338,17 @@ fn the_browser_librarys_slashed_paths_are_the_same_routes(backend: Backend) {
         assert_eq!(r.header("access-control-allow-origin"), Some("*"), "{path}");
     };
     send("/track/", json!([f.event("Slashed", json!({"distinct_id": "u1", "$insert_id": "s1"}))]));
-    send("/engage/", json!([{"$token": f.token, "$distinct_id": "u1", "$set": {"plan": "pro"}}]));
+    // The library adds its identity fields to every profile update.
+    let identity = json!({"$device_id": "19a2-device", "$user_id": "u1", "$had_persisted_distinct_id": true});
+    let mut update = json!({"$token": f.token, "$distinct_id": "u1", "$set": {"plan": "pro"}});
+    update.as_object_mut().unwrap().extend(identity.as_object().unwrap().clone());
+    send("/engage/", json!([update]));
     send("/groups/", json!([{"$token": f.token, "$group_key": "Company", "$group_id": "acme", "$set": {"name": "Acme"}}]));
     let stored = f.stored("Slashed");
     assert_eq!(stored.len(), 1);
     assert_eq!(stored[0]["properties"]["ip"], "127.0.0.1", "ip=1 applies on /track/ too");
     let profile = f.server.get(&format!("/api/app/projects/{}/profiles/u1", f.p), &f.owner);
-    assert_eq!(profile.json()["results"]["$properties"]["plan"], "pro", "{}", profile.text);
+    assert_eq!(profile.json()["results"]["$properties"], json!({"plan": "pro"}), "{}", profile.text);
     let group = f.server.get(&format!("/api/app/projects/{}/groups/Company/acme", f.p), &f.owner);
     assert_eq!(group.json()["results"]["$properties"]["name"], "Acme", "{}", group.text);
     // The preflight of a JSON post, and a pixel.
