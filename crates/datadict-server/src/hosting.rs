@@ -32,10 +32,16 @@ pub fn is_tracking_route(path: &str) -> bool {
 
 /// CORS for any origin, the tracking routes': the methods they serve, whatever headers the page
 /// asks to send (`Content-Type: application/json` and `Content-Encoding` make a preflight), and
-/// `Retry-After` readable by the page.
+/// `Retry-After` readable by the page. Credentialed requests too: the service's browser library
+/// sends every `XMLHttpRequest` with `withCredentials` (for its opt-out cookie), which a browser
+/// lets through only when the answer names the page's origin (not `*`) and allows credentials.
+/// This server sets no cookies and never asks a browser for Basic credentials (no
+/// `WWW-Authenticate`), so a credentialed request carries nothing of the user's. The origin is
+/// echoed only when it has the shape of one ([`is_origin`]).
 pub fn tracking_cors() -> CorsLayer {
     CorsLayer::new()
-        .allow_origin(AllowOrigin::any())
+        .allow_origin(AllowOrigin::predicate(|origin, _| is_origin(origin)))
+        .allow_credentials(true)
         .allow_methods([Method::GET, Method::POST, Method::OPTIONS])
         .allow_headers(AllowHeaders::mirror_request())
         .expose_headers([header::RETRY_AFTER])
@@ -62,15 +68,37 @@ impl Hosting {
     }
 }
 
-/// The CORS headers [`tracking_cors`] puts on an answer that is not to a preflight: any origin,
-/// `Retry-After` readable, and the `Vary` of a policy that depends on the request's origin and
-/// preflight headers. A test compares them with what the layer itself sets.
+/// The CORS headers [`tracking_cors`] puts on every answer that is not to a preflight, whatever
+/// its origin: `Retry-After` readable, credentials allowed, and the `Vary` of a policy that
+/// depends on the request's origin and preflight headers. [`hosting`] adds the origin itself
+/// ([`allow_origin`]). A test compares both with what the layer sets.
 fn tracking_answer_headers() -> Vec<(HeaderName, HeaderValue)> {
     vec![
         (header::VARY, HeaderValue::from_static("origin, access-control-request-method, access-control-request-headers")),
-        (header::ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*")),
+        (header::ACCESS_CONTROL_ALLOW_CREDENTIALS, HeaderValue::from_static("true")),
         (header::ACCESS_CONTROL_EXPOSE_HEADERS, HeaderValue::from_static("retry-after")),
     ]
+}
+
+/// `Access-Control-Allow-Origin` for a tracking answer to a request from `origin`: the origin
+/// itself when it has the shape of one, else nothing (the browser then refuses the answer).
+fn allow_origin(origin: Option<&HeaderValue>) -> Option<(HeaderName, HeaderValue)> {
+    origin.filter(|o| is_origin(o)).map(|o| (header::ACCESS_CONTROL_ALLOW_ORIGIN, o.clone()))
+}
+
+/// Whether an `Origin` header has the shape of an origin (`scheme://host[:port]`, or `null` for
+/// a page without one), so that only such a value is echoed back.
+pub fn is_origin(value: &HeaderValue) -> bool {
+    let text = value.as_bytes();
+    if text == b"null" {
+        return true;
+    }
+    let Some(at) = text.windows(3).position(|w| w == b"://") else { return false };
+    let (scheme, host) = (&text[..at], &text[at + 3..]);
+    let scheme_ok = scheme.first().is_some_and(u8::is_ascii_alphabetic)
+        && scheme.iter().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'-' | b'.'));
+    let host_ok = !host.is_empty() && host.iter().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'-' | b'_' | b':' | b'[' | b']'));
+    text.len() <= 2048 && scheme_ok && host_ok
 }
 
 /// The one middleware over every route (a tracking request is small enough for each layer's
@@ -87,7 +115,10 @@ fn tracking_answer_headers() -> Vec<(HeaderName, HeaderValue)> {
 pub async fn hosting(State(hosting): State<Arc<Hosting>>, request: Request, next: Next) -> Response {
     let tracking = is_tracking_route(request.uri().path());
     let (mut response, cors) = if tracking && request.method() != Method::OPTIONS {
-        (serve(request, next).await, &hosting.tracking_headers[..])
+        let origin = allow_origin(request.headers().get(header::ORIGIN));
+        let mut response = serve(request, next).await;
+        response.headers_mut().extend(origin);
+        (response, &hosting.tracking_headers[..])
     } else {
         let layer = if tracking { Some(&hosting.tracking) } else { hosting.configured.as_ref() };
         let response = match layer {
@@ -212,7 +243,7 @@ mod tests {
     /// The headers set by hand on tracking answers are those the tracking CORS layer sets.
     #[tokio::test]
     async fn tracking_answers_get_the_headers_of_the_tracking_cors_layer() {
-        for origin in [Some("http://app.example"), None] {
+        for origin in [Some("http://app.example"), Some("null"), Some("http://evil.example\\x"), None] {
             let route = tower::service_fn(|_: Request| async { Ok::<_, Infallible>(Response::new(axum::body::Body::empty())) });
             let mut request = Request::post("/track");
             if let Some(origin) = origin {
@@ -222,11 +253,22 @@ mod tests {
             let response = tracking_cors().layer(route).oneshot(request).await.unwrap();
             let mut set: Vec<(String, String)> =
                 response.headers().iter().map(|(n, v)| (n.to_string(), v.to_str().unwrap().to_owned())).collect();
-            let mut by_hand: Vec<(String, String)> =
-                tracking_answer_headers().iter().map(|(n, v)| (n.to_string(), v.to_str().unwrap().to_owned())).collect();
+            let origin = origin.map(HeaderValue::from_static);
+            let by_hand = tracking_answer_headers().into_iter().chain(allow_origin(origin.as_ref()));
+            let mut by_hand: Vec<(String, String)> = by_hand.map(|(n, v)| (n.to_string(), v.to_str().unwrap().to_owned())).collect();
             set.sort();
             by_hand.sort();
             assert_eq!(set, by_hand, "origin {origin:?}");
+        }
+    }
+
+    #[test]
+    fn only_what_has_the_shape_of_an_origin_is_echoed() {
+        for ok in ["http://shop.test:8080", "https://a.b-c.example", "http://[::1]:3000", "null", "chrome-extension://abcdef"] {
+            assert!(is_origin(&HeaderValue::from_static(ok)), "{ok}");
+        }
+        for bad in ["", "*", "shop.test", "http://", "http://a/b", "http://a b", "javascript:alert(1)", "http://a\"<x>"] {
+            assert!(!is_origin(&HeaderValue::from_str(bad).unwrap()), "{bad}");
         }
     }
 

@@ -180,6 +180,7 @@ pub fn ensure(need: Need) -> anyhow::Result<()> {
     if need >= Need::Test {
         reports.extend(ensure_apt(APT_PACKAGES)?);
         reports.push(ensure_node()?);
+        reports.push(ensure_client_libraries()?);
     }
     println!("    toolchain ready in {}:", human_secs(started.elapsed().as_secs_f64()));
     for report in &reports {
@@ -403,6 +404,41 @@ fn apt_install(packages: &[&str]) -> anyhow::Result<()> {
     run(&mut cmd).with_context(|| {
         format!("`{}` failed. What to do: check the package names with `apt-cache policy NAME`, then run `cargo xtask setup` again", show(&cmd))
     })
+}
+
+/// The folder of the service's own tracking library, pinned in its `package.json` and
+/// `package-lock.json`, which `tracking_library_e2e` serves to a page.
+pub const CLIENTS_DIR: &str = "tests/clients";
+
+/// The service's browser library for the end-to-end tests, installed from npm with `npm ci` into
+/// [`CLIENTS_DIR`] when the installed version is not the pinned one (and on CI always).
+fn ensure_client_libraries() -> anyhow::Result<Report> {
+    let started = Instant::now();
+    let dir = Path::new(CLIENTS_DIR);
+    let manifest = std::fs::read_to_string(dir.join("package.json")).with_context(|| format!("cannot read {CLIENTS_DIR}/package.json"))?;
+    let (name, pinned) = pinned_dependency(&manifest).with_context(|| format!("{CLIENTS_DIR}/package.json must pin one dependency exactly"))?;
+    let installed = std::fs::read_to_string(dir.join("node_modules").join(&name).join("package.json")).unwrap_or_default();
+    let tool = format!("npm {name} {pinned} (tests)");
+    let current = installed.contains(&format!("\"version\": \"{pinned}\""));
+    if current && std::env::var_os("CI").is_none() {
+        return Ok(Report { tool, outcome: "found", place: CLIENTS_DIR.into(), secs: 0.0 });
+    }
+    step(&format!("installing {name} {pinned} into {CLIENTS_DIR} (npm ci)"));
+    run(Command::new("npm").args(["ci", "--no-audit", "--no-fund"]).current_dir(dir))
+        .with_context(|| format!("npm ci in {CLIENTS_DIR} failed: the tracking library test needs {name} from the npm registry"))?;
+    let outcome = if current { "checked" } else { "installed" };
+    Ok(Report { tool, outcome, place: CLIENTS_DIR.into(), secs: started.elapsed().as_secs_f64() })
+}
+
+/// The one dependency a `package.json` pins, as `(name, version)`: the first `"name": "1.2.3"`
+/// line after `"dependencies"`.
+pub fn pinned_dependency(manifest: &str) -> Option<(String, String)> {
+    let deps = &manifest[manifest.find("\"dependencies\"")?..];
+    let line = deps.lines().nth(1)?.trim().trim_end_matches(',');
+    let (name, version) = line.split_once(':')?;
+    let (name, version) = (name.trim().trim_matches('"'), version.trim().trim_matches('"'));
+    let exact = !version.is_empty() && version.chars().all(|c| c.is_ascii_digit() || c == '.');
+    exact.then(|| (name.to_owned(), version.to_owned()))
 }
 
 fn ensure_node() -> anyhow::Result<Report> {

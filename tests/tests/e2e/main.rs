@@ -6,6 +6,7 @@ mod api_http;
 mod browser_e2e;
 mod jobs_e2e;
 mod npm_browser;
+mod tracking_library_e2e;
 mod tracking_page_e2e;
 mod web_app_e2e;
 mod web_data_e2e;

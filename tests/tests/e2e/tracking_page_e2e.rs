@@ -16,19 +16,28 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-const WAIT: Duration = Duration::from_secs(30);
+pub(crate) const WAIT: Duration = Duration::from_secs(30);
 
-/// A one-page HTTP server on its own port of 127.0.0.1, so that the page's origin is not the
-/// datadict server's. It answers `GET /` with the page and anything else with 404, one request
-/// per connection.
-struct PageServer {
-    addr: SocketAddr,
+/// A small HTTP server on its own port of 127.0.0.1, so that the page's origin is not the
+/// datadict server's. It answers `GET` of each of its files and anything else with 404, one
+/// request per connection.
+pub(crate) struct PageServer {
+    pub(crate) addr: SocketAddr,
     stop: Arc<AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
+/// A file of a [`PageServer`]: its path, `Content-Type` and body.
+pub(crate) type PageFile = (&'static str, &'static str, String);
+
 impl PageServer {
+    /// Serves `page` at `/`.
     fn start(page: String) -> Self {
+        Self::serve(vec![("/", "text/html; charset=utf-8", page)])
+    }
+
+    pub(crate) fn serve(files: Vec<PageFile>) -> Self {
+        let files = Arc::new(files);
         let listener = TcpListener::bind("127.0.0.1:0").expect("can bind 127.0.0.1");
         let addr = listener.local_addr().unwrap();
         let stop = Arc::new(AtomicBool::new(false));
@@ -39,7 +48,7 @@ impl PageServer {
                     break;
                 }
                 if let Ok(stream) = stream {
-                    answer(stream, &page);
+                    answer(stream, &files);
                 }
             }
         });
@@ -52,7 +61,7 @@ impl PageServer {
 }
 
 /// Reads one request's head and answers it.
-fn answer(mut stream: TcpStream, page: &str) {
+fn answer(mut stream: TcpStream, files: &[PageFile]) {
     let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
     let mut head = Vec::new();
     let mut buf = [0u8; 1024];
@@ -63,13 +72,13 @@ fn answer(mut stream: TcpStream, page: &str) {
         }
     }
     let head = String::from_utf8_lossy(&head);
-    let (status, body) = if head.starts_with("GET / ") {
-        ("200 OK", page)
-    } else {
-        ("404 Not Found", "not found")
+    let file = files.iter().find(|(path, ..)| head.starts_with(&format!("GET {path} ")));
+    let (status, content_type, body) = match file {
+        Some((_, content_type, body)) => ("200 OK", *content_type, body.as_str()),
+        None => ("404 Not Found", "text/plain", "not found"),
     };
     let reply = format!(
-        "HTTP/1.1 {status}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n{body}",
+        "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n{body}",
         body.len()
     );
     let _ = stream.write_all(reply.as_bytes());
@@ -124,7 +133,7 @@ xhr('groups', '/groups', [{$token: TOKEN, $group_key: 'Company', $group_id: 'acm
 }
 
 /// `GET` of the read API as the demo owner; the body as JSON.
-fn read(server: &TestServer, path: &str) -> (u16, Value) {
+pub(crate) fn read(server: &TestServer, path: &str) -> (u16, Value) {
     server.call(
         "GET",
         &format!("/api/app/projects/{}{path}", server.demo.project_id),
@@ -135,7 +144,7 @@ fn read(server: &TestServer, path: &str) -> (u16, Value) {
 
 /// The stored events named `name`, waiting for them: a beacon is sent after the page's script
 /// has run, whenever the browser chooses.
-fn events_named(server: &TestServer, name: &str) -> Vec<Value> {
+pub(crate) fn events_named(server: &TestServer, name: &str) -> Vec<Value> {
     let path = format!(
         "/events?event={}",
         datadict_core::request::percent_encode(name)

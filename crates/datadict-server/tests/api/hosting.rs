@@ -97,8 +97,9 @@ fn the_limits_route_reports_what_is_enforced(backend: Backend) {
     assert_eq!(limits.max_request_bytes, 2_097_152);
 }
 
-/// The tracking routes answer CORS for any origin, preflights included, whatever the allow-list
-/// (or none); the service-account routes, `/import` among them, keep the allow-list.
+/// The tracking routes answer CORS for any origin (echoed, with credentials), preflights
+/// included, whatever the allow-list (or none); the service-account routes, `/import` among
+/// them, keep the allow-list.
 fn tracking_routes_answer_cors_for_any_origin_and_the_rest_keep_the_allow_list(backend: Backend) {
     let listed = Server::start_with_on(backend, Config { cors_origins: vec!["http://app.example".into()], ..Default::default() });
     let unconfigured = Server::start_on(backend);
@@ -117,7 +118,9 @@ fn tracking_routes_answer_cors_for_any_origin_and_the_rest_keep_the_allow_list(b
         for path in ["/track", "/engage", "/groups"] {
             let r = preflight(path);
             assert!(r.status < 300, "{path}: {}", r.status);
-            assert_eq!(r.header("access-control-allow-origin"), Some("*"), "{path}");
+            // The page's origin, with credentials: the browser library sends `withCredentials`.
+            assert_eq!(r.header("access-control-allow-origin"), Some(origin), "{path}");
+            assert_eq!(r.header("access-control-allow-credentials"), Some("true"), "{path}");
             let methods = r.header("access-control-allow-methods").unwrap_or_default().to_owned();
             assert!(methods.contains("POST") && methods.contains("GET"), "{path}: {methods}");
             let headers = r.header("access-control-allow-headers").unwrap_or_default().to_ascii_lowercase();
@@ -126,9 +129,13 @@ fn tracking_routes_answer_cors_for_any_origin_and_the_rest_keep_the_allow_list(b
         // The answer itself, a refusal included, is readable by the page.
         let event = serde_json::json!({"event": "Cross", "properties": {"token": project.token}}).to_string();
         let r = server.send("POST", "/track?verbose=1", None, &[("Origin", origin), ("Content-Type", "application/json")], Some(event.into_bytes()));
-        assert_eq!((r.status, r.header("access-control-allow-origin")), (200, Some("*")), "{}", r.text);
+        assert_eq!((r.status, r.header("access-control-allow-origin")), (200, Some(origin)), "{}", r.text);
+        assert_eq!(r.header("access-control-allow-credentials"), Some("true"));
         let r = server.send("POST", "/engage?verbose=1", None, &[("Origin", origin)], Some(b"data=".to_vec()));
-        assert_eq!((r.status, r.header("access-control-allow-origin")), (400, Some("*")));
+        assert_eq!((r.status, r.header("access-control-allow-origin")), (400, Some(origin)));
+        // Something that is no origin is not echoed.
+        let r = server.send("POST", "/track?verbose=1", None, &[("Origin", "http://a/<script>")], Some(b"data=".to_vec()));
+        assert_eq!(r.header("access-control-allow-origin"), None);
         // Not the others: an unlisted origin gets no CORS answer from them.
         for path in ["/import", "/api/app/projects/1/schemas", "/api/app/projects/1/groups"] {
             let r = preflight(path);

@@ -58,3 +58,18 @@ fn every_version_pin_matches_what_the_probe_expects() {
         assert!(tool.expect.starts_with(&format!("{} {digits}", tool.bin)), "{tool:?}");
     }
 }
+
+/// The pin of the tracking library is read from the real `tests/clients/package.json`, and only
+/// an exact version counts as a pin.
+#[test]
+fn the_client_library_pin_is_exact() {
+    in_workspace_root();
+    let manifest = std::fs::read_to_string(Path::new(CLIENTS_DIR).join("package.json")).unwrap();
+    let (name, version) = pinned_dependency(&manifest).expect("tests/clients/package.json pins its dependency exactly");
+    assert_eq!(name, "mixpanel-browser");
+    assert!(version.split('.').count() == 3, "{version}");
+    let lock = std::fs::read_to_string(Path::new(CLIENTS_DIR).join("package-lock.json")).unwrap();
+    assert!(lock.contains(&format!("\"node_modules/{name}\": {{\n      \"version\": \"{version}\"")), "the lock file has the pinned version");
+    assert_eq!(pinned_dependency("{\"dependencies\": {\n  \"x\": \"^1.2.0\"\n}}"), None);
+    assert_eq!(pinned_dependency("{\"dependencies\": {\n  \"x\": \"1.2.0\"\n}}"), Some(("x".into(), "1.2.0".into())));
+}
