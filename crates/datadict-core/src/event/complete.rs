@@ -201,12 +201,19 @@ mod tests {
         }
     }
 
-    /// Under IMPORT, `token` is an ordinary property and the time is always the event's.
+    /// Under IMPORT the time is always the event's, and a `token` (which server-side libraries
+    /// add) is read as the token and removed; an event without one is left as it is.
     #[test]
-    fn import_rules_change_nothing() {
+    fn import_rules_remove_only_the_token() {
         let record = r#"{"event":"e","properties":{"time":1767225500,"distinct_id":"u","$insert_id":"i","token":"t"}}"#;
         let check = check_event_with_rules(record.as_bytes(), &EventRules::IMPORT, &Limits::default(), NOW);
+        let completion = Completion::of(&check, &EventRules::IMPORT, None);
+        assert!(completion.remove_token && completion.time_ms.is_none() && completion.ip.is_none(), "{completion:?}");
+        assert_eq!(check.token.as_deref(), Some("t"));
+        let stored = complete_event(record.as_bytes(), &completion).unwrap();
+        assert_eq!(String::from_utf8(stored).unwrap(), r#"{"event":"e","properties":{"time":1767225500,"distinct_id":"u","$insert_id":"i"}}"#);
+        let without = r#"{"event":"e","properties":{"time":1767225500,"distinct_id":"u","$insert_id":"i"}}"#;
+        let check = check_event_with_rules(without.as_bytes(), &EventRules::IMPORT, &Limits::default(), NOW);
         assert!(Completion::of(&check, &EventRules::IMPORT, None).is_empty());
-        assert_eq!(check.token, None);
     }
 }

@@ -41,7 +41,7 @@ pub enum TimeRule {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum TokenField {
-    /// An ordinary property (`/import`, which is authenticated by its `Authorization` header).
+    /// An ordinary property, stored with the event (no route of the service reads it so).
     Property,
     /// The project token that authenticates the event (reference, `/track`): a string, required
     /// or not, and never stored with the event (the receiver removes it, see
@@ -65,9 +65,17 @@ pub struct EventRules {
 
 impl EventRules {
     /// `POST /import` (FACTS.md "Event import"): `event`, `time`, `distinct_id` and `$insert_id`
-    /// are required; a time more than an hour ahead is refused.
-    pub const IMPORT: Self =
-        Self { time: TimeRule::Required, distinct_id: Presence::Required, insert_id: Presence::Required, token: TokenField::Property };
+    /// are required; a time more than an hour ahead is refused. The request is authenticated by
+    /// its `Authorization` header, but the service's server-side libraries put the project token
+    /// in each imported event's `properties.token` too: it is read as the token it is (a string
+    /// when present) and not stored, as on `/track`, rather than kept as a property that every
+    /// dictionary would flag and every export would carry.
+    pub const IMPORT: Self = Self {
+        time: TimeRule::Required,
+        distinct_id: Presence::Required,
+        insert_id: Presence::Required,
+        token: TokenField::Credential(Presence::Optional),
+    };
 
     /// `POST`/`GET /track` (reference, issue 19): only `event` is required, with the project
     /// token in `properties.token`; `time` defaults to the receiver's clock and is never later

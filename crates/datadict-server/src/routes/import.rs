@@ -2,7 +2,9 @@
 //! server-side libraries send them) a form with `data=` holding JSON or base64 JSON, or
 //! `GET ?data=`; every way is decoded by the core's wire rules (`routes::wire`). Each record is
 //! checked by the core's import rules; valid ones are stored in one transaction (deduplicated,
-//! with `dropped` events and properties removed), invalid ones are reported in strict mode.
+//! with `dropped` events and properties removed), invalid ones are reported in strict mode. A
+//! `properties.token` (server-side libraries add the project token) is not stored: the request's
+//! `Authorization` decides the project.
 //!
 //! The answer is the import's JSON body (`{"code":200,"num_records_imported":N,"status":"OK"}`,
 //! or 400 with `failed_records`) for every framing, forms included, since the libraries that send

@@ -130,6 +130,22 @@ fn ndjson_with_the_project_token(backend: Backend) {
     assert_eq!((r.status, r.json()["code"].clone()), (403, json!(403)));
 }
 
+/// The service's server-side libraries put the project token in each imported event's
+/// `properties.token`: it is not stored (nor flagged by the dictionary), as on `/track`; a token
+/// that is not a string is refused by name.
+fn a_token_in_imported_events_is_not_stored(backend: Backend) {
+    let f = fixture(backend);
+    let t = now_ms() - 60_000;
+    let r = f.import_json("&strict=1", &[event("Tokened", t, "u1", "tok-1", json!({"token": f.token, "plan": "pro"}))]);
+    assert_eq!(r.status, 200, "{}", r.text);
+    let stored = f.events("event=Tokened")["results"][0]["properties"].clone();
+    assert_eq!(stored, json!({"time": t, "distinct_id": "u1", "$insert_id": "tok-1", "plan": "pro"}));
+    let r = f.import_json("&strict=1", &[event("Tokened", t, "u1", "tok-2", json!({"token": 7}))]);
+    assert_eq!(r.status, 400, "{}", r.text);
+    let message = r.json()["failed_records"][0]["message"].as_str().unwrap_or_default().to_owned();
+    assert!(message.contains("properties.token") && message.contains("project token"), "{}", r.text);
+}
+
 fn strict_mode_reports_every_bad_record_and_keeps_the_good_ones(backend: Backend) {
     let f = fixture(backend);
     let t = now_ms();
@@ -443,4 +459,4 @@ fn a_body_refused_at_its_end_stores_nothing(backend: Backend) {
     assert_eq!(f.events("limit=1000")["results"].as_array().unwrap().len(), 1000);
 }
 
-on_both_stores!(a_gzipped_array_is_imported_and_read_back, ndjson_with_the_project_token, strict_mode_reports_every_bad_record_and_keeps_the_good_ones, duplicates_keep_the_latest_copy, dropped_events_and_properties_do_not_reach_storage, long_strings_are_truncated_at_255_bytes, long_names_and_distinct_ids_are_known_by_what_is_stored, an_uncompressed_body_over_the_default_10_mb_answers_413, injection_looking_names_and_values_are_plain_data, size_limits_answer_413, the_ingest_rate_limit_answers_429, event_counts_leave_out_events_older_than_30_days, failures_and_copies_across_the_parts_of_a_large_body, a_body_refused_at_its_end_stores_nothing);
+on_both_stores!(a_gzipped_array_is_imported_and_read_back, ndjson_with_the_project_token, a_token_in_imported_events_is_not_stored, strict_mode_reports_every_bad_record_and_keeps_the_good_ones, duplicates_keep_the_latest_copy, dropped_events_and_properties_do_not_reach_storage, long_strings_are_truncated_at_255_bytes, long_names_and_distinct_ids_are_known_by_what_is_stored, an_uncompressed_body_over_the_default_10_mb_answers_413, injection_looking_names_and_values_are_plain_data, size_limits_answer_413, the_ingest_rate_limit_answers_429, event_counts_leave_out_events_older_than_30_days, failures_and_copies_across_the_parts_of_a_large_body, a_body_refused_at_its_end_stores_nothing);
