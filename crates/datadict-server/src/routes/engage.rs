@@ -28,6 +28,9 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(engage, engage_get)).route("/engage/", post(engage).get(engage_get))
 }
 
+/// Update user profiles
+///
+/// Also served at `/engage/`, with the trailing slash the service's browser library sends to.
 #[utoipa::path(post, path = "/engage", tag = "User Profiles",
     params(WireQuery),
     request_body(description = "`{\"$token\", \"$distinct_id\", <one of $set, $set_once, $add, $union, $append, $remove, $unset, $delete>}`: one, a JSON array, NDJSON, or `application/x-www-form-urlencoded` with `data=<JSON or base64 JSON>` (the parameters may be form fields too); optionally `Content-Encoding: gzip`",

@@ -22,6 +22,9 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(groups, groups_get)).route("/groups/", post(groups).get(groups_get))
 }
 
+/// Update group profiles
+///
+/// Also served at `/groups/`, with the trailing slash the service's browser library sends to.
 #[utoipa::path(post, path = "/groups", tag = "Group Profiles",
     params(WireQuery),
     request_body(description = "`{\"$token\", \"$group_key\", \"$group_id\", <one of $set, $set_once, $add, $union, $remove, $unset, $delete>}`: one, a JSON array, NDJSON, or `application/x-www-form-urlencoded` with `data=<JSON or base64 JSON>` (the parameters may be form fields too); optionally `Content-Encoding: gzip`",

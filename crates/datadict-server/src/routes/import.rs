@@ -28,6 +28,9 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(import, import_get)).route("/import/", post(import).get(import_get))
 }
 
+/// Import events
+///
+/// Also served at `/import/`, with a trailing slash, as the tracking routes are.
 #[utoipa::path(post, path = "/import", tag = "Events",
     params(WireQuery),
     request_body(description = "a JSON array of events, or NDJSON (`application/x-ndjson`), or `application/x-www-form-urlencoded` with `data=<JSON or base64 JSON>` (the parameters may be form fields too, `project_id` excepted: the credentials are judged before the body is read); optionally `Content-Encoding: gzip`",

@@ -1,8 +1,8 @@
 //! One router per resource; [`crate::app`] merges them.
 //!
 //! The ingestion routes answer with a trailing slash as well (`/track/`, `/engage/`, `/groups/`,
-//! `/import/`), which `/openapi.json` leaves out: the browser tracking library sends its requests
-//! to those paths by default.
+//! `/import/`): the browser tracking library sends its requests to those paths by default.
+//! `/openapi.json` names them in each operation's description rather than as paths of their own.
 
 pub mod data;
 pub mod engage;

@@ -43,6 +43,9 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(track, track_get)).route("/track/", post(track).get(track_get))
 }
 
+/// Track events
+///
+/// Also served at `/track/`, with the trailing slash the service's browser library sends to.
 #[utoipa::path(post, path = "/track", tag = "Events",
     params(WireQuery),
     request_body(description = "one event `{\"event\", \"properties\": {\"token\", \"time\"?, \"distinct_id\"?, \"$insert_id\"?, ...}}` or a JSON array of them, or `application/x-www-form-urlencoded` with `data=<JSON or base64 JSON>` (the parameters may be form fields too); `text/plain` and unlabelled bodies are read as JSON when they start with `{` or `[`, else as a form; optionally `Content-Encoding: gzip`",
