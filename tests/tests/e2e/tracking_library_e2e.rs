@@ -7,12 +7,11 @@
 //! everything back through the read API. Written after the library's requests were found lost:
 //! it posts to `/track/` (with the slash), and adds identity fields to profile updates.
 
-use crate::tracking_page_e2e::{events_named, read, PageServer, WAIT};
+use crate::tracking_page_e2e::{events_named, read_when, PageServer, WAIT};
 use datadict_tests::server::TestServer;
 use datadict_tests::webdriver::{Browser, Session};
 use serde_json::{json, Value};
 use std::path::Path;
-use std::time::Instant;
 
 /// The library's browser build, as `cargo xtask setup` installs it.
 fn library() -> String {
@@ -51,15 +50,8 @@ results.sent = true;
 /// The `$properties` of the profile at `path` (`/profiles/ID` or `/groups/KEY/ID`), waiting for
 /// it: a batch is sent whenever the library's queue is flushed.
 fn profile(server: &TestServer, path: &str) -> serde_json::Map<String, Value> {
-    let deadline = Instant::now() + WAIT;
-    loop {
-        let (status, body) = read(server, path);
-        if status == 200 {
-            return body["results"]["$properties"].as_object().cloned().unwrap_or_default();
-        }
-        assert!(Instant::now() < deadline, "no profile at {path} within {WAIT:?}: {status} {body}");
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    let body = read_when(server, path, &format!("profile at {path}"), |status, _| status == 200);
+    body["results"]["$properties"].as_object().cloned().unwrap_or_default()
 }
 
 fn the_library_tracks_from_another_origin(browser: Browser) {

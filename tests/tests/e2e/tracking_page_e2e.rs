@@ -133,7 +133,7 @@ xhr('groups', '/groups', [{$token: TOKEN, $group_key: 'Company', $group_id: 'acm
 }
 
 /// `GET` of the read API as the demo owner; the body as JSON.
-pub(crate) fn read(server: &TestServer, path: &str) -> (u16, Value) {
+fn read(server: &TestServer, path: &str) -> (u16, Value) {
     server.call(
         "GET",
         &format!("/api/app/projects/{}{path}", server.demo.project_id),
@@ -149,18 +149,23 @@ pub(crate) fn events_named(server: &TestServer, name: &str) -> Vec<Value> {
         "/events?event={}",
         datadict_core::request::percent_encode(name)
     );
+    let body = read_when(server, &path, &format!("event `{name}`"), |status, body| {
+        assert_eq!(status, 200, "{body}");
+        body["results"].as_array().is_some_and(|events| !events.is_empty())
+    });
+    body["results"].as_array().cloned().unwrap_or_default()
+}
+
+/// The body of the read API's `path` once `ready` says so of its status and body, reading it
+/// again until then (at most [`WAIT`]): what a page sends arrives when its browser chooses.
+pub(crate) fn read_when(server: &TestServer, path: &str, what: &str, ready: impl Fn(u16, &Value) -> bool) -> Value {
     let deadline = Instant::now() + WAIT;
     loop {
-        let (status, body) = read(server, &path);
-        assert_eq!(status, 200, "{body}");
-        let events = body["results"].as_array().cloned().unwrap_or_default();
-        if !events.is_empty() {
-            return events;
+        let (status, body) = read(server, path);
+        if ready(status, &body) {
+            return body;
         }
-        assert!(
-            Instant::now() < deadline,
-            "no event `{name}` arrived within {WAIT:?}"
-        );
+        assert!(Instant::now() < deadline, "no {what} within {WAIT:?}: {status} {body}");
         std::thread::sleep(Duration::from_millis(50));
     }
 }
