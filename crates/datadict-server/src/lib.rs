@@ -35,6 +35,7 @@ pub mod nul;
 pub mod ratelimit;
 pub mod routes;
 pub mod store;
+pub mod tls;
 pub mod warehouse;
 
 use axum::Router;

@@ -39,6 +39,14 @@ struct ServeArgs {
     /// Address to listen on; use port 0 for any free port.
     #[arg(long, env = "DATADICT_LISTEN", default_value = "127.0.0.1:8080")]
     listen: SocketAddr,
+    /// Serve HTTPS only, with this PEM certificate chain (the server's certificate first); needs
+    /// --tls-key. For clients that send some requests only over HTTPS, such as the service's Node
+    /// library's `import`.
+    #[arg(long, env = "DATADICT_TLS_CERT", requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// The PEM private key of --tls-cert.
+    #[arg(long, env = "DATADICT_TLS_KEY", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
     /// Folder of the built web app (`cargo xtask dist`), served at `/`.
     #[arg(long, env = "DATADICT_WEB_DIR", default_value = "dist")]
     web_dir: PathBuf,
@@ -87,7 +95,7 @@ struct ServeArgs {
 #[derive(Subcommand)]
 enum Command {
     /// Serve the API and the web app (the default).
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Manage projects and service accounts.
     #[command(subcommand)]
     Admin(AdminCommand),
@@ -204,7 +212,7 @@ fn run() -> anyhow::Result<()> {
     };
     match cli.command {
         None => serve(store, &cli.data_dir, &database, cli.serve),
-        Some(Command::Serve(args)) => serve(store, &cli.data_dir, &database, args),
+        Some(Command::Serve(args)) => serve(store, &cli.data_dir, &database, *args),
         Some(Command::Admin(cmd)) => run_admin(&store, cmd),
     }
 }
@@ -284,6 +292,11 @@ fn serve(store: Store, data_dir: &std::path::Path, database: &str, args: ServeAr
         config.jobs.warehouse_file_root = Some(root.canonicalize()?);
     }
     let file_root = config.jobs.warehouse_file_root.clone().unwrap_or_default();
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => Some(datadict_server::tls::server_config(cert, key)?),
+        _ => None,
+    };
+    let scheme = if tls.is_some() { "https" } else { "http" };
     let state = AppState::new(store, Arc::new(config));
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async move {
@@ -292,9 +305,9 @@ fn serve(store: Store, data_dir: &std::path::Path, database: &str, args: ServeAr
             .await
             .with_context(|| format!("cannot listen on {} (is another server running? pass --listen)", args.listen))?;
         let addr = listener.local_addr()?;
-        say!("datadict is listening on http://{addr}/");
+        say!("datadict is listening on {scheme}://{addr}/");
         match &web_dir {
-            Some(dir) => say!("  web app:     http://{addr}/ (from {})", dir.display()),
+            Some(dir) => say!("  web app:     {scheme}://{addr}/ (from {})", dir.display()),
             None => say!(
                 "  web app:     not served: {} has no index.html (build it with `cargo xtask dist`)",
                 args.web_dir.display()
@@ -310,7 +323,17 @@ fn serve(store: Store, data_dir: &std::path::Path, database: &str, args: ServeAr
         }
         say!("Press Ctrl-C to stop.");
         // With each connection's address, which `ip=1` on the tracking routes reads.
-        axum::serve(listener, app(state).into_make_service_with_connect_info::<std::net::SocketAddr>()).with_graceful_shutdown(shutdown).await?;
+        let service = app(state).into_make_service_with_connect_info::<SocketAddr>();
+        match tls {
+            // `tap_io` only because axum knows a `SocketAddr` as the connection info of its own
+            // listeners and of tapped ones.
+            Some(config) => {
+                use axum::serve::ListenerExt;
+                let listener = datadict_server::tls::TlsListener::new(listener, config)?.tap_io(|_| ());
+                axum::serve(listener, service).with_graceful_shutdown(shutdown).await?;
+            }
+            None => axum::serve(listener, service).with_graceful_shutdown(shutdown).await?,
+        }
         say!("datadict stopped");
         anyhow::Ok(())
     })

@@ -23,6 +23,7 @@ mod quality;
 mod quality_concurrency;
 mod schema_limits;
 mod schemas;
+mod tls;
 mod track;
 mod store_events;
 mod warehouse;
