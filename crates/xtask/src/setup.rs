@@ -406,39 +406,52 @@ fn apt_install(packages: &[&str]) -> anyhow::Result<()> {
     })
 }
 
-/// The folder of the service's own tracking library, pinned in its `package.json` and
-/// `package-lock.json`, which `tracking_library_e2e` serves to a page.
+/// The folder of the service's own client libraries, pinned in its `package.json` and
+/// `package-lock.json`: the browser library, which `tracking_library_e2e` serves to a page, and
+/// the Node library, which `node_library_e2e` runs.
 pub const CLIENTS_DIR: &str = "tests/clients";
 
-/// The service's browser library for the end-to-end tests, installed from npm with `npm ci` into
-/// [`CLIENTS_DIR`] when the installed version is not the pinned one (and on CI always).
+/// The service's client libraries for the end-to-end tests, installed from npm with `npm ci` into
+/// [`CLIENTS_DIR`] when an installed version is not the pinned one (and on CI always).
 fn ensure_client_libraries() -> anyhow::Result<Report> {
     let started = Instant::now();
     let dir = Path::new(CLIENTS_DIR);
     let manifest = std::fs::read_to_string(dir.join("package.json")).with_context(|| format!("cannot read {CLIENTS_DIR}/package.json"))?;
-    let (name, pinned) = pinned_dependency(&manifest).with_context(|| format!("{CLIENTS_DIR}/package.json must pin one dependency exactly"))?;
-    let installed = std::fs::read_to_string(dir.join("node_modules").join(&name).join("package.json")).unwrap_or_default();
-    let tool = format!("npm {name} {pinned} (tests)");
-    let current = installed.contains(&format!("\"version\": \"{pinned}\""));
+    let pins = pinned_dependencies(&manifest).with_context(|| format!("{CLIENTS_DIR}/package.json must pin each dependency to an exact version"))?;
+    let tool = format!("npm {} (tests)", pins.iter().map(|(name, version)| format!("{name} {version}")).collect::<Vec<_>>().join(", "));
+    let current = pins.iter().all(|(name, pinned)| {
+        let installed = std::fs::read_to_string(dir.join("node_modules").join(name).join("package.json")).unwrap_or_default();
+        installed.contains(&format!("\"version\": \"{pinned}\""))
+    });
     if current && std::env::var_os("CI").is_none() {
         return Ok(Report { tool, outcome: "found", place: CLIENTS_DIR.into(), secs: 0.0 });
     }
-    step(&format!("installing {name} {pinned} into {CLIENTS_DIR} (npm ci)"));
+    step(&format!("installing {} into {CLIENTS_DIR} (npm ci)", tool.trim_start_matches("npm ").trim_end_matches(" (tests)")));
     run(Command::new("npm").args(["ci", "--no-audit", "--no-fund"]).current_dir(dir))
-        .with_context(|| format!("npm ci in {CLIENTS_DIR} failed: the tracking library test needs {name} from the npm registry"))?;
+        .with_context(|| format!("npm ci in {CLIENTS_DIR} failed: the client library tests need these packages from the npm registry"))?;
     let outcome = if current { "checked" } else { "installed" };
     Ok(Report { tool, outcome, place: CLIENTS_DIR.into(), secs: started.elapsed().as_secs_f64() })
 }
 
-/// The one dependency a `package.json` pins, as `(name, version)`: the first `"name": "1.2.3"`
-/// line after `"dependencies"`.
-pub fn pinned_dependency(manifest: &str) -> Option<(String, String)> {
+/// The dependencies a `package.json` pins, as `(name, version)`: the `"name": "1.2.3"` lines of
+/// its `"dependencies"` object, one a line. `None` if there are none, or one is a range.
+pub fn pinned_dependencies(manifest: &str) -> Option<Vec<(String, String)>> {
     let deps = &manifest[manifest.find("\"dependencies\"")?..];
-    let line = deps.lines().nth(1)?.trim().trim_end_matches(',');
-    let (name, version) = line.split_once(':')?;
-    let (name, version) = (name.trim().trim_matches('"'), version.trim().trim_matches('"'));
-    let exact = !version.is_empty() && version.chars().all(|c| c.is_ascii_digit() || c == '.');
-    exact.then(|| (name.to_owned(), version.to_owned()))
+    let mut pins = Vec::new();
+    for line in deps.lines().skip(1) {
+        let line = line.trim().trim_end_matches(',');
+        if line.starts_with('}') {
+            break;
+        }
+        let (name, version) = line.split_once(':')?;
+        let (name, version) = (name.trim().trim_matches('"'), version.trim().trim_matches('"'));
+        let exact = !version.is_empty() && version.chars().all(|c| c.is_ascii_digit() || c == '.');
+        if !exact {
+            return None;
+        }
+        pins.push((name.to_owned(), version.to_owned()));
+    }
+    (!pins.is_empty()).then_some(pins)
 }
 
 fn ensure_node() -> anyhow::Result<Report> {

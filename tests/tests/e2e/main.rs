@@ -5,6 +5,7 @@
 mod api_http;
 mod browser_e2e;
 mod jobs_e2e;
+mod node_library_e2e;
 mod npm_browser;
 mod tracking_library_e2e;
 mod tracking_page_e2e;

@@ -59,17 +59,24 @@ fn every_version_pin_matches_what_the_probe_expects() {
     }
 }
 
-/// The pin of the tracking library is read from the real `tests/clients/package.json`, and only
-/// an exact version counts as a pin.
+/// The pins of the client libraries are read from the real `tests/clients/package.json` and
+/// found in its lock file, and only exact versions count as pins.
 #[test]
-fn the_client_library_pin_is_exact() {
+fn the_client_library_pins_are_exact() {
     in_workspace_root();
     let manifest = std::fs::read_to_string(Path::new(CLIENTS_DIR).join("package.json")).unwrap();
-    let (name, version) = pinned_dependency(&manifest).expect("tests/clients/package.json pins its dependency exactly");
-    assert_eq!(name, "mixpanel-browser");
-    assert!(version.split('.').count() == 3, "{version}");
+    let pins = pinned_dependencies(&manifest).expect("tests/clients/package.json pins its dependencies exactly");
+    let names: Vec<&str> = pins.iter().map(|(name, _)| name.as_str()).collect();
+    assert_eq!(names, ["mixpanel", "mixpanel-browser"]);
     let lock = std::fs::read_to_string(Path::new(CLIENTS_DIR).join("package-lock.json")).unwrap();
-    assert!(lock.contains(&format!("\"node_modules/{name}\": {{\n      \"version\": \"{version}\"")), "the lock file has the pinned version");
-    assert_eq!(pinned_dependency("{\"dependencies\": {\n  \"x\": \"^1.2.0\"\n}}"), None);
-    assert_eq!(pinned_dependency("{\"dependencies\": {\n  \"x\": \"1.2.0\"\n}}"), Some(("x".into(), "1.2.0".into())));
+    for (name, version) in &pins {
+        assert!(version.split('.').count() == 3, "{version}");
+        assert!(lock.contains(&format!("\"node_modules/{name}\": {{\n      \"version\": \"{version}\"")), "the lock file has {name} {version}");
+    }
+    assert_eq!(pinned_dependencies("{\"dependencies\": {\n  \"x\": \"1.2.0\",\n  \"y\": \"^1.2.0\"\n}}"), None);
+    assert_eq!(pinned_dependencies("{\"dependencies\": {\n}}"), None);
+    assert_eq!(
+        pinned_dependencies("{\"dependencies\": {\n  \"x\": \"1.2.0\",\n  \"y\": \"3.4.5\"\n},\n\"z\": \"^1\"}"),
+        Some(vec![("x".into(), "1.2.0".into()), ("y".into(), "3.4.5".into())])
+    );
 }
