@@ -15,7 +15,7 @@
 use crate::auth::IngestCaller;
 use crate::routes::ingest::IngestError;
 use crate::routes::profiles::update_profiles;
-use crate::routes::responses::TrackingRefusals;
+use crate::routes::responses::{ProfilesUpdated, TrackingRefusals};
 use crate::routes::wire::{Refused, WireQuery};
 use crate::AppState;
 use axum::extract::{Request, State};
@@ -39,8 +39,7 @@ pub fn router() -> OpenApiRouter<AppState> {
             (String = "application/x-ndjson"),
             (String = "application/x-www-form-urlencoded"))),
     responses(
-        (status = 200, description = "every update was applied: `1` (a form or `GET`), `{\"code\":200,\"num_records_imported\":N,\"status\":\"OK\"}` (a JSON body or `strict=1`), or what `verbose`, `img` or `callback` ask for",
-            content((i32 = "text/plain"), (Object = "application/json"), (String = "image/gif"), (String = "text/javascript"))),
+        ProfilesUpdated,
         TrackingRefusals
     ),
     security((), ("ServiceAccount" = []), ("ProjectToken" = []))
@@ -53,8 +52,7 @@ async fn engage(caller: Result<Option<IngestCaller>, IngestError>, State(state):
 #[utoipa::path(get, path = "/engage", tag = "User Profiles",
     params(WireQuery),
     responses(
-        (status = 200, description = "every update was applied: `1` (a form or `GET`), `{\"code\":200,\"num_records_imported\":N,\"status\":\"OK\"}` (a JSON body or `strict=1`), or what `verbose`, `img` or `callback` ask for",
-            content((i32 = "text/plain"), (Object = "application/json"), (String = "image/gif"), (String = "text/javascript"))),
+        ProfilesUpdated,
         TrackingRefusals
     ),
     security((), ("ServiceAccount" = []), ("ProjectToken" = []))

@@ -3,6 +3,7 @@
 //! role an operation needs), the schemas rate limit (429), the ingestion API's shared answers
 //! (401, 403, 413, 415, 429 in its own body), and those of the tracking routes (the same, and 400,
 //! as `0` or in the body the request asked for); every one that writes lists the store's 503.
+//! The tracking routes' 200s, which their `POST` and `GET` share, are here too.
 //! The served `/openapi.json` still lists every one of them under each operation.
 
 use std::collections::BTreeMap;
@@ -90,11 +91,11 @@ impl IntoResponses for IngestRefusals {
     }
 }
 
-/// A tracking route's refusal: `0` as text, or a JSON body (`{"status":0,"error":"..."}` with
-/// `verbose=1`, or the import's body on `/engage` and `/groups` with a JSON body or `strict=1`),
-/// or the pixel or script the request asked for.
-fn tracking(description: &str) -> RefOr<Response> {
-    let text = ContentBuilder::new().schema(Some(ObjectBuilder::new().schema_type(Type::Integer).enum_values(Some([0])))).build();
+/// A tracking route's answer: `status` (`1` or `0`) as text, or a JSON body (the verbose
+/// `{"status":...,"error":...}`, or the import's body on `/engage` and `/groups` with a JSON body
+/// or `strict=1`), or the pixel or script the request asked for.
+fn tracking(description: &str, status: u8) -> RefOr<Response> {
+    let text = ContentBuilder::new().schema(Some(ObjectBuilder::new().schema_type(Type::Integer).enum_values(Some([status])))).build();
     let json = ContentBuilder::new().schema(Some(ObjectBuilder::new().schema_type(Type::Object))).build();
     let other = || Content::new(Some(ObjectBuilder::new().schema_type(Type::String)));
     ResponseBuilder::new()
@@ -124,8 +125,28 @@ impl IntoResponses for TrackingRefusals {
             WRITES_REFUSED,
         ]
         .into_iter()
-        .map(|(status, description)| (status.to_owned(), tracking(description)))
+        .map(|(status, description)| (status.to_owned(), tracking(description, 0)))
         .collect()
+    }
+}
+
+/// The 200 of `/track`.
+pub struct EventsTracked;
+
+impl IntoResponses for EventsTracked {
+    fn responses() -> Responses {
+        let description = "every event was stored: `1`, or what `verbose`, `img` or `callback` ask for";
+        [("200".to_owned(), tracking(description, 1))].into()
+    }
+}
+
+/// The 200 of `/engage` and `/groups`.
+pub struct ProfilesUpdated;
+
+impl IntoResponses for ProfilesUpdated {
+    fn responses() -> Responses {
+        let description = "every update was applied: `1` (a form or `GET`), `{\"code\":200,\"num_records_imported\":N,\"status\":\"OK\"}` (a JSON body or `strict=1`), or what `verbose`, `img` or `callback` ask for";
+        [("200".to_owned(), tracking(description, 1))].into()
     }
 }
 

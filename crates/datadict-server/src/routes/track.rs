@@ -24,7 +24,7 @@ use crate::auth::{records_project, token_projects_versioned, IngestCaller};
 use crate::error::ApiError;
 use crate::ingest::{event_tokens, now_ms, store_events, Intake, Tokens};
 use crate::routes::ingest::{charge, IngestError};
-use crate::routes::responses::TrackingRefusals;
+use crate::routes::responses::{EventsTracked, TrackingRefusals};
 use crate::routes::wire::{answer_batch, receive, Refused, Tally, WireQuery};
 use crate::AppState;
 use axum::extract::{Request, State};
@@ -54,8 +54,7 @@ pub fn router() -> OpenApiRouter<AppState> {
             (String = "application/x-www-form-urlencoded"),
             (String = "text/plain"))),
     responses(
-        (status = 200, description = "every event was stored: `1`, or what `verbose`, `img` or `callback` ask for",
-            content((i32 = "text/plain"), (Object = "application/json"), (String = "image/gif"), (String = "text/javascript"))),
+        EventsTracked,
         TrackingRefusals
     ),
     security((), ("ProjectToken" = []), ("ServiceAccount" = []))
@@ -68,8 +67,7 @@ async fn track(caller: Result<Option<IngestCaller>, IngestError>, State(state): 
 #[utoipa::path(get, path = "/track", tag = "Events",
     params(WireQuery),
     responses(
-        (status = 200, description = "every event was stored: `1`, or what `verbose`, `img` or `callback` ask for",
-            content((i32 = "text/plain"), (Object = "application/json"), (String = "image/gif"), (String = "text/javascript"))),
+        EventsTracked,
         TrackingRefusals
     ),
     security((), ("ProjectToken" = []), ("ServiceAccount" = []))
