@@ -53,18 +53,10 @@ impl TestServer {
             let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
             runtime.block_on(async move {
                 let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-                let service = app(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
                 let stop = async {
                     let _ = rx.await;
                 };
-                match tls {
-                    Some(config) => {
-                        use axum::serve::ListenerExt;
-                        let listener = datadict_server::tls::TlsListener::new(listener, config).unwrap().tap_io(|_| ());
-                        axum::serve(listener, service).with_graceful_shutdown(stop).await.unwrap();
-                    }
-                    None => axum::serve(listener, service).with_graceful_shutdown(stop).await.unwrap(),
-                }
+                datadict_server::tls::serve(listener, app(state), tls, stop).await.unwrap();
             });
         });
         let scheme = if https { "https" } else { "http" };

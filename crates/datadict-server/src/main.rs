@@ -322,18 +322,7 @@ fn serve(store: Store, data_dir: &std::path::Path, database: &str, args: ServeAr
             say!("  project token:          {}", c.project_token);
         }
         say!("Press Ctrl-C to stop.");
-        // With each connection's address, which `ip=1` on the tracking routes reads.
-        let service = app(state).into_make_service_with_connect_info::<SocketAddr>();
-        match tls {
-            // `tap_io` only because axum knows a `SocketAddr` as the connection info of its own
-            // listeners and of tapped ones.
-            Some(config) => {
-                use axum::serve::ListenerExt;
-                let listener = datadict_server::tls::TlsListener::new(listener, config)?.tap_io(|_| ());
-                axum::serve(listener, service).with_graceful_shutdown(shutdown).await?;
-            }
-            None => axum::serve(listener, service).with_graceful_shutdown(shutdown).await?,
-        }
+        datadict_server::tls::serve(listener, app(state), tls, shutdown).await?;
         say!("datadict stopped");
         anyhow::Ok(())
     })

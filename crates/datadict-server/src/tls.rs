@@ -10,6 +10,7 @@
 use anyhow::{bail, Context};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use std::future::Future;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
@@ -132,6 +133,28 @@ async fn handshake(acceptor: &TlsAcceptor, mut stream: TcpStream, peer: SocketAd
             tracing::info!(%peer, "TLS handshake not completed in {HANDSHAKE_TIMEOUT:?}: connection closed");
             None
         }
+    }
+}
+
+/// Serves `router` on `listener` until `shutdown` resolves, over TLS with `config` and over
+/// plain HTTP without, giving handlers each connection's address (`ConnectInfo`, which `ip=1`
+/// reads): how the binary and the tests serve.
+pub async fn serve(
+    listener: TcpListener,
+    router: axum::Router,
+    config: Option<Arc<rustls::ServerConfig>>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let service = router.into_make_service_with_connect_info::<SocketAddr>();
+    match config {
+        // `tap_io` only because axum gives a `SocketAddr` as the connection info of its own
+        // listener and of tapped ones.
+        Some(config) => {
+            use axum::serve::ListenerExt;
+            let listener = TlsListener::new(listener, config)?.tap_io(|_| ());
+            axum::serve(listener, service).with_graceful_shutdown(shutdown).await
+        }
+        None => axum::serve(listener, service).with_graceful_shutdown(shutdown).await,
     }
 }
 

@@ -135,12 +135,10 @@ impl Server {
                 let router = app(state);
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
                 addr_tx.send(listener.local_addr().unwrap()).unwrap();
-                axum::serve(listener, router.into_make_service_with_connect_info::<std::net::SocketAddr>())
-                    .with_graceful_shutdown(async move {
-                        let _ = shutdown_rx.await;
-                    })
-                    .await
-                    .unwrap();
+                let stop = async move {
+                    let _ = shutdown_rx.await;
+                };
+                datadict_server::tls::serve(listener, router, None, stop).await.unwrap();
             });
         });
         let addr = addr_rx.recv().unwrap();
