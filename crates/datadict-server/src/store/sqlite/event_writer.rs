@@ -16,7 +16,7 @@
 use super::events::{set_foreign_keys, upsert_rows};
 use super::quality_journal::Journal;
 use super::{after_write, defer_commits, lock, lock_journal, Sqlite, WalFile};
-use crate::store::event_writer::{answer, spawn_syncer, Answer, EventWriter, Gather, InsertJob, ReadyParts, ToWriter};
+use crate::store::event_writer::{answer, fail_each, spawn_syncer, Answer, EventWriter, Gather, InsertJob, ReadyParts, ToWriter};
 use crate::store::quality::QualityRows;
 use rusqlite::Connection;
 
@@ -198,9 +198,8 @@ impl<'c> Group<'c> {
     /// the group committed.
     fn commit(self, journal: &mut Journal) -> (Vec<InsertJob>, Vec<anyhow::Result<usize>>, bool) {
         let Self { conn, jobs, mut done, broken, .. } = self;
-        let fail_all = |why: String| jobs.iter().map(|_| Err(anyhow::anyhow!("{why}"))).collect::<Vec<_>>();
         if let Some(why) = broken {
-            let results = fail_all(why);
+            let results = fail_each(&jobs, why);
             return (jobs, results, false);
         }
         let quality: Vec<(i64, QualityRows)> = (jobs.iter().zip(&mut done))
@@ -226,7 +225,7 @@ impl<'c> Group<'c> {
                 if let Err(e) = run(conn, "ROLLBACK") {
                     tracing::error!("cannot roll back a failed group commit: {e}");
                 }
-                let results = fail_all(why);
+                let results = fail_each(&jobs, why);
                 (jobs, results, false)
             }
         }
