@@ -16,7 +16,6 @@ pub struct TestServer {
     pub data_dir: tempfile::TempDir,
     /// The PEM certificate of an HTTPS server, which its clients must trust.
     pub certificate: Option<PathBuf>,
-    scheme: &'static str,
     agent: ureq::Agent,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
@@ -59,12 +58,12 @@ impl TestServer {
                 datadict_server::tls::serve(listener, app(state), tls, stop).await.unwrap();
             });
         });
-        let scheme = if https { "https" } else { "http" };
-        Self { addr, demo, store, data_dir, certificate, scheme, agent, shutdown: Some(tx), thread: Some(thread) }
+        Self { addr, demo, store, data_dir, certificate, agent, shutdown: Some(tx), thread: Some(thread) }
     }
 
     pub fn url(&self, path: &str) -> String {
-        format!("{}://{}{path}", self.scheme, self.addr)
+        let scheme = if self.certificate.is_some() { "https" } else { "http" };
+        format!("{scheme}://{}{path}", self.addr)
     }
 
     /// An `Authorization: Basic` value.
