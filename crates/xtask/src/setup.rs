@@ -418,7 +418,8 @@ fn ensure_client_libraries() -> anyhow::Result<Report> {
     let dir = Path::new(CLIENTS_DIR);
     let manifest = std::fs::read_to_string(dir.join("package.json")).with_context(|| format!("cannot read {CLIENTS_DIR}/package.json"))?;
     let pins = pinned_dependencies(&manifest).with_context(|| format!("{CLIENTS_DIR}/package.json must pin each dependency to an exact version"))?;
-    let tool = format!("npm {} (tests)", pins.iter().map(|(name, version)| format!("{name} {version}")).collect::<Vec<_>>().join(", "));
+    let packages = pins.iter().map(|(name, version)| format!("{name} {version}")).collect::<Vec<_>>().join(", ");
+    let tool = format!("npm {packages} (tests)");
     let current = pins.iter().all(|(name, pinned)| {
         let installed = std::fs::read_to_string(dir.join("node_modules").join(name).join("package.json")).unwrap_or_default();
         installed.contains(&format!("\"version\": \"{pinned}\""))
@@ -426,7 +427,7 @@ fn ensure_client_libraries() -> anyhow::Result<Report> {
     if current && std::env::var_os("CI").is_none() {
         return Ok(Report { tool, outcome: "found", place: CLIENTS_DIR.into(), secs: 0.0 });
     }
-    step(&format!("installing {} into {CLIENTS_DIR} (npm ci)", tool.trim_start_matches("npm ").trim_end_matches(" (tests)")));
+    step(&format!("installing {packages} into {CLIENTS_DIR} (npm ci)"));
     run(Command::new("npm").args(["ci", "--no-audit", "--no-fund"]).current_dir(dir))
         .with_context(|| format!("npm ci in {CLIENTS_DIR} failed: the client library tests need these packages from the npm registry"))?;
     let outcome = if current { "checked" } else { "installed" };
