@@ -56,6 +56,31 @@ const CONFIG: GeneralPurposeConfig =
 const STANDARD: GeneralPurpose = GeneralPurpose::new(&alphabet::STANDARD, CONFIG);
 const URL_SAFE: GeneralPurpose = GeneralPurpose::new(&alphabet::URL_SAFE, CONFIG);
 
+/// Which kinds of characters a text holds, each found with `memchr`'s vectorised search: three
+/// byte-at-a-time `any` scans over a tracking request's `data=` were the largest of the request
+/// path's own costs (`perf`), and a one-pass loop over the bytes was not vectorised.
+struct Seen {
+    /// A space, tab or line break.
+    blank: bool,
+    space: bool,
+    /// `+` or `/`.
+    standard: bool,
+    /// `-` or `_`.
+    url_safe: bool,
+}
+
+impl Seen {
+    fn of(text: &[u8]) -> Self {
+        let space = memchr::memchr(b' ', text).is_some();
+        Seen {
+            blank: space || memchr::memchr3(b'\r', b'\n', b'\t', text).is_some(),
+            space,
+            standard: memchr::memchr2(b'+', b'/', text).is_some(),
+            url_safe: memchr::memchr2(b'-', b'_', text).is_some(),
+        }
+    }
+}
+
 /// Decodes base64 text, or says why it is not base64.
 ///
 /// Two repairs, neither of which can change data: a space is read as `+` (a `+` sent without
@@ -63,14 +88,14 @@ const URL_SAFE: GeneralPurpose = GeneralPurpose::new(&alphabet::URL_SAFE, CONFIG
 /// skipped (MIME encoders wrap lines at 76 characters). The alphabet is the one whose own
 /// characters (`+` `/` or `-` `_`) appear; text with both is refused.
 fn decode_base64(text: &[u8]) -> Result<Vec<u8>, String> {
-    let cleaned: Cow<'_, [u8]> = if text.iter().any(|&b| matches!(b, b' ' | b'\r' | b'\n' | b'\t')) {
+    let seen = Seen::of(text);
+    let cleaned: Cow<'_, [u8]> = if seen.blank {
         Cow::Owned(text.iter().filter(|&&b| !matches!(b, b'\r' | b'\n' | b'\t')).map(|&b| if b == b' ' { b'+' } else { b }).collect())
     } else {
         Cow::Borrowed(text)
     };
-    let standard = cleaned.iter().any(|&b| matches!(b, b'+' | b'/'));
-    let url_safe = cleaned.iter().any(|&b| matches!(b, b'-' | b'_'));
-    let engine = match (standard, url_safe) {
+    // A space read as `+` makes the text standard.
+    let engine = match (seen.standard || seen.space, seen.url_safe) {
         (true, true) => return Err("it mixes the standard (`+`, `/`) and URL-safe (`-`, `_`) alphabets".to_owned()),
         (false, true) => &URL_SAFE,
         _ => &STANDARD,

@@ -87,7 +87,15 @@ fn hex_value(b: u8) -> Option<u8> {
 /// Bytes for a message: printable ASCII as is, anything else as `\xNN`, so that a message never
 /// carries control characters or broken UTF-8.
 pub(crate) fn printable(bytes: &[u8]) -> String {
-    bytes.iter().map(|&b| if b.is_ascii_graphic() || b == b' ' { (b as char).to_string() } else { format!("\\x{b:02x}") }).collect()
+    use std::fmt::Write;
+    let mut out = String::with_capacity(bytes.len());
+    for &b in bytes {
+        match b.is_ascii_graphic() || b == b' ' {
+            true => out.push(b as char),
+            false => write!(out, "\\x{b:02x}").unwrap_or_default(),
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ use crate::error::ApiError;
 use crate::routes::ingest::{batch_response, read_raw, IngestError};
 use axum::body::Bytes;
 use axum::extract::{ConnectInfo, Request};
-use axum::http::{header, HeaderValue, Method as HttpMethod, StatusCode};
+use axum::http::{header, HeaderMap, HeaderValue, Method as HttpMethod, StatusCode};
 use axum::response::{IntoResponse, Response};
 use datadict_core::request::Method;
 use datadict_core::wire::{self, AnswerKind, Carrier, Outcome, Params, Route, WireError, WireRequest};
@@ -197,13 +197,22 @@ impl IntoResponse for Refused {
     }
 }
 
+/// Room for every header of a tracking answer: its own two, the tracking CORS headers and the
+/// security headers (`hosting`), 12 or 13 in all. A map grown from empty reallocates twice on the
+/// way, a sixth of a tracking request's allocations (DHAT).
+const TRACKING_HEADERS: usize = 16;
+
 /// A tracking answer as an HTTP response. Never cached: a pixel or a beacon fetched from a cache
 /// would not be tracked.
 fn tracking(kind: &AnswerKind, outcome: Outcome<'_>) -> Response {
     let answer = wire::answer(kind, outcome);
-    let status = StatusCode::from_u16(answer.status).unwrap_or(StatusCode::BAD_REQUEST);
-    let headers = [(header::CONTENT_TYPE, HeaderValue::from_static(answer.content_type)), (header::CACHE_CONTROL, HeaderValue::from_static("no-store"))];
-    (status, headers, answer.body.into_owned()).into_response()
+    let mut response = Response::new(axum::body::Body::from(answer.body));
+    *response.status_mut() = StatusCode::from_u16(answer.status).unwrap_or(StatusCode::BAD_REQUEST);
+    let headers = response.headers_mut();
+    *headers = HeaderMap::with_capacity(TRACKING_HEADERS);
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(answer.content_type));
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
 }
 
 /// What a batch did: its records, how many were stored (or applied), and every problem of those
