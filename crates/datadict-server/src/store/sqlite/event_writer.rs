@@ -13,7 +13,7 @@
 //! storing of the next requests, and a group commits at most once per fsync. Every other write on
 //! the connection keeps `synchronous = FULL` and its own fsync.
 
-use super::events::{set_foreign_keys, upsert_rows};
+use super::events::{set_foreign_keys, upsert_rows_tallied, VolumeTally};
 use super::quality_journal::Journal;
 use super::{after_write, defer_commits, lock, lock_journal, Sqlite, WalFile};
 use crate::store::event_writer::{answer, fail_each, spawn_syncer, Answer, EventWriter, Gather, InsertJob, ReadyParts, ToWriter};
@@ -125,6 +125,8 @@ struct Group<'c> {
 /// What became of one job of a [`Group`].
 struct Stored {
     result: anyhow::Result<usize>,
+    /// Its new events, for `event_volume` (written at the commit, for the jobs stored).
+    volume: VolumeTally,
     /// A ready job's parts, kept to store it again after a rollback.
     held: Option<ReadyParts>,
     /// A streaming job's quality rows.
@@ -150,15 +152,16 @@ impl<'c> Group<'c> {
             },
             None => {
                 self.isolate = true;
+                let mut volume = VolumeTally::default();
                 let drained = self.conn.savepoint().map_err(anyhow::Error::from).and_then(|sp| {
                     // Waits for each of the request's parts; the savepoint rolls back (on drop)
                     // if the request ends without `End`.
-                    let drained = job.drain(|batch| upsert_rows(&sp, target.0, batch, target.1))?;
+                    let drained = job.drain(|batch| upsert_rows_tallied(&sp, target.0, batch, target.1, &mut volume))?;
                     sp.commit()?;
                     Ok(drained)
                 });
                 match drained {
-                    Ok(drained) => Stored { result: Ok(drained.rows), held: None, quality: drained.quality },
+                    Ok(drained) => Stored { result: Ok(drained.rows), volume, held: None, quality: drained.quality },
                     Err(e) => Stored::failed(e),
                 }
             }
@@ -173,7 +176,7 @@ impl<'c> Group<'c> {
     fn store_ready(&mut self, target: (i64, i64), parts: ReadyParts) -> Stored {
         if !self.isolate {
             match store_parts(self.conn, &parts, target) {
-                Ok(n) => return Stored { result: Ok(n), held: Some(parts), quality: None },
+                Ok((n, volume)) => return Stored { result: Ok(n), volume, held: Some(parts), quality: None },
                 Err(_) => self.isolate = true,
             }
             if let Err(e) = run(self.conn, "ROLLBACK").and_then(|()| run(self.conn, "BEGIN")) {
@@ -184,13 +187,12 @@ impl<'c> Group<'c> {
             }
             // Before the rollback every job was a ready one, stored whole: store each again.
             for (job, stored) in self.jobs.iter().zip(&mut self.done) {
-                if let Some(held) = &stored.held {
-                    stored.result = store_in_savepoint(self.conn, held, (job.project_id, job.now_s));
+                if let Some(held) = stored.held.take() {
+                    *stored = Stored::from_savepoint(self.conn, held, (job.project_id, job.now_s));
                 }
             }
         }
-        let result = store_in_savepoint(self.conn, &parts, target);
-        Stored { result, held: Some(parts), quality: None }
+        Stored::from_savepoint(self.conn, parts, target)
     }
 
     /// Appends the quality rows of the jobs stored to the journal and commits; returns the jobs,
@@ -202,16 +204,18 @@ impl<'c> Group<'c> {
             let results = fail_each(&jobs, why);
             return (jobs, results, false);
         }
+        let mut volume = VolumeTally::default();
         let quality: Vec<(i64, QualityRows)> = (jobs.iter().zip(&mut done))
             .filter(|(_, stored)| stored.result.is_ok())
             .filter_map(|(job, stored)| {
+                volume.merge(std::mem::take(&mut stored.volume));
                 let rows = stored.quality.take().or_else(|| stored.held.as_mut()?.quality.take())?;
                 Some((job.project_id, rows))
             })
             .collect();
-        let outcome = journal
-            .append(conn, quality)
-            .map_err(|e| format!("cannot record the data quality of the events: {e:#}"))
+        let outcome = (volume.write(conn))
+            .map_err(|e| format!("cannot count the events in their hourly volumes: {e:#}"))
+            .and_then(|()| journal.append(conn, quality).map_err(|e| format!("cannot record the data quality of the events: {e:#}")))
             .and_then(|()| run(conn, "COMMIT").map_err(|e| format!("cannot commit the events: {e}")));
         match outcome {
             Ok(()) => {
@@ -234,24 +238,31 @@ impl<'c> Group<'c> {
 
 impl Stored {
     fn failed(e: anyhow::Error) -> Self {
-        Self { result: Err(e), held: None, quality: None }
+        Self { result: Err(e), volume: VolumeTally::default(), held: None, quality: None }
+    }
+
+    /// A ready job's parts stored in a savepoint of their own: a failure rolls back this job only.
+    fn from_savepoint(conn: &mut Connection, parts: ReadyParts, target: (i64, i64)) -> Self {
+        let stored = conn.savepoint().map_err(anyhow::Error::from).and_then(|sp| {
+            let stored = store_parts(&sp, &parts, target)?;
+            sp.commit()?;
+            Ok(stored)
+        });
+        match stored {
+            Ok((n, volume)) => Stored { result: Ok(n), volume, held: Some(parts), quality: None },
+            Err(e) => Stored { held: Some(parts), ..Stored::failed(e) },
+        }
     }
 }
 
-/// Stores a ready job's batches in the current transaction; returns its row count.
-fn store_parts(conn: &Connection, parts: &ReadyParts, (project_id, now_s): (i64, i64)) -> anyhow::Result<usize> {
+/// Stores a ready job's batches in the current transaction; returns its row count and its new
+/// events.
+fn store_parts(conn: &Connection, parts: &ReadyParts, (project_id, now_s): (i64, i64)) -> anyhow::Result<(usize, VolumeTally)> {
+    let mut volume = VolumeTally::default();
     for batch in &parts.batches {
-        upsert_rows(conn, project_id, batch, now_s)?;
+        upsert_rows_tallied(conn, project_id, batch, now_s, &mut volume)?;
     }
-    Ok(parts.rows())
-}
-
-/// [`store_parts`] in a savepoint of its own: a failure rolls back this job only.
-fn store_in_savepoint(conn: &mut Connection, parts: &ReadyParts, target: (i64, i64)) -> anyhow::Result<usize> {
-    let sp = conn.savepoint()?;
-    let n = store_parts(&sp, parts, target)?;
-    sp.commit()?;
-    Ok(n)
+    Ok((parts.rows(), volume))
 }
 
 /// Stores `jobs` as one group, committed with the connection's own `synchronous`: the event

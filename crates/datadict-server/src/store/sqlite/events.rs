@@ -4,6 +4,7 @@
 use crate::store::events::{EventBatch, EventRow, RowSpans, HOUR_MS};
 use anyhow::Context;
 use rusqlite::{params, Connection, OptionalExtension};
+use std::collections::HashMap;
 
 /// Rows per `INSERT` statement: fewer statement executions and bindings per batch (8 parameters
 /// a row stays far below SQLite's limit of 32,766).
@@ -112,9 +113,81 @@ fn count_new<'a>(volume: &mut Volume<'a>, row: &EventRow<'a>) {
     entry.last_ms = entry.last_ms.max(row.time_ms);
 }
 
+/// The new events of an event writer's job per (event name, hour), with owned names: the writer
+/// adds those of the jobs it stored to `event_volume` once per group commit
+/// ([`VolumeTally::write`]), instead of one statement per job. In a group of tracking requests,
+/// all of one name and hour, that was one upsert of the same row per request, about a fifth of
+/// the writer's instructions a request (callgrind). Keyed by name first, so that a part's names
+/// are looked up without allocating.
+#[derive(Debug, Default)]
+pub(super) struct VolumeTally {
+    by_event: HashMap<String, Vec<HourCount>>,
+}
+
+#[derive(Debug)]
+struct HourCount {
+    project_id: i64,
+    hour: i64,
+    count: i64,
+    last_ms: i64,
+}
+
+impl VolumeTally {
+    fn add(&mut self, project_id: i64, event: &str, hour: i64, count: i64, last_ms: i64) {
+        let hours = match self.by_event.get_mut(event) {
+            Some(hours) => hours,
+            None => self.by_event.entry(event.to_owned()).or_default(),
+        };
+        match hours.iter_mut().find(|h| h.project_id == project_id && h.hour == hour) {
+            Some(h) => {
+                h.count += count;
+                h.last_ms = h.last_ms.max(last_ms);
+            }
+            None => hours.push(HourCount { project_id, hour, count, last_ms }),
+        }
+    }
+
+    /// Adds another tally's counts (another job of the group) to this one.
+    pub(super) fn merge(&mut self, other: VolumeTally) {
+        for (event, hours) in other.by_event {
+            for h in hours {
+                self.add(h.project_id, &event, h.hour, h.count, h.last_ms);
+            }
+        }
+    }
+
+    /// Adds the counts to `event_volume`, inside the caller's transaction.
+    pub(super) fn write(&self, conn: &Connection) -> anyhow::Result<()> {
+        let mut stmt = conn.prepare_cached(ADD_VOLUME)?;
+        for (event, hours) in &self.by_event {
+            for h in hours {
+                stmt.execute(params![h.project_id, event, h.hour, h.count, h.last_ms])?;
+            }
+        }
+        Ok(())
+    }
+}
+
 /// The rows of a batch, inside the caller's transaction: new events inserted and counted in
 /// `event_volume`, copies of stored events replacing them (the latest copy wins, FACTS.md).
 pub(super) fn upsert_rows(conn: &Connection, project_id: i64, batch: &EventBatch, now_s: i64) -> anyhow::Result<()> {
+    let volume = insert_rows(conn, project_id, batch, now_s)?;
+    add_volume(conn, project_id, &volume)
+}
+
+/// [`upsert_rows`] for the event writer: the new events are added to `tally`, for the group's
+/// commit to write to `event_volume`.
+pub(super) fn upsert_rows_tallied(conn: &Connection, project_id: i64, batch: &EventBatch, now_s: i64, tally: &mut VolumeTally) -> anyhow::Result<()> {
+    let volume = insert_rows(conn, project_id, batch, now_s)?;
+    for e in &volume.entries {
+        tally.add(project_id, e.event, e.hour, e.count, e.last_ms);
+    }
+    Ok(())
+}
+
+/// The rows of a batch inserted, or written over the stored copies; returns the new events'
+/// counts.
+fn insert_rows<'b>(conn: &Connection, project_id: i64, batch: &'b EventBatch, now_s: i64) -> anyhow::Result<Volume<'b>> {
     let mut volume = Volume::default();
     for chunk in batch.rows.chunks(ROWS_PER_INSERT) {
         let mut stmt = conn.prepare_cached(&insert_sql(chunk.len()))?;
@@ -137,7 +210,7 @@ pub(super) fn upsert_rows(conn: &Connection, project_id: i64, batch: &EventBatch
             replace_copies(conn, project_id, batch, chunk, inserted, now_s, &mut volume)?;
         }
     }
-    add_volume(conn, project_id, &volume)
+    Ok(volume)
 }
 
 /// After an insert of `chunk` that skipped some rows: tells the new events from copies and
@@ -178,12 +251,12 @@ fn replace_copies<'a>(
     Ok(())
 }
 
+const ADD_VOLUME: &str = "INSERT INTO event_volume (project_id, event, hour, count, last_ms) VALUES (?1, ?2, ?3, ?4, ?5)
+     ON CONFLICT DO UPDATE SET count = count + excluded.count, last_ms = max(last_ms, excluded.last_ms)";
+
 /// Adds a batch's new events to `event_volume`.
 fn add_volume(conn: &Connection, project_id: i64, volume: &Volume<'_>) -> anyhow::Result<()> {
-    let mut stmt = conn.prepare_cached(
-        "INSERT INTO event_volume (project_id, event, hour, count, last_ms) VALUES (?1, ?2, ?3, ?4, ?5)
-         ON CONFLICT DO UPDATE SET count = count + excluded.count, last_ms = max(last_ms, excluded.last_ms)",
-    )?;
+    let mut stmt = conn.prepare_cached(ADD_VOLUME)?;
     for e in &volume.entries {
         stmt.execute(params![project_id, e.event, e.hour, e.count, e.last_ms])?;
     }
