@@ -61,8 +61,8 @@ CREATE TABLE IF NOT EXISTS events (
     UNIQUE (project_id, time_ms, dedup)
 );
 -- Events per (project, event name, hour of `time_ms`): what the dictionary's 30-day volumes are
--- read from. The import path adds each batch's new rows here in one statement per name and hour
--- (see `add_volume`). It replaced an index on (project_id, event, time_ms), which cost more than
+-- read from. The event writer adds a group's new rows here at its commit, in one statement per
+-- name and hour (see `VolumeTally`). It replaced an index on (project_id, event, time_ms), which cost more than
 -- half of each inserted row's CPU (its pages are written in as many places as there are event
 -- names), and which a volume query still had to read in full. Reads by event name scan the time
 -- key, as reads by distinct_id and property always did.
