@@ -106,8 +106,8 @@ fn run(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
 /// Ready jobs (small requests whose parts came with the job, such as tracking requests) are
 /// stored in the transaction itself, with no savepoint: in WAL mode a savepoint makes SQLite copy
 /// every page a job changes into its sub-journal first, and the requests of a tracking group
-/// each change the same few pages (the right edges of the events table and of its key, the
-/// hour's volume), a tenth of the event writer's CPU at 16 clients (`perf`). Their parts were
+/// each change the same few pages (the right edges of the events table and of its key), a tenth
+/// of the event writer's CPU at 16 clients (`perf`). Their parts were
 /// checked whole before they were queued, so only the store can fail one; if it does, the
 /// transaction is rolled back and the group stored again from the held parts, a savepoint per
 /// job, as every later job of the group then is. A job that streams its parts is stored in a
