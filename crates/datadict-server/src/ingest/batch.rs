@@ -6,13 +6,13 @@
 //! dictionary from `ingest::cache`, and waits for the commit of its events and data-quality rows.
 
 use crate::error::ApiError;
-use crate::store::{EventBatch, EventSink};
-use crate::AppState;
+use crate::store::{EventBatch, EventSink, PendingInsert};
+use crate::{AppState, Config};
 use axum::body::Bytes;
 use datadict_core::event::{EventCheck, PropertySeen};
 use datadict_core::{
-    check_against_dictionary, check_import_records, complete_event, remove_properties, truncate_strings, Completion, Dictionary, EntityType, EventRules,
-    FailedRecord, ImportBodyError, InputFormat, IssueCode, Limits, SchemaEntry,
+    check_against_dictionary, check_import_records, complete_event, remove_properties, truncate_strings, CheckedRecord, Completion, Dictionary, EntityType,
+    EventRules, FailedRecord, ImportBodyCheck, ImportBodyError, ImportRecords, InputFormat, IssueCode, Limits, SchemaEntry,
 };
 use serde_json::Value;
 use std::borrow::Cow;
@@ -182,22 +182,59 @@ fn no_events() -> ApiError {
 /// The project tokens the events of a body carry (`properties.token`, read by `rules`), each
 /// once, in the order of their first event: the first pass of a request authenticated by its
 /// events, which must know its project before it can check events against the project's
-/// dictionary. A body refused as a whole is refused here already.
+/// dictionary. A body refused as a whole is refused here already. For a large body, on the
+/// blocking pool; a small one is checked once with [`check_body`] instead.
 pub fn event_tokens(body: &[u8], format: InputFormat, rules: &EventRules, limits: &Limits, now_ms: i64) -> Result<Vec<String>, ApiError> {
-    let mut tokens: Vec<String> = Vec::new();
-    let mut seen = 0;
+    let mut tokens = TokenList::default();
     for record in check_import_records(body, format, rules, limits, now_ms).map_err(refuse)? {
-        seen += 1;
-        if let Some(token) = record.map_err(refuse)?.check.token {
-            if !tokens.iter().any(|t| *t == token) {
-                tokens.push(token.into_owned());
+        tokens.see(&record.map_err(refuse)?);
+    }
+    tokens.finish()
+}
+
+/// Every record of a small body checked under `rules`, once: a tracking request's first pass,
+/// which reads the tokens its events carry ([`body_tokens`]), and whose checks [`store_checked`]
+/// then stores without checking the records a second time (that second check was about 6% of a
+/// tracking request's instructions, callgrind). A body refused as a whole is refused here.
+pub fn check_body<'a>(body: &'a [u8], format: InputFormat, rules: &EventRules, limits: &Limits, now_ms: i64) -> Result<ImportBodyCheck<'a>, ApiError> {
+    let mut records = check_import_records(body, format, rules, limits, now_ms).map_err(refuse)?;
+    let checked = records.by_ref().collect::<Result<Vec<CheckedRecord<'a>>, _>>().map_err(refuse)?;
+    if checked.is_empty() {
+        return Err(no_events());
+    }
+    Ok(ImportBodyCheck { records: checked, failed_records: records.failed_records, valid: records.valid })
+}
+
+/// The tokens of a body checked by [`check_body`], as [`event_tokens`] gives them.
+pub fn body_tokens(checked: &ImportBodyCheck<'_>) -> Result<Vec<String>, ApiError> {
+    let mut tokens = TokenList::default();
+    checked.records.iter().for_each(|record| tokens.see(record));
+    tokens.finish()
+}
+
+/// The distinct tokens of the records seen, in order, and how many records there were.
+#[derive(Default)]
+struct TokenList {
+    tokens: Vec<String>,
+    seen: usize,
+}
+
+impl TokenList {
+    fn see(&mut self, record: &CheckedRecord<'_>) {
+        self.seen += 1;
+        if let Some(token) = record.check.token.as_deref() {
+            if !self.tokens.iter().any(|t| t == token) {
+                self.tokens.push(token.to_owned());
             }
         }
     }
-    if seen == 0 {
-        return Err(no_events());
+
+    fn finish(self) -> Result<Vec<String>, ApiError> {
+        match self.seen {
+            0 => Err(no_events()),
+            _ => Ok(self.tokens),
+        }
     }
-    Ok(tokens)
 }
 
 /// Bodies up to this size are checked on the request's own task rather than on the blocking
@@ -235,14 +272,13 @@ pub(crate) async fn check_and_store<B: AsRef<[u8]> + Send + 'static>(
     intake.sample_tag = state.store.sample_tag(now_ms);
     let inline = body.as_ref().len() <= INLINE_BYTES;
     // A body checked here is checked whole before the writer hears of it (a ready sink).
-    let mut sink = match inline {
+    let sink = match inline {
         true => state.store.ready_event_sink(project_id, now_ms / 1000),
         false => state.store.event_sink(project_id, now_ms / 1000),
     };
     let run = move || {
-        let mut checked = check_batch(body.as_ref(), format, &intake, &config.limits, &drops, now_ms, &mut sink)?;
-        sink.send_quality(std::mem::take(&mut checked.findings).into_rows(now_ms, config.quality_max_keys))?;
-        Ok::<_, ApiError>((checked, sink.close()))
+        let records = check_import_records(body.as_ref(), format, &intake.rules, &config.limits, now_ms).map_err(refuse)?;
+        check_into(body.as_ref(), RecordSource::Reading(records), &intake, &config, &drops, now_ms, sink)
     };
     let (checked, pending) = match inline {
         true => run()?,
@@ -253,23 +289,78 @@ pub(crate) async fn check_and_store<B: AsRef<[u8]> + Send + 'static>(
     Ok(checked)
 }
 
-/// Checks a whole body with the core's rules (`intake.rules`). A body that cannot be split, holds
-/// no record or too many is refused as a whole; otherwise every record is judged on its own, and
-/// the valid ones are prepared for storage and sent to `sink` in parts: events naming another
-/// project's token are refused, events the dictionary drops are left out, properties it drops are
-/// removed, what the rules ask the receiver to add is added (a time, `ip`; the token removed), and
-/// long strings are truncated. On an error the caller drops the sink, which rolls back what was
-/// sent.
+/// [`store_events`] for a small body already checked by [`check_body`] at `now_ms` (a tracking
+/// request's first pass): its records are prepared from those checks, on this task.
+pub async fn store_checked(state: &AppState, project_id: i64, body: &[u8], checked: ImportBodyCheck<'_>, now_ms: i64, mut intake: Intake) -> Result<Checked, ApiError> {
+    let compiled = super::cache::compiled_dictionary(state, project_id, intake.dictionary_version).await?;
+    intake.dictionary = compiled.dictionary;
+    intake.shapes = Some(compiled.shapes);
+    intake.sample_tag = state.store.sample_tag(now_ms);
+    let sink = state.store.ready_event_sink(project_id, now_ms / 1000);
+    let (checked, pending) = check_into(body, RecordSource::checked(checked), &intake, &state.config, &compiled.drops, now_ms, sink)?;
+    pending.wait().await?;
+    Ok(checked)
+}
+
+/// [`check_batch`] of `records` into `sink`, then the request's quality rows; returns what was
+/// checked and the commit to wait for.
+fn check_into(
+    body: &[u8],
+    records: RecordSource<'_, '_>,
+    intake: &Intake,
+    config: &Config,
+    drops: &Drops,
+    now_ms: i64,
+    mut sink: EventSink,
+) -> Result<(Checked, PendingInsert), ApiError> {
+    let mut checked = check_batch(body, records, intake, &config.limits, drops, &mut sink)?;
+    sink.send_quality(std::mem::take(&mut checked.findings).into_rows(now_ms, config.quality_max_keys))?;
+    Ok((checked, sink.close()))
+}
+
+/// The records [`check_batch`] prepares: checked as they are read, or checked already.
+pub enum RecordSource<'a, 'l> {
+    Reading(ImportRecords<'a, 'l>),
+    Checked { records: std::vec::IntoIter<CheckedRecord<'a>>, failed_records: Vec<FailedRecord> },
+}
+
+impl<'a> RecordSource<'a, '_> {
+    fn checked(body: ImportBodyCheck<'a>) -> Self {
+        Self::Checked { records: body.records.into_iter(), failed_records: body.failed_records }
+    }
+
+    /// The next record, or the error that refuses the body as a whole.
+    fn next(&mut self) -> Option<Result<CheckedRecord<'a>, ImportBodyError>> {
+        match self {
+            Self::Reading(records) => records.next(),
+            Self::Checked { records, .. } => records.next().map(Ok),
+        }
+    }
+
+    /// One entry per issue of every invalid record, once every record was taken.
+    fn into_failed_records(self) -> Vec<FailedRecord> {
+        match self {
+            Self::Reading(records) => records.failed_records,
+            Self::Checked { failed_records, .. } => failed_records,
+        }
+    }
+}
+
+/// Prepares the records of `body`, checked with the core's rules (`intake.rules`), for storage.
+/// A body that cannot be split, holds no record or too many is refused as a whole; otherwise
+/// every record is judged on its own, and the valid ones are prepared for storage and sent to
+/// `sink` in parts: events naming another project's token are refused, events the dictionary
+/// drops are left out, properties it drops are removed, what the rules ask the receiver to add is
+/// added (a time, `ip`; the token removed), and long strings are truncated. On an error the
+/// caller drops the sink, which rolls back what was sent.
 pub fn check_batch(
     body: &[u8],
-    format: InputFormat,
+    mut records: RecordSource<'_, '_>,
     intake: &Intake,
     limits: &Limits,
     drops: &Drops,
-    now_ms: i64,
     sink: &mut EventSink,
 ) -> Result<Checked, ApiError> {
-    let mut records = check_import_records(body, format, &intake.rules, limits, now_ms).map_err(refuse)?;
     let mut out = Checked::default();
     let mut refused = Vec::new();
     // The first part's text is at most the body; later parts are sized from the one before.
@@ -285,7 +376,7 @@ pub fn check_batch(
     // end (the core reads it once): an error there returns here, and the caller drops the sink,
     // which rolls back the parts already sent (held parts are never sent).
     let mut held: Option<Vec<EventBatch>> = if sink.writer_is_idle() { None } else { Some(Vec::new()) };
-    for record in records.by_ref() {
+    while let Some(record) = records.next() {
         let record = record.map_err(refuse)?;
         seen += 1;
         let mut check = record.check;
@@ -368,7 +459,7 @@ pub fn check_batch(
     }
     sink.send(rows)?;
     out.records = seen;
-    out.failed = records.failed_records;
+    out.failed = records.into_failed_records();
     if !refused.is_empty() {
         out.failed.extend(refused);
         // Stable: a record's problems keep their order.

@@ -22,7 +22,7 @@
 
 use crate::auth::{records_project, token_projects_versioned, IngestCaller};
 use crate::error::ApiError;
-use crate::ingest::{event_tokens, now_ms, store_events, Intake, Tokens};
+use crate::ingest::{body_tokens, check_body, event_tokens, now_ms, store_checked, store_events, Intake, Tokens};
 use crate::routes::ingest::{charge, IngestError};
 use crate::routes::responses::{EventsTracked, TrackingRefusals};
 use crate::routes::wire::{answer_batch, receive, Refused, Tally, WireQuery};
@@ -35,7 +35,7 @@ use datadict_core::wire::Route;
 use datadict_core::EventRules;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-/// Bodies up to this size have their tokens read on the request's task (see `ingest::batch`).
+/// Bodies up to this size are checked once, on the request's task (see `receive_events`).
 const INLINE_TOKEN_BYTES: usize = 16 * 1024;
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -87,18 +87,25 @@ async fn receive_events(caller: Result<Option<IngestCaller>, IngestError>, state
         None => EventRules::TRACK,
     };
     // The project must be known before the events are checked against its dictionary, so a
-    // first pass reads the tokens the events carry.
-    // A body of a few events (nearly every tracking request) is read on this task: handing it to
-    // the blocking pool and back cost more than reading it.
-    let (body, format) = (records.bytes.clone(), records.format);
+    // first pass reads the tokens the events carry. A body of a few events (nearly every
+    // tracking request) is checked once, on this task, and those checks are stored: handing it to
+    // the blocking pool and back cost more than reading it. A larger one has its tokens read on
+    // the blocking pool, and is checked again as an import is.
+    let (body, format, now) = (records.bytes.clone(), records.format, now_ms());
     let config = state.config.clone();
-    let tokens = match body.len() <= INLINE_TOKEN_BYTES {
-        true => event_tokens(&body, format, &rules, &config.limits, now_ms()),
-        false => tokio::task::spawn_blocking(move || event_tokens(&body, format, &rules, &config.limits, now_ms()))
-            .await
-            .map_err(|e| refuse(ApiError::Internal(e.into())))?,
-    }
-    .map_err(&refuse)?;
+    let (tokens, checked) = match body.len() <= INLINE_TOKEN_BYTES {
+        true => {
+            let checked = check_body(&body, format, &rules, &config.limits, now).map_err(&refuse)?;
+            (body_tokens(&checked).map_err(&refuse)?, Some(checked))
+        }
+        false => {
+            let body = body.clone();
+            let tokens = tokio::task::spawn_blocking(move || event_tokens(&body, format, &rules, &config.limits, now))
+                .await
+                .map_err(|e| refuse(ApiError::Internal(e.into())))?;
+            (tokens.map_err(&refuse)?, None)
+        }
+    };
     let (known, versions) = token_projects_versioned(&state, tokens.clone()).await.map_err(&refuse)?;
     let Some(project_id) = records_project(caller, &tokens, &known) else {
         let found = match tokens.len() {
@@ -113,7 +120,11 @@ async fn receive_events(caller: Result<Option<IngestCaller>, IngestError>, state
     charge(&state, project_id, records.bytes.len()).await.map_err(&refuse)?;
     let dictionary_version = versions.get(&project_id).copied();
     let intake = Intake { rules, ip: received.ip, tokens: Some(Tokens { project_id, known }), route: "track", dictionary_version, ..Intake::default() };
-    let checked = store_events(&state, project_id, records.bytes, records.format, intake).await.map_err(&refuse)?;
+    let checked = match checked {
+        Some(checked) => store_checked(&state, project_id, &body, checked, now, intake).await,
+        None => store_events(&state, project_id, records.bytes, records.format, intake).await,
+    }
+    .map_err(&refuse)?;
     let tally = Tally { records: checked.records, stored: checked.stored + checked.dropped, failed: checked.failed, noun: "event", verb: "stored" };
     Ok(answer_batch(&received.style, tally))
 }
