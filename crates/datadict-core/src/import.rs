@@ -76,7 +76,18 @@ impl ImportBodyCheck<'_> {
 /// record with [`check_event`](crate::check_event) (the import's rules). `now_ms` is the
 /// receiver's clock.
 pub fn check_import_body<'a>(body: &'a [u8], format: InputFormat, limits: &Limits, now_ms: i64) -> Result<ImportBodyCheck<'a>, ImportBodyError> {
-    let mut records = check_import_records(body, format, &EventRules::IMPORT, limits, now_ms)?;
+    check_import_body_with_rules(body, format, &EventRules::IMPORT, limits, now_ms)
+}
+
+/// [`check_import_body`] under `rules` (the import's, or `/track`'s).
+pub fn check_import_body_with_rules<'a>(
+    body: &'a [u8],
+    format: InputFormat,
+    rules: &EventRules,
+    limits: &Limits,
+    now_ms: i64,
+) -> Result<ImportBodyCheck<'a>, ImportBodyError> {
+    let mut records = check_import_records(body, format, rules, limits, now_ms)?;
     let checked = records.by_ref().collect::<Result<Vec<CheckedRecord<'a>>, _>>()?;
     Ok(ImportBodyCheck { records: checked, failed_records: records.failed_records, valid: records.valid })
 }

@@ -119,7 +119,7 @@ pub use profile::{
 };
 pub use split::{split_body, InputFormat, RawRecord, RecordPos, RecordSplitter, SplitError};
 pub use gzip::{gunzip, gzip, is_gzip, GzipError};
-pub use import::{check_import_body, check_import_records, CheckedRecord, ImportBodyCheck, ImportBodyError, ImportRecords};
+pub use import::{check_import_body, check_import_body_with_rules, check_import_records, CheckedRecord, ImportBodyCheck, ImportBodyError, ImportRecords};
 pub use dictionary::profile::{check_profile_against_dictionary, profile_schema_name, USER_PROFILE};
 pub use dictionary::{check_against_dictionary, for_each_dictionary_finding, remove_properties, Dictionary, DictionaryFindings, Finding};
 pub use summary::{IssueSummary, Tally};

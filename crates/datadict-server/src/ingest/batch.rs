@@ -13,7 +13,7 @@ use crate::{AppState, Config};
 use axum::body::Bytes;
 use datadict_core::event::{EventCheck, PropertySeen};
 use datadict_core::{
-    check_against_dictionary, check_import_records, complete_event, remove_properties, truncate_strings, CheckedRecord, Completion, Dictionary, EntityType,
+    check_against_dictionary, check_import_body_with_rules, check_import_records, complete_event, remove_properties, truncate_strings, CheckedRecord, Completion, Dictionary, EntityType,
     EventRules, FailedRecord, ImportBodyCheck, ImportBodyError, ImportRecords, InputFormat, IssueCode, Limits, SchemaEntry,
 };
 use serde_json::Value;
@@ -199,12 +199,11 @@ pub fn event_tokens(body: &[u8], format: InputFormat, rules: &EventRules, limits
 /// then stores without checking the records a second time (that second check was about 4% of a
 /// tracking request's instructions, callgrind). A body refused as a whole is refused here.
 pub fn check_body<'a>(body: &'a [u8], format: InputFormat, rules: &EventRules, limits: &Limits, now_ms: i64) -> Result<ImportBodyCheck<'a>, ApiError> {
-    let mut records = check_import_records(body, format, rules, limits, now_ms).map_err(refuse)?;
-    let checked = records.by_ref().collect::<Result<Vec<CheckedRecord<'a>>, _>>().map_err(refuse)?;
-    if checked.is_empty() {
+    let checked = check_import_body_with_rules(body, format, rules, limits, now_ms).map_err(refuse)?;
+    if checked.records.is_empty() {
         return Err(no_events());
     }
-    Ok(ImportBodyCheck { records: checked, failed_records: records.failed_records, valid: records.valid })
+    Ok(checked)
 }
 
 /// The tokens of a body checked by [`check_body`], as [`event_tokens`] gives them.
