@@ -241,8 +241,9 @@ impl TokenList {
 /// Bodies up to this size are checked on the request's own task rather than on the blocking
 /// pool: a tracked event (a few hundred bytes) is checked in a few microseconds, less than the
 /// hand-over to another thread and back costs, while a large import would hold up the other
-/// requests of its runtime thread.
-const INLINE_BYTES: usize = 16 * 1024;
+/// requests of its runtime thread. `/track` checks such a body once, for its tokens and then
+/// for storing ([`check_body`], [`store_checked`]).
+pub const INLINE_BYTES: usize = 16 * 1024;
 
 /// Checks and stores the events of one request (the text of `body`, framed by `format`) for
 /// `project_id`, through [`check_batch`] and the event writer, with the project's compiled

@@ -22,7 +22,7 @@
 
 use crate::auth::{records_project, token_projects_versioned, IngestCaller};
 use crate::error::ApiError;
-use crate::ingest::{body_tokens, check_body, event_tokens, now_ms, store_checked, store_events, Intake, Tokens};
+use crate::ingest::{body_tokens, check_body, event_tokens, now_ms, store_checked, store_events, Intake, Tokens, INLINE_BYTES};
 use crate::routes::ingest::{charge, IngestError};
 use crate::routes::responses::{EventsTracked, TrackingRefusals};
 use crate::routes::wire::{answer_batch, receive, Refused, Tally, WireQuery};
@@ -34,9 +34,6 @@ use datadict_core::event::{Presence, TokenField};
 use datadict_core::wire::Route;
 use datadict_core::EventRules;
 use utoipa_axum::{router::OpenApiRouter, routes};
-
-/// Bodies up to this size are checked once, on the request's task (see `receive_events`).
-const INLINE_TOKEN_BYTES: usize = 16 * 1024;
 
 pub fn router() -> OpenApiRouter<AppState> {
     // With the trailing slash too (see `routes`).
@@ -93,7 +90,7 @@ async fn receive_events(caller: Result<Option<IngestCaller>, IngestError>, state
     // the blocking pool, and is checked again as an import is.
     let (body, format, now) = (records.bytes.clone(), records.format, now_ms());
     let config = state.config.clone();
-    let (tokens, checked) = match body.len() <= INLINE_TOKEN_BYTES {
+    let (tokens, checked) = match body.len() <= INLINE_BYTES {
         true => {
             let checked = check_body(&body, format, &rules, &config.limits, now).map_err(&refuse)?;
             (body_tokens(&checked).map_err(&refuse)?, Some(checked))
