@@ -9,6 +9,12 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+/// mimalloc in place of glibc's malloc: a tracking request allocates about 95 times, and glibc's
+/// malloc and free were 15% of its instructions (callgrind); mimalloc cuts the request's count by
+/// 8%. The library and its tests keep the system allocator.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 // `serve` is the default: its options are taken with or without the word `serve`
 // (`datadict-server --listen ADDR` and `datadict-server serve --listen ADDR`).
