@@ -18,18 +18,26 @@ pub struct RawPair<'a> {
 /// The pairs of a form body or query string in order. Empty pieces (`a=1&&b=2`, a trailing `&`)
 /// are skipped, as browsers do.
 pub fn raw_pairs(text: &[u8]) -> impl Iterator<Item = RawPair<'_>> {
+    // Split at each `&` with memchr: a tracking body is one long `data=` value, which a
+    // byte-at-a-time split read at three instructions a byte.
     let mut offset = 0;
-    text.split(|&b| b == b'&').filter_map(move |piece| {
-        let at = offset;
-        offset += piece.len() + 1;
-        if piece.is_empty() {
-            return None;
+    std::iter::from_fn(move || {
+        while offset <= text.len() {
+            let at = offset;
+            let rest = &text[at..];
+            let end = memchr::memchr(b'&', rest).unwrap_or(rest.len());
+            offset += end + 1;
+            let piece = &rest[..end];
+            if piece.is_empty() {
+                continue;
+            }
+            let (name, value) = match memchr::memchr(b'=', piece) {
+                Some(eq) => (&piece[..eq], &piece[eq + 1..]),
+                None => (piece, &piece[piece.len()..]),
+            };
+            return Some(RawPair { name, value, offset: at });
         }
-        let (name, value) = match memchr::memchr(b'=', piece) {
-            Some(eq) => (&piece[..eq], &piece[eq + 1..]),
-            None => (piece, &piece[piece.len()..]),
-        };
-        Some(RawPair { name, value, offset: at })
+        None
     })
 }
 
@@ -49,15 +57,16 @@ pub fn percent_decode(encoded: &[u8]) -> Result<Cow<'_, [u8]>, PercentError> {
         return Ok(Cow::Borrowed(encoded));
     };
     let mut out = Vec::with_capacity(encoded.len());
-    out.extend_from_slice(&encoded[..first]);
     let mut i = first;
-    while i < encoded.len() {
+    out.extend_from_slice(&encoded[..i]);
+    // From one `%` or `+` to the next, the bytes between copied at once.
+    loop {
         match encoded[i] {
             b'+' => {
                 out.push(b' ');
                 i += 1;
             }
-            b'%' => {
+            _ => {
                 let hex = encoded.get(i + 1..i + 3).and_then(|h| Some(hex_value(h[0])? << 4 | hex_value(h[1])?));
                 let Some(byte) = hex else {
                     let end = encoded.len().min(i + 3);
@@ -66,11 +75,13 @@ pub fn percent_decode(encoded: &[u8]) -> Result<Cow<'_, [u8]>, PercentError> {
                 out.push(byte);
                 i += 3;
             }
-            b => {
-                out.push(b);
-                i += 1;
-            }
         }
+        let next = memchr::memchr2(b'%', b'+', &encoded[i..]).map_or(encoded.len(), |n| i + n);
+        out.extend_from_slice(&encoded[i..next]);
+        if next == encoded.len() {
+            break;
+        }
+        i = next;
     }
     Ok(Cow::Owned(out))
 }
