@@ -23,7 +23,7 @@ use serde::de::DeserializeSeed;
 use std::borrow::Cow;
 use walk::{Ctx, Found, RecordSeed, Seen};
 
-pub use complete::{complete_event, Completion};
+pub use complete::{complete_event, complete_event_with, Completion, PropertyLayout};
 pub use rules::{check_insert_id, EventRules, Presence, TimeRule, TimeSet, TokenField};
 
 /// A top-level property of an event as the checker saw it: its name and its JSON type.
@@ -60,6 +60,9 @@ pub struct EventCheck<'a> {
     pub issues: Vec<Issue>,
     /// Values the import accepts but alters (strings over the truncation length).
     pub warnings: Vec<Issue>,
+    /// Where the scanner found the members of `properties` ([`complete_event_with`]): `None`
+    /// where the serde walk read the record, or where a rewrite could not use it.
+    pub layout: Option<PropertyLayout>,
 }
 
 /// The de-duplication key of an event (FACTS.md: event, time, distinct_id, `$insert_id`).
@@ -132,6 +135,7 @@ impl EventCheck<'_> {
             bytes: self.bytes,
             issues: self.issues,
             warnings: self.warnings,
+            layout: self.layout,
         }
     }
 }
@@ -216,8 +220,9 @@ pub(crate) fn check_event_text_with_rules<'a>(record: &'a str, rules: &EventRule
 /// the one [`check_event_text`] gives for the record alone.
 pub(crate) fn check_event_at<'a>(body: &'a str, at: usize, rules: &EventRules, limits: &Limits, now_ms: i64) -> Option<(EventCheck<'a>, usize)> {
     let mut properties = Vec::with_capacity(32);
-    let (found, end) = scan::scan_at(body, at, limits, &mut properties)?;
-    let mut check = EventCheck { bytes: end - at, properties, ..EventCheck::default() };
+    let (mut found, end) = scan::scan_at(body, at, limits, &mut properties)?;
+    let layout = found.layout.take();
+    let mut check = EventCheck { bytes: end - at, properties, layout, ..EventCheck::default() };
     finish(&mut check, found, limits, rules, now_ms);
     Some((sized(check, limits), end))
 }
@@ -246,8 +251,9 @@ fn check_text_with<'a>(text: &'a str, rules: &EventRules, limits: &Limits, now_m
     // Most records take the scanner (`scan.rs`); it gives up on anything the walk would report on
     // or that it does not handle, and the walk then decides.
     if fast {
-        if let Some(found) = scan::scan(text, limits, &mut ctx.check.properties) {
+        if let Some(mut found) = scan::scan(text, limits, &mut ctx.check.properties) {
             let mut check = ctx.check;
+            check.layout = found.layout.take();
             finish(&mut check, found, limits, rules, now_ms);
             return sized(check, limits);
         }

@@ -9,6 +9,7 @@ use super::{EventCheck, EventRules, TokenField};
 use crate::limits::Limits;
 use crate::dictionary::RewriteError;
 use serde_json::Value;
+use std::ops::Range;
 use std::sync::LazyLock;
 
 /// What to change in one event's `properties`.
@@ -39,6 +40,102 @@ impl<'a> Completion<'a> {
     pub fn is_empty(&self) -> bool {
         *self == Self::default()
     }
+}
+
+/// Where the members of a record's `properties` are, as the check's scanner found them
+/// ([`EventCheck::layout`]), so that [`complete_event_with`] need not scan the record again (that
+/// second scan was a twentieth of a tracking request's instructions). Offsets are from the
+/// record's first byte. Only given where the members follow one another without blanks and
+/// `time` and `token` come at most once: the rewrite then gives what [`complete_event`] gives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PropertyLayout {
+    /// The `properties` object, from its `{` to after its `}`.
+    pub(super) object: Range<usize>,
+    /// How many members it has.
+    pub(super) members: usize,
+    /// The `token` member, from its name's opening quote to the end of its value.
+    pub(super) token: Option<Range<usize>>,
+    /// The `time` member, likewise.
+    pub(super) time: Option<Range<usize>>,
+}
+
+impl PropertyLayout {
+    /// The layout with `at` (where the record starts in the scanned text) taken off its offsets.
+    pub(super) fn relative_to(self, at: usize) -> Self {
+        let shift = |r: Range<usize>| r.start - at..r.end - at;
+        Self { object: shift(self.object), members: self.members, token: self.token.map(shift), time: self.time.map(shift) }
+    }
+}
+
+/// [`complete_event`] with the layout the check found in this same record: the record's bytes
+/// are copied around the members that change, without a second scan. Without a layout, or with
+/// one that does not fit the record, it is [`complete_event`].
+pub fn complete_event_with(record: &[u8], completion: &Completion<'_>, layout: Option<&PropertyLayout>) -> Result<Vec<u8>, RewriteError> {
+    match layout.and_then(|layout| splice_laid_out(record, completion, layout)) {
+        Some(spliced) => Ok(spliced),
+        None => complete_event(record, completion),
+    }
+}
+
+/// The splice of [`complete_event`] where `layout` says where the members are; `None` where the
+/// layout does not fit `record` or lacks a member `completion` changes.
+fn splice_laid_out(record: &[u8], completion: &Completion<'_>, layout: &PropertyLayout) -> Option<Vec<u8>> {
+    let object = layout.object.clone();
+    let member_fits = |r: &Range<usize>, name: &[u8]| r.start > object.start && r.end < object.end && record[r.start..].starts_with(name);
+    if object.end > record.len() || record.get(object.start) != Some(&b'{') || record[object.end - 1] != b'}' {
+        return None;
+    }
+    // The members inside the braces, and the cuts: the token with one comma beside it, the time's
+    // member (its value replaced).
+    let inner = object.start + 1..object.end - 1;
+    let token = match (completion.remove_token, &layout.token) {
+        (false, _) => None,
+        (true, None) => return None,
+        (true, Some(r)) if member_fits(r, br#""token""#) => Some(if r.end < inner.end {
+            r.start..r.end + 1
+        } else if r.start > inner.start {
+            r.start - 1..r.end
+        } else {
+            r.clone()
+        }),
+        (true, Some(_)) => return None,
+    };
+    let time = match (completion.time_ms, &layout.time) {
+        (Some(_), Some(r)) if member_fits(r, br#""time""#) => Some(r.clone()),
+        (Some(_), Some(_)) => return None,
+        _ => None,
+    };
+    let ms = completion.time_ms.map(|ms| ms.to_string());
+    let mut cuts = [token.map(|r| (r, false)), time.map(|r| (r, true))];
+    cuts.sort_by_key(|cut| cut.as_ref().map(|(r, _)| r.start));
+    let mut out = Vec::with_capacity(record.len() + 48);
+    let mut at = 0;
+    for (range, is_time) in cuts.into_iter().flatten() {
+        out.extend_from_slice(&record[at..range.start]);
+        if let (true, Some(ms)) = (is_time, &ms) {
+            out.extend_from_slice(br#""time":"#);
+            out.extend_from_slice(ms.as_bytes());
+        }
+        at = range.end;
+    }
+    out.extend_from_slice(&record[at..inner.end]);
+    let mut members = layout.members - usize::from(completion.remove_token);
+    let mut push = |out: &mut Vec<u8>, name: &[u8], value: &[u8]| {
+        if members > 0 {
+            out.push(b',');
+        }
+        members += 1;
+        out.extend_from_slice(name);
+        out.extend_from_slice(value);
+    };
+    if let (Some(ms), None) = (&ms, &layout.time) {
+        push(&mut out, br#""time":"#, ms.as_bytes());
+    }
+    if let Some(ip) = completion.ip {
+        push(&mut out, br#""ip":"#, serde_json::to_string(ip).ok()?.as_bytes());
+    }
+    out.extend_from_slice(&record[inner.end..]);
+    Some(out)
 }
 
 /// Applies `completion` to a record (one JSON object with `properties`), keeping every other key
@@ -199,6 +296,74 @@ mod tests {
         for record in &records[6..] {
             assert_eq!(splice(record, &completions[0]), None, "{record}");
         }
+    }
+
+    /// With the layout the check found, the record is the one `complete_event` gives, byte for
+    /// byte, wherever `token` and `time` stand (first, last, alone, absent), with or without an
+    /// `ip` to add; where the check gives no layout (blanks between members, a repeated `time`),
+    /// it is `complete_event` itself. A layout from another record is not trusted.
+    #[test]
+    fn the_laid_out_splice_gives_what_complete_event_gives() {
+        let rules = EventRules { token: TokenField::Credential(crate::event::Presence::Optional), ..EventRules::TRACK };
+        let members = [r#""token":"t""#, r#""time":1767225500"#, r#""x":{"a":[1,"]"]}"#, r#""y":"z\"q""#];
+        let mut records = Vec::new();
+        // Every order of every subset of the members.
+        for mask in 1u32..16 {
+            let chosen: Vec<&str> = (0..4).filter(|i| mask & (1 << i) != 0).map(|i| members[i]).collect();
+            let mut order: Vec<usize> = (0..chosen.len()).collect();
+            loop {
+                let body: Vec<&str> = order.iter().map(|&i| chosen[i]).collect();
+                records.push(format!(r#"{{"event":"e","properties":{{{}}}}}"#, body.join(",")));
+                records.push(format!(r#"{{"properties":{{{}}},"event":"e"}}"#, body.join(",")));
+                // The next permutation, in lexical order.
+                let Some(i) = (1..order.len()).rev().find(|&i| order[i - 1] < order[i]) else { break };
+                let j = (i..order.len()).rev().find(|&j| order[j] > order[i - 1]).unwrap();
+                order.swap(i - 1, j);
+                order[i..].reverse();
+            }
+        }
+        let completions = [
+            Completion { time_ms: None, ip: None, remove_token: true },
+            Completion { time_ms: Some(NOW), ip: None, remove_token: true },
+            Completion { time_ms: Some(NOW), ip: Some("10.0.0.1"), remove_token: true },
+            Completion { time_ms: Some(NOW), ip: Some("a\"b"), remove_token: false },
+            Completion { time_ms: None, ip: Some("10.0.0.1"), remove_token: false },
+        ];
+        let mut laid_out = 0;
+        for record in &records {
+            let check = check_event_with_rules(record.as_bytes(), &rules, &Limits::default(), NOW);
+            assert!(check.layout.is_some(), "{record}");
+            for completion in &completions {
+                let expected = complete_event(record.as_bytes(), completion).unwrap();
+                let got = complete_event_with(record.as_bytes(), completion, check.layout.as_ref()).unwrap();
+                assert_eq!(String::from_utf8(got).unwrap(), String::from_utf8(expected).unwrap(), "{record} {completion:?}");
+                laid_out += usize::from(splice_laid_out(record.as_bytes(), completion, check.layout.as_ref().unwrap()).is_some());
+            }
+        }
+        assert!(laid_out > records.len() * 3, "the layout was used {laid_out} times");
+        // No layout where the splice would drop blanks or meets a name twice.
+        for record in [
+            r#"{"event":"e","properties":{ "token":"t","x":1}}"#,
+            r#"{"event":"e","properties":{"token":"t" ,"x":1}}"#,
+            r#"{"event":"e","properties":{"token":"t","x":1 }}"#,
+            r#"{"event":"e","properties":{"time":1,"time":2,"token":"t"}}"#,
+            r#"{"event":"e","properties":{"token":"t","token":"u"}}"#,
+            r#"{"event":"e","properties":{"token":"t"},"properties":{"token":"t"}}"#,
+        ] {
+            let check = check_event_with_rules(record.as_bytes(), &rules, &Limits::default(), NOW);
+            assert_eq!(check.layout, None, "{record}");
+        }
+        // Members may hold blanks inside them: the splice keeps those bytes.
+        let inner = r#"{"event":"e","properties":{"token" : "t","x": [ 1 ]}}"#;
+        let check = check_event_with_rules(inner.as_bytes(), &rules, &Limits::default(), NOW);
+        let got = complete_event_with(inner.as_bytes(), &completions[1], check.layout.as_ref()).unwrap();
+        assert_eq!(String::from_utf8(got).unwrap(), format!(r#"{{"event":"e","properties":{{"x": [ 1 ],"time":{NOW}}}}}"#));
+        // A layout that does not fit the record is not used.
+        let layout = check.layout.unwrap();
+        let other = r#"{"event":"e","properties":{"x":1,"token":"t"}}"#;
+        assert_eq!(splice_laid_out(other.as_bytes(), &completions[0], &layout), None);
+        let got = complete_event_with(other.as_bytes(), &completions[0], Some(&layout)).unwrap();
+        assert_eq!(String::from_utf8(got).unwrap(), r#"{"event":"e","properties":{"x":1}}"#);
     }
 
     /// Under IMPORT the time is always the event's, and a `token` (which server-side libraries

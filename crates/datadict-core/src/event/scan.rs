@@ -15,7 +15,7 @@
 //! that may be over the truncation length. The equivalence is tested against the walk on the
 //! fixtures, on generated records and on mutations of them (`tests/check_fast_path.rs`).
 
-use super::{Found, PropertySeen, Seen};
+use super::{Found, PropertyLayout, PropertySeen, Seen};
 use crate::limits::Limits;
 use crate::words::{find_in_words, flag_below, flag_byte};
 use std::borrow::Cow;
@@ -44,7 +44,9 @@ pub(super) fn scan_at<'a>(text: &'a str, at: usize, limits: &Limits, properties:
             match key {
                 "event" => found.event = Some(s.value(0, true)?),
                 "properties" => {
-                    s.properties(&mut found, properties)?;
+                    let layout = s.properties(&mut found, properties)?;
+                    // A second `properties` leaves no layout a rewrite could trust.
+                    found.layout = layout.filter(|_| found.properties.is_none()).map(|l| l.relative_to(at));
                     found.properties = Some(Seen::Object);
                 }
                 _ => return None,
@@ -216,15 +218,24 @@ impl<'a> Scanner<'a, '_> {
     }
 
     /// The top-level `properties` object: each property's name and type, and the values of the
-    /// four the rules read.
-    fn properties(&mut self, found: &mut Found<'a>, properties: &mut Vec<PropertySeen<'a>>) -> Option<()> {
+    /// four the rules read. Returns where its members are when a rewrite can use that
+    /// ([`PropertyLayout`]): members written without blanks between them, `time` and `token` at
+    /// most once each.
+    fn properties(&mut self, found: &mut Found<'a>, properties: &mut Vec<PropertySeen<'a>>) -> Option<Option<PropertyLayout>> {
+        self.skip_ws();
+        let open = self.at;
         self.expect(b'{')?;
         if self.peek_is(b'}') {
             self.at += 1;
-            return Some(());
+            return Some(None);
         }
+        let mut layout = PropertyLayout { object: open..open, members: 0, token: None, time: None };
+        // Where the next member starts when no blank comes before it.
+        let mut next = open + 1;
+        let mut usable = true;
         loop {
             self.skip_ws();
+            let from = self.at;
             let name = self.plain_string()?;
             self.expect(b':')?;
             let slot = match name {
@@ -239,8 +250,24 @@ impl<'a> Scanner<'a, '_> {
             if let Some(slot) = slot {
                 *slot = Some(seen);
             }
-            if !self.comma_or(b'}')? {
-                return Some(());
+            let to = self.at;
+            let place = match name {
+                "time" => Some(&mut layout.time),
+                "token" => Some(&mut layout.token),
+                _ => None,
+            };
+            if let Some(place) = place {
+                usable &= place.replace(from..to).is_none();
+            }
+            usable &= from == next;
+            layout.members += 1;
+            let more = self.comma_or(b'}')?;
+            // The `,` or `}` right after the value.
+            usable &= self.at == to + 1;
+            next = self.at;
+            if !more {
+                layout.object.end = self.at;
+                return Some(usable.then_some(layout));
             }
         }
     }

@@ -105,6 +105,8 @@ pub(super) struct Found<'de> {
     pub(super) insert_id: Option<Seen<'de>>,
     pub(super) token: Option<Seen<'de>>,
     pub(super) unknown_top: Vec<Cow<'de, str>>,
+    /// Set by the scanner alone (see [`super::PropertyLayout`]).
+    pub(super) layout: Option<super::PropertyLayout>,
 }
 
 /// A map key, borrowed from the input when it holds no escapes.

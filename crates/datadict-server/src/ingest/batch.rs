@@ -13,7 +13,7 @@ use crate::{AppState, Config};
 use axum::body::Bytes;
 use datadict_core::event::{EventCheck, PropertySeen};
 use datadict_core::{
-    check_against_dictionary, check_import_body_with_rules, check_import_records, complete_event, remove_properties, truncate_strings, CheckedRecord, Completion, Dictionary, EntityType,
+    check_against_dictionary, check_import_body_with_rules, check_import_records, complete_event_with, remove_properties, truncate_strings, CheckedRecord, Completion, Dictionary, EntityType,
     EventRules, FailedRecord, ImportBodyCheck, ImportBodyError, ImportRecords, InputFormat, IssueCode, Limits, SchemaEntry,
 };
 use serde_json::Value;
@@ -427,7 +427,9 @@ pub fn check_batch(
         }
         let completion = Completion::of(&check, &intake.rules, intake.ip.as_deref());
         if !completion.is_empty() {
-            let rewritten = complete_event(&bytes, &completion).map_err(|e| ApiError::Internal(e.into()))?;
+            // The check's layout is of the record as it came, not of one rewritten above.
+            let layout = check.layout.as_ref().filter(|_| matches!(bytes, Cow::Borrowed(_)));
+            let rewritten = complete_event_with(&bytes, &completion, layout).map_err(|e| ApiError::Internal(e.into()))?;
             bytes = Cow::Owned(rewritten);
         }
         if truncates {
