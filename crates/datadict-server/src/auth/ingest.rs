@@ -76,7 +76,7 @@ pub async fn token_projects_versioned(state: &AppState, tokens: Vec<String>) -> 
     let mut known = HashMap::with_capacity(tokens.len());
     let mut versions = HashMap::new();
     for token in tokens {
-        let hash = super::hash_secret(&token);
+        let hash = super::hash_token(&token);
         let found = state.store.project_and_version_by_token_hash(hash).await?;
         if let Some((project, version)) = found {
             versions.insert(project, version);
