@@ -71,7 +71,9 @@ pub fn hash_secret(secret: &str) -> String {
 /// attacker can relate to one; what it holds, the SHA-256 hashes, is what the database holds.
 /// Past [`TOKEN_MEMO_SIZE`] tokens (a flood of wrong ones, say) it starts again empty.
 pub fn hash_token(token: &str) -> String {
-    static MEMO: LazyLock<([u8; 32], Mutex<HashMap<[u8; 32], Arc<str>, foldhash::fast::RandomState>>)> = LazyLock::new(|| {
+    /// The MAC's key, and each MAC's hash.
+    type Memo = ([u8; 32], Mutex<HashMap<[u8; 32], Arc<str>, foldhash::fast::RandomState>>);
+    static MEMO: LazyLock<Memo> = LazyLock::new(|| {
         let mut key = [0u8; 32];
         rand::rng().fill_bytes(&mut key);
         (key, Mutex::default())
