@@ -69,7 +69,7 @@ pub fn hash_secret(secret: &str) -> String {
 /// many CPUs) was 3% of its instructions. The memo is keyed by a BLAKE3 MAC of the token under a
 /// key drawn when the process starts, so it holds no token and its lookups time nothing an
 /// attacker can relate to one; what it holds, the SHA-256 hashes, is what the database holds.
-/// Past [`TOKEN_MEMO_SIZE`] tokens (a flood of wrong ones, say) it starts again empty.
+/// Past 1,024 tokens (`TOKEN_MEMO_SIZE`; a flood of wrong ones, say) it starts again empty.
 pub fn hash_token(token: &str) -> String {
     /// The MAC's key, and each MAC's hash.
     type Memo = ([u8; 32], Mutex<HashMap<[u8; 32], Arc<str>, foldhash::fast::RandomState>>);
