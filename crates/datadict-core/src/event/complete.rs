@@ -82,7 +82,7 @@ pub fn complete_event_with(record: &[u8], completion: &Completion<'_>, layout: O
 fn splice_laid_out(record: &[u8], completion: &Completion<'_>, layout: &PropertyLayout) -> Option<Vec<u8>> {
     let object = layout.object.clone();
     let member_fits = |r: &Range<usize>, name: &[u8]| r.start > object.start && r.end < object.end && record[r.start..].starts_with(name);
-    if object.end > record.len() || record.get(object.start) != Some(&b'{') || record[object.end - 1] != b'}' {
+    if object.end < object.start + 2 || object.end > record.len() || record[object.start] != b'{' || record[object.end - 1] != b'}' {
         return None;
     }
     // The members inside the braces, and the cuts: the token with one comma beside it, the time's
@@ -111,6 +111,10 @@ fn splice_laid_out(record: &[u8], completion: &Completion<'_>, layout: &Property
     let mut out = Vec::with_capacity(record.len() + 48);
     let mut at = 0;
     for (range, is_time) in cuts.into_iter().flatten() {
+        // Overlapping cuts come only from another record's layout.
+        if range.start < at {
+            return None;
+        }
         out.extend_from_slice(&record[at..range.start]);
         if let (true, Some(ms)) = (is_time, &ms) {
             out.extend_from_slice(br#""time":"#);
@@ -364,6 +368,15 @@ mod tests {
         assert_eq!(splice_laid_out(other.as_bytes(), &completions[0], &layout), None);
         let got = complete_event_with(other.as_bytes(), &completions[0], Some(&layout)).unwrap();
         assert_eq!(String::from_utf8(got).unwrap(), r#"{"event":"e","properties":{"x":1}}"#);
+        // Nor, without a panic, one whose members overlap or whose object is empty in this record.
+        let nested = r#"{"event":"e","properties":{"token":"t","x":{"time":1}}}"#;
+        let laid_out = check_event_with_rules(nested.as_bytes(), &rules, &Limits::default(), NOW).layout.unwrap();
+        let inner_time = nested.find(r#""time""#).unwrap();
+        let token = laid_out.token.clone().unwrap();
+        let overlapping = PropertyLayout { token: Some(token.start..inner_time + 8), time: Some(inner_time..inner_time + 8), ..laid_out.clone() };
+        assert_eq!(splice_laid_out(nested.as_bytes(), &completions[1], &overlapping), None);
+        let empty = PropertyLayout { object: 0..0, ..laid_out };
+        assert_eq!(splice_laid_out(nested.as_bytes(), &completions[1], &empty), None);
     }
 
     /// Under IMPORT the time is always the event's, and a `token` (which server-side libraries
