@@ -133,27 +133,33 @@ struct HourCount {
     last_ms: i64,
 }
 
+impl HourCount {
+    /// Adds its count to the entry of its project and hour in `hours`, or becomes that entry.
+    fn add_to(self, hours: &mut Vec<HourCount>) {
+        match hours.iter_mut().find(|h| h.project_id == self.project_id && h.hour == self.hour) {
+            Some(h) => {
+                h.count += self.count;
+                h.last_ms = h.last_ms.max(self.last_ms);
+            }
+            None => hours.push(self),
+        }
+    }
+}
+
 impl VolumeTally {
     fn add(&mut self, project_id: i64, event: &str, hour: i64, count: i64, last_ms: i64) {
         let hours = match self.by_event.get_mut(event) {
             Some(hours) => hours,
             None => self.by_event.entry(event.to_owned()).or_default(),
         };
-        match hours.iter_mut().find(|h| h.project_id == project_id && h.hour == hour) {
-            Some(h) => {
-                h.count += count;
-                h.last_ms = h.last_ms.max(last_ms);
-            }
-            None => hours.push(HourCount { project_id, hour, count, last_ms }),
-        }
+        HourCount { project_id, hour, count, last_ms }.add_to(hours);
     }
 
-    /// Adds another tally's counts (another job of the group) to this one.
+    /// Adds another tally's counts (another job of the group) to this one, moving its names.
     pub(super) fn merge(&mut self, other: VolumeTally) {
         for (event, hours) in other.by_event {
-            for h in hours {
-                self.add(h.project_id, &event, h.hour, h.count, h.last_ms);
-            }
+            let mine = self.by_event.entry(event).or_default();
+            hours.into_iter().for_each(|h| h.add_to(mine));
         }
     }
 
