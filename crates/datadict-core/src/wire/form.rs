@@ -101,9 +101,10 @@ pub(crate) fn printable(bytes: &[u8]) -> String {
     use std::fmt::Write;
     let mut out = String::with_capacity(bytes.len());
     for &b in bytes {
-        match b.is_ascii_graphic() || b == b' ' {
-            true => out.push(b as char),
-            false => write!(out, "\\x{b:02x}").unwrap_or_default(),
+        if b.is_ascii_graphic() || b == b' ' {
+            out.push(b as char);
+        } else {
+            write!(out, "\\x{b:02x}").unwrap_or_default();
         }
     }
     out
