@@ -3,6 +3,7 @@
 //! FACTS.md describes; and [`token_projects`], the projects of the tokens that records carry
 //! (`properties.token`, `$token`) when the request has no such header.
 
+use crate::FastHash;
 use super::{authorize, basic_credentials, project_by_token, Access};
 use crate::error::ApiError;
 use crate::routes::ingest::IngestError;
@@ -61,8 +62,8 @@ pub async fn token_project(state: &AppState, token: &str) -> Result<i64, ApiErro
 
 /// The project of each token that the records of a request carry, `None` for a token of no
 /// project: one lookup per distinct token (a request's records nearly always carry one).
-pub async fn token_projects(state: &AppState, tokens: Vec<String>) -> Result<HashMap<String, Option<i64>>, ApiError> {
-    let mut known = HashMap::with_capacity(tokens.len());
+pub async fn token_projects(state: &AppState, tokens: Vec<String>) -> Result<HashMap<String, Option<i64>, FastHash>, ApiError> {
+    let mut known = HashMap::with_capacity_and_hasher(tokens.len(), FastHash::default());
     for token in tokens {
         let project = project_by_token(state, &token).await?;
         known.insert(token, project);
@@ -72,9 +73,9 @@ pub async fn token_projects(state: &AppState, tokens: Vec<String>) -> Result<Has
 
 /// [`token_projects`] with the dictionary version of each project found, read in the same query
 /// (`ingest::cache` uses it to know whether its copy of the project's dictionary is current).
-pub async fn token_projects_versioned(state: &AppState, tokens: Vec<String>) -> Result<(HashMap<String, Option<i64>>, HashMap<i64, i64>), ApiError> {
-    let mut known = HashMap::with_capacity(tokens.len());
-    let mut versions = HashMap::new();
+pub async fn token_projects_versioned(state: &AppState, tokens: Vec<String>) -> Result<(HashMap<String, Option<i64>, FastHash>, HashMap<i64, i64, FastHash>), ApiError> {
+    let mut known = HashMap::with_capacity_and_hasher(tokens.len(), FastHash::default());
+    let mut versions = HashMap::default();
     for token in tokens {
         let hash = super::hash_token(&token);
         let found = state.store.project_and_version_by_token_hash(hash).await?;
@@ -89,7 +90,7 @@ pub async fn token_projects_versioned(state: &AppState, tokens: Vec<String>) -> 
 /// The project of a request authenticated by the tokens of its records: the caller's (from its
 /// `Authorization` header) when there is one, else the project of the first token that names one,
 /// in record order. `None` when no token names a project.
-pub fn records_project(caller: Option<IngestCaller>, tokens: &[String], known: &HashMap<String, Option<i64>>) -> Option<i64> {
+pub fn records_project(caller: Option<IngestCaller>, tokens: &[String], known: &HashMap<String, Option<i64>, FastHash>) -> Option<i64> {
     caller.map(|c| c.project_id).or_else(|| tokens.iter().find_map(|t| known.get(t).copied().flatten()))
 }
 

@@ -7,6 +7,7 @@
 //! [`store_checked`] does the same for a small tracking body whose records [`check_body`] checked
 //! already, when its tokens were read.
 
+use crate::FastHash;
 use crate::error::ApiError;
 use crate::store::{EventBatch, EventSink, PendingInsert};
 use crate::{AppState, Config};
@@ -73,7 +74,7 @@ pub struct Intake {
 #[derive(Debug, Clone, Default)]
 pub struct Tokens {
     pub project_id: i64,
-    pub known: HashMap<String, Option<i64>>,
+    pub known: HashMap<String, Option<i64>, FastHash>,
 }
 
 impl Tokens {
@@ -109,7 +110,6 @@ pub struct Drops {
     events: HashMap<String, Dropping, FastHash>,
 }
 
-type FastHash = foldhash::fast::RandomState;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Dropping {

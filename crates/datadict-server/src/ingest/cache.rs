@@ -15,6 +15,7 @@
 //! One entry per project that has ingested since the server started: projects are few, and an
 //! entry is about the size of the project's event schemas.
 
+use crate::FastHash;
 use super::batch::Drops;
 use super::shapes::ShapeCache;
 use crate::error::ApiError;
@@ -43,7 +44,7 @@ pub struct Compiled {
 /// `Config`, beside the rate limiter's buckets).
 #[derive(Clone, Default)]
 pub struct DictionaryCache {
-    projects: Arc<Mutex<HashMap<i64, Compiled>>>,
+    projects: Arc<Mutex<HashMap<i64, Compiled, FastHash>>>,
 }
 
 impl std::fmt::Debug for DictionaryCache {

@@ -8,6 +8,7 @@
 //! transaction of the events ([`Findings::into_rows`]), those of profile updates in the
 //! transaction of the updates (`ingest::load::store_profile_updates`).
 
+use crate::FastHash;
 use super::redact::redact;
 use super::shapes::ShapeCache;
 use crate::store::{QualityRows, ShapeCount, ShapeRows, ViolationRow};
@@ -62,10 +63,9 @@ pub struct Violations {
     shapes: HashMap<String, Shape, FastHash>,
 }
 
-/// The maps of a request's tallies hash with foldhash rather than SipHash: they are asked once
-/// per event and once per finding. Their keys come from the senders, but each map lives for one
-/// request, whose record count the limits bound.
-type FastHash = foldhash::fast::RandomState;
+// The maps of a request's tallies hash with foldhash ([`FastHash`]): they are asked once per
+// event and once per finding. Their keys come from the senders, but each map lives for one
+// request, whose record count the limits bound.
 
 /// What the core's check found in the last event of one name: the event's shape (its property
 /// names and JSON types, in order) and the tallies its findings went to, in order.

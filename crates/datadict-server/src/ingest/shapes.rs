@@ -14,6 +14,7 @@
 //! up to one per property); events past a bound take the full path, as before. A dictionary
 //! change builds a new compiled dictionary, and with it an empty cache.
 
+use crate::FastHash;
 use super::quality::{Shape, Violations};
 use crate::store::ShapeRows;
 use datadict_core::event::EventCheck;
@@ -30,7 +31,6 @@ pub const MAX_NAMES: usize = 4096;
 /// The most violation rows kept, all shapes together (a few MB).
 pub const MAX_ROWS: usize = 20_000;
 
-type FastHash = foldhash::fast::RandomState;
 
 /// The shapes of one name, each with its rows.
 type Shapes = Vec<(Shape, Arc<ShapeRows>)>;

@@ -1,6 +1,7 @@
 //! The import's insert path on SQLite: the insert that lets the latest copy of an event win, the
 //! per-hour volumes it keeps, and the foreign-key setting events are written under.
 
+use crate::FastHash;
 use crate::store::events::{EventBatch, EventRow, RowSpans, HOUR_MS};
 use anyhow::Context;
 use rusqlite::{params, Connection, OptionalExtension};
@@ -122,7 +123,7 @@ fn count_new<'a>(volume: &mut Volume<'a>, row: &EventRow<'a>) {
 /// batch's tally at once.
 #[derive(Debug, Default)]
 pub(super) struct VolumeTally {
-    by_event: HashMap<String, Vec<HourCount>>,
+    by_event: HashMap<String, Vec<HourCount>, FastHash>,
 }
 
 #[derive(Debug)]

@@ -15,6 +15,7 @@
 //! none is remembered. A version read from the database is remembered only if no change began or
 //! ended while it was read (the epoch), so a version read before a commit never outlives it.
 
+use crate::FastHash;
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 
@@ -30,9 +31,9 @@ struct Inner {
     epoch: u64,
     /// A change to the versions is under way on the writer connection.
     changing: bool,
-    versions: HashMap<i64, i64>,
+    versions: HashMap<i64, i64, FastHash>,
     /// Token hash to project.
-    projects: HashMap<String, i64>,
+    projects: HashMap<String, i64, FastHash>,
 }
 
 /// A version not in memory: read it, then hand it to [`Known::remember_version`] with this.

@@ -28,6 +28,7 @@
 //! time since the journal was last emptied ([`EntryOut`]), so a tracking group's row stays a few
 //! numbers long.
 
+use crate::FastHash;
 use crate::store::quality::{merge_row, record_quality, QualityRows, RowKey, ShapeCount, ShapeRows, Table, ViolationRow};
 use crate::store::Conn;
 use rusqlite::{Connection, TransactionBehavior};
@@ -48,7 +49,6 @@ pub(crate) const FOLD_EVERY: Duration = Duration::from_millis(250);
 /// only means some samples are journaled and then cut.
 const MAX_COUNTED_KEYS: usize = 200_000;
 
-type FastHash = foldhash::fast::RandomState;
 
 /// The sampling epoch of the journal's counts (see [`ShapeRows`]): moved on whenever the counts
 /// stop being a lower bound of the stored ones (a reset of the quality tables, a failed commit,
