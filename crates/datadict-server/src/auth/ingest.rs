@@ -3,8 +3,8 @@
 //! FACTS.md describes; and [`token_projects`], the projects of the tokens that records carry
 //! (`properties.token`, `$token`) when the request has no such header.
 
-use crate::FastHash;
 use super::{authorize, basic_credentials, project_by_token, Access};
+use crate::FastHash;
 use crate::error::ApiError;
 use crate::routes::ingest::IngestError;
 use crate::routes::parse_project_id;

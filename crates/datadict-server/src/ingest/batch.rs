@@ -110,7 +110,6 @@ pub struct Drops {
     events: HashMap<String, Dropping, FastHash>,
 }
 
-
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Dropping {
     Event,

@@ -15,9 +15,9 @@
 //! One entry per project that has ingested since the server started: projects are few, and an
 //! entry is about the size of the project's event schemas.
 
-use crate::FastHash;
 use super::batch::Drops;
 use super::shapes::ShapeCache;
+use crate::FastHash;
 use crate::error::ApiError;
 use crate::store::{self, Conn};
 use crate::AppState;

@@ -8,9 +8,9 @@
 //! transaction of the events ([`Findings::into_rows`]), those of profile updates in the
 //! transaction of the updates (`ingest::load::store_profile_updates`).
 
-use crate::FastHash;
 use super::redact::redact;
 use super::shapes::ShapeCache;
+use crate::FastHash;
 use crate::store::{QualityRows, ShapeCount, ShapeRows, ViolationRow};
 use serde_json::{json, Value};
 use datadict_core::dictionary::profile::operand_type;
@@ -62,10 +62,6 @@ pub struct Violations {
     /// The last shape of each event name and where its findings went ([`Shape`]).
     shapes: HashMap<String, Shape, FastHash>,
 }
-
-// The maps of a request's tallies hash with foldhash ([`FastHash`]): they are asked once per
-// event and once per finding. Their keys come from the senders, but each map lives for one
-// request, whose record count the limits bound.
 
 /// What the core's check found in the last event of one name: the event's shape (its property
 /// names and JSON types, in order) and the tallies its findings went to, in order.

@@ -14,8 +14,8 @@
 //! up to one per property); events past a bound take the full path, as before. A dictionary
 //! change builds a new compiled dictionary, and with it an empty cache.
 
-use crate::FastHash;
 use super::quality::{Shape, Violations};
+use crate::FastHash;
 use crate::store::ShapeRows;
 use datadict_core::event::EventCheck;
 use datadict_core::Dictionary;
@@ -30,7 +30,6 @@ pub const MAX_NAMES: usize = 4096;
 
 /// The most violation rows kept, all shapes together (a few MB).
 pub const MAX_ROWS: usize = 20_000;
-
 
 /// The shapes of one name, each with its rows.
 type Shapes = Vec<(Shape, Arc<ShapeRows>)>;

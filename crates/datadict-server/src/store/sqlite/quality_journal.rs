@@ -49,7 +49,6 @@ pub(crate) const FOLD_EVERY: Duration = Duration::from_millis(250);
 /// only means some samples are journaled and then cut.
 const MAX_COUNTED_KEYS: usize = 200_000;
 
-
 /// The sampling epoch of the journal's counts (see [`ShapeRows`]): moved on whenever the counts
 /// stop being a lower bound of the stored ones (a reset of the quality tables, a failed commit,
 /// too many keys), which makes every shape collect samples again.
