@@ -123,23 +123,28 @@ fn splice_laid_out(record: &[u8], completion: &Completion<'_>, layout: &Property
         at = range.end;
     }
     out.extend_from_slice(&record[at..inner.end]);
-    let mut members = layout.members - usize::from(completion.remove_token);
-    let mut push = |out: &mut Vec<u8>, name: &[u8], value: &[u8]| {
+    let members = layout.members - usize::from(completion.remove_token);
+    let added_time = if layout.time.is_none() { ms.as_deref() } else { None };
+    push_added(&mut out, members, added_time, completion.ip)?;
+    out.extend_from_slice(&record[inner.end..]);
+    Some(out)
+}
+
+/// Appends the members a completion adds after the last one of `properties`, in both splices:
+/// `time` (where the record had none), then `ip`. `members` is how many the object holds so far:
+/// a comma goes before each added member unless the object is still empty.
+fn push_added(out: &mut Vec<u8>, mut members: usize, time_ms: Option<&str>, ip: Option<&str>) -> Option<()> {
+    let ip = ip.map(serde_json::to_string).transpose().ok()?;
+    for (name, value) in [(&br#""time":"#[..], time_ms), (br#""ip":"#, ip.as_deref())] {
+        let Some(value) = value else { continue };
         if members > 0 {
             out.push(b',');
         }
         members += 1;
         out.extend_from_slice(name);
-        out.extend_from_slice(value);
-    };
-    if let (Some(ms), None) = (&ms, &layout.time) {
-        push(&mut out, br#""time":"#, ms.as_bytes());
+        out.extend_from_slice(value.as_bytes());
     }
-    if let Some(ip) = completion.ip {
-        push(&mut out, br#""ip":"#, serde_json::to_string(ip).ok()?.as_bytes());
-    }
-    out.extend_from_slice(&record[inner.end..]);
-    Some(out)
+    Some(())
 }
 
 /// Applies `completion` to a record (one JSON object with `properties`), keeping every other key
@@ -185,40 +190,34 @@ fn splice(text: &str, completion: &Completion<'_>) -> Option<Vec<u8>> {
         ..Limits::default()
     });
     let found = property_members(text, &SCAN)?;
+    let bytes = text.as_bytes();
     let time = completion.time_ms.map(|ms| ms.to_string());
-    let mut out = String::with_capacity(text.len() + 32);
-    out.push_str(&text[..found.object.start]);
-    out.push('{');
-    let mut first = true;
-    let mut push = |out: &mut String, member: &str| {
-        if !std::mem::take(&mut first) {
-            out.push(',');
-        }
-        out.push_str(member);
-    };
+    let mut out = Vec::with_capacity(text.len() + 32);
+    out.extend_from_slice(&bytes[..found.object.start]);
+    out.push(b'{');
+    let mut members = 0;
     let mut had_time = false;
     for (name, range) in &found.members {
+        if *name == "token" && completion.remove_token {
+            continue;
+        }
+        if members > 0 {
+            out.push(b',');
+        }
+        members += 1;
         match (*name, &time) {
-            ("token", _) if completion.remove_token => {}
             ("time", Some(ms)) => {
                 had_time = true;
-                push(&mut out, r#""time":"#);
-                out.push_str(ms);
+                out.extend_from_slice(br#""time":"#);
+                out.extend_from_slice(ms.as_bytes());
             }
-            _ => push(&mut out, &text[range.clone()]),
+            _ => out.extend_from_slice(&bytes[range.clone()]),
         }
     }
-    if let (Some(ms), false) = (&time, had_time) {
-        push(&mut out, r#""time":"#);
-        out.push_str(ms);
-    }
-    if let Some(ip) = completion.ip {
-        push(&mut out, r#""ip":"#);
-        out.push_str(&serde_json::to_string(ip).ok()?);
-    }
-    out.push('}');
-    out.push_str(&text[found.object.end..]);
-    Some(out.into_bytes())
+    push_added(&mut out, members, time.as_deref().filter(|_| !had_time), completion.ip)?;
+    out.push(b'}');
+    out.extend_from_slice(&bytes[found.object.end..]);
+    Some(out)
 }
 
 #[cfg(test)]
@@ -254,6 +253,12 @@ mod tests {
         // `ip` is added unless the event has one; the token is removed.
         let tracked = r#"{"event":"e","properties":{"token":"t","time":1767225500}}"#;
         assert_eq!(complete(tracked, Some("10.0.0.1")).1, r#"{"event":"e","properties":{"time":1767225500,"ip":"10.0.0.1"}}"#);
+        // Both added, after the record's own members: the time, then the ip (both splices write them
+        // through `push_added`).
+        assert_eq!(
+            complete(r#"{"event":"e","properties":{"token":"t","x":1}}"#, Some("10.0.0.1")).1,
+            format!(r#"{{"event":"e","properties":{{"x":1,"time":{NOW},"ip":"10.0.0.1"}}}}"#)
+        );
         let own_ip = r#"{"event":"e","properties":{"time":1767225500,"ip":"1.2.3.4"}}"#;
         assert_eq!(complete(own_ip, Some("10.0.0.1")).1, own_ip);
     }
