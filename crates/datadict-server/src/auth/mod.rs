@@ -17,12 +17,13 @@ pub use ingest::{records_project, token_project, token_projects, token_projects_
 use crate::error::ApiError;
 use crate::store::{self, Role};
 use crate::AppState;
+use crate::FastHash;
 use axum::http::{header, HeaderMap};
 use base64::Engine;
 use rand::RngCore;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::{LazyLock, Mutex};
 use subtle::ConstantTimeEq;
 
 /// Who made a request and what they may do in the project it names.
@@ -72,7 +73,7 @@ pub fn hash_secret(secret: &str) -> String {
 /// Past 1,024 tokens (`TOKEN_MEMO_SIZE`; a flood of wrong ones, say) it starts again empty.
 pub fn hash_token(token: &str) -> String {
     /// The MAC's key, and each MAC's hash.
-    type Memo = ([u8; 32], Mutex<HashMap<[u8; 32], Arc<str>, foldhash::fast::RandomState>>);
+    type Memo = ([u8; 32], Mutex<HashMap<[u8; 32], String, FastHash>>);
     static MEMO: LazyLock<Memo> = LazyLock::new(|| {
         let mut key = [0u8; 32];
         rand::rng().fill_bytes(&mut key);
@@ -81,14 +82,14 @@ pub fn hash_token(token: &str) -> String {
     let (key, memo) = &*MEMO;
     let mac = *blake3::keyed_hash(key, token.as_bytes()).as_bytes();
     if let Some(hash) = memo.lock().unwrap_or_else(|e| e.into_inner()).get(&mac) {
-        return hash.to_string();
+        return hash.clone();
     }
     let hash = hash_secret(token);
     let mut memo = memo.lock().unwrap_or_else(|e| e.into_inner());
     if memo.len() >= TOKEN_MEMO_SIZE {
         memo.clear();
     }
-    memo.insert(mac, Arc::from(hash.as_str()));
+    memo.insert(mac, hash.clone());
     hash
 }
 
