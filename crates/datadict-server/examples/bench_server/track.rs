@@ -3,11 +3,13 @@
 //! of the event's JSON, the project token in `properties.token`), over a keep-alive connection,
 //! and every answer must be the text `1`. The server runs with its defaults, so every
 //! acknowledged event was fsynced (`synchronous=FULL`), as in the `/import` cases. Each case is
-//! measured beside two peers driven the same way in the same run: the ceiling peer (a bare
+//! measured beside three peers driven the same way in the same run: the ceiling peer (a bare
 //! handler, no database), so that the figures say what share of this machine's HTTP capacity
-//! `/track` reaches, and the durable ceiling peer (the bare handler with a group-committed log
+//! `/track` reaches; the durable ceiling peer (the bare handler with a group-committed log
 //! write and fsync, [`durable_ceiling`]), the most any server that acknowledges only what is on
-//! disk could reach here; and beside the storage floor of the same events ([`bare_commits`]: the
+//! disk could reach here; and the durable insert peer (the bare handler with the server's own
+//! group-committed SQLite insert, [`durable_insert`]), the bare database insert of `/track`; and
+//! beside the storage floor of the same events ([`bare_commits`]: the
 //! store's own writes in transactions of as many events as there are clients, without HTTP). Each
 //! case reports the server's and the client's CPU per request: both share this machine's cores.
 //!
@@ -63,6 +65,7 @@ pub fn run_case(server: &str, records: &[Value], clients: usize, client: Client,
     let bodies: Arc<Vec<String>> = Arc::new(records.iter().map(|r| form_body(r, &creds.project_token)).collect());
     let ceiling = ceiling(&bodies, clients, client);
     let durable = durable_ceiling(&bodies, clients, client, dir.path());
+    let insert = durable_insert(records, &creds.project_token, &bodies, clients, client, dir.path());
     let fsync_ms = fsync_ms(dir.path());
     let cpu_before = cpu_secs(child.id());
     let client_cpu_before = cpu_secs(std::process::id());
@@ -88,6 +91,8 @@ pub fn run_case(server: &str, records: &[Value], clients: usize, client: Client,
         "ratio_to_ceiling": ratio(rate, &ceiling),
         "durable_ceiling_requests_per_sec": durable["requests_per_sec"], "durable_ceiling_p99_ms": durable["p99_ms"],
         "ratio_to_durable_ceiling": ratio(rate, &durable),
+        "durable_insert_requests_per_sec": insert["requests_per_sec"], "durable_insert_p99_ms": insert["p99_ms"],
+        "ratio_to_durable_insert": ratio(rate, &insert),
         "fsync_ms": (fsync_ms * 100.0).round() / 100.0})
 }
 
@@ -231,6 +236,56 @@ fn durable_ceiling(bodies: &Arc<Vec<String>>, clients: usize, client: Client, di
     serve_peer(app, bodies, clients, client)
 }
 
+/// The durable insert peer: the bare database insert of `/track`, as the bare insert is to
+/// `/import`. The bare handler of [`ceiling`] hands each request's `data=` to one thread, which
+/// stores every request queued meanwhile with the server's own storage code (`Store::write_events`
+/// on a fresh database in `dir`: the same table, key and de-duplication digest, the hourly
+/// volumes, one transaction, `synchronous = FULL`) and only then answers them. It does no base64,
+/// no JSON, no check, no data-quality rows: each event's fields are looked up by its `data=` value
+/// in a map built before the clock starts. So it is what durability and SQLite cost a tracked
+/// event on this machine, with the same HTTP in front; what `/track` reaches of it is what its
+/// decoding, checks and tallies cost.
+fn durable_insert(records: &[Value], token: &str, bodies: &Arc<Vec<String>>, clients: usize, client: Client, dir: &std::path::Path) -> Value {
+    let store = Store::open_with(&dir.join("durable-insert.sqlite3"), Synchronous::Full).unwrap();
+    let project = datadict_server::admin::create_project(&store, "insert-peer").unwrap().id;
+    let rows: Arc<HashMap<String, usize>> = Arc::new(records.iter().enumerate().map(|(i, r)| (track_data(r, token), i)).collect());
+    // (event, time, distinct_id, $insert_id, the record's text): what the server's writer gets.
+    let fields: Vec<(String, i64, String, String, String)> = records
+        .iter()
+        .map(|r| {
+            let (p, text) = (&r["properties"], serde_json::to_string(r).unwrap());
+            let field = |name: &str| p[name].as_str().unwrap().to_owned();
+            (r["event"].as_str().unwrap().to_owned(), p["time"].as_i64().unwrap(), field("distinct_id"), field("$insert_id"), text)
+        })
+        .collect();
+    type Job = (usize, tokio::sync::oneshot::Sender<()>);
+    let (queue, jobs) = std::sync::mpsc::channel::<Job>();
+    // It ends when the runtime drops the handler, and with it the queue.
+    std::thread::spawn(move || {
+        while let Ok(first) = jobs.recv() {
+            let group: Vec<Job> = std::iter::once(first).chain(jobs.try_iter()).collect();
+            let mut batch = EventBatch::default();
+            for (i, _) in &group {
+                let (event, time, distinct_id, insert_id, text) = &fields[*i];
+                batch.push(event, *time, distinct_id, insert_id, text);
+            }
+            store.write_events(project, &batch, 0).expect("the durable insert peer's write");
+            group.into_iter().for_each(|(_, done)| done.send(()).unwrap_or_default());
+        }
+    });
+    let app = axum::Router::new().route(
+        "/track",
+        axum::routing::post(move |axum::Form(form): axum::Form<HashMap<String, String>>| async move {
+            let row = *rows.get(form.get("data").expect("a /track body without data=")).expect("a data= value the bench did not send");
+            let (done, stored) = tokio::sync::oneshot::channel();
+            queue.send((row, done)).unwrap();
+            stored.await.expect("the durable insert peer's writer stopped");
+            "1"
+        }),
+    );
+    serve_peer(app, bodies, clients, client)
+}
+
 /// Serves `app` on 127.0.0.1 from a runtime of its own while `bodies` are sent to its `/track`;
 /// returns the rate and latencies. The runtime, and with it `app`, is gone when it returns.
 fn serve_peer(app: axum::Router, bodies: &Arc<Vec<String>>, clients: usize, client: Client) -> Value {
@@ -324,9 +379,7 @@ fn send_track_events(url: &str, bodies: &Arc<Vec<String>>, clients: usize) -> (f
 
 /// `data=<base64 of the event with the token>`, percent-encoded as a form value.
 fn form_body(record: &Value, token: &str) -> String {
-    let mut event = record.clone();
-    event["properties"]["token"] = json!(token);
-    let encoded = base64::engine::general_purpose::STANDARD.encode(serde_json::to_vec(&event).unwrap());
+    let encoded = track_data(record, token);
     let mut body = String::with_capacity(5 + encoded.len() * 3 / 2);
     body.push_str("data=");
     for c in encoded.chars() {
@@ -338,6 +391,13 @@ fn form_body(record: &Value, token: &str) -> String {
         }
     }
     body
+}
+
+/// The base64 of the event with the token: the value of `data=`.
+fn track_data(record: &Value, token: &str) -> String {
+    let mut event = record.clone();
+    event["properties"]["token"] = json!(token);
+    base64::engine::general_purpose::STANDARD.encode(serde_json::to_vec(&event).unwrap())
 }
 
 /// `/track` compared between two server binaries, `baseline` and `current`, in `rounds` rounds
@@ -370,7 +430,16 @@ pub fn compare(baseline: &str, current: &str, rounds: usize, records: &[Value], 
     let ahead = |key: &str, lower_is_better: bool| {
         runs[0].iter().zip(&runs[1]).filter(|(b, c)| (figure(c, key) < figure(b, key)) == lower_is_better).count()
     };
-    let keys = ["requests_per_sec", "server_cpu_us_per_request", "p99_ms", "ratio_to_ceiling", "durable_ceiling_requests_per_sec", "ratio_to_durable_ceiling"];
+    let keys = [
+        "requests_per_sec",
+        "server_cpu_us_per_request",
+        "p99_ms",
+        "ratio_to_ceiling",
+        "durable_ceiling_requests_per_sec",
+        "ratio_to_durable_ceiling",
+        "durable_insert_requests_per_sec",
+        "ratio_to_durable_insert",
+    ];
     let medians = |runs: &[Value]| -> Value { keys.iter().map(|k| (k.to_string(), json!(median(runs, k)))).collect::<serde_json::Map<_, _>>().into() };
     println!(
         "{}",
