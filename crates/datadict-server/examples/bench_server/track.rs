@@ -93,6 +93,8 @@ pub fn run_case(server: &str, records: &[Value], clients: usize, client: Client,
         "ratio_to_durable_ceiling": ratio(rate, &durable),
         "durable_insert_requests_per_sec": insert["requests_per_sec"], "durable_insert_p99_ms": insert["p99_ms"],
         "ratio_to_durable_insert": ratio(rate, &insert),
+        "durable_insert_cpu_us_per_request_with_client": insert["cpu_us_per_request_with_client"],
+        "durable_ceiling_cpu_us_per_request_with_client": durable["cpu_us_per_request_with_client"],
         "fsync_ms": (fsync_ms * 100.0).round() / 100.0})
 }
 
@@ -293,9 +295,13 @@ fn serve_peer(app: axum::Router, bodies: &Arc<Vec<String>>, clients: usize, clie
     let listener = rt.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
     let addr = listener.local_addr().unwrap();
     rt.spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let cpu_before = cpu_secs(std::process::id());
     let (secs, l) = send_track(&format!("http://{addr}/track"), bodies, clients, client);
+    // The peer and the client share this process: their CPU together, a request's.
+    let cpu = cpu_secs(std::process::id()) - cpu_before;
     rt.shutdown_background();
-    json!({"requests_per_sec": (bodies.len() as f64 / secs).round(), "p50_ms": round(pct(&l, 0.5)), "p99_ms": round(pct(&l, 0.99))})
+    json!({"requests_per_sec": (bodies.len() as f64 / secs).round(), "p50_ms": round(pct(&l, 0.5)), "p99_ms": round(pct(&l, 0.99)),
+        "cpu_us_per_request_with_client": (cpu * 1e6 / bodies.len() as f64).round()})
 }
 
 /// Sends every body once to `url` over `clients` keep-alive connections, driven as `client`
