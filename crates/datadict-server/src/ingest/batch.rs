@@ -4,8 +4,8 @@
 //! adds to a tracked event, string truncation, and the parts sent to the event writer
 //! ([`check_batch`]); [`store_events`] runs it for a request, with the project's compiled
 //! dictionary from `ingest::cache`, and waits for the commit of its events and data-quality rows.
-//! [`store_checked`] does the same for a small tracking body whose records [`check_body`] checked
-//! already, when its tokens were read.
+//! [`send_checked`] does the same for a tracking body whose records [`check_body`] checked
+//! already, when its tokens were read, and leaves the wait for the commit to its caller.
 
 use crate::FastHash;
 use crate::error::ApiError;
@@ -180,23 +180,12 @@ fn no_events() -> ApiError {
     ApiError::BadRequest("the body holds no events; send at least one event".into())
 }
 
-/// The project tokens the events of a body carry (`properties.token`, read by `rules`), each
-/// once, in the order of their first event: the first pass of a request authenticated by its
-/// events, which must know its project before it can check events against the project's
-/// dictionary. A body refused as a whole is refused here already. For a large body, on the
-/// blocking pool; a small one is checked once with [`check_body`] instead.
-pub fn event_tokens(body: &[u8], format: InputFormat, rules: &EventRules, limits: &Limits, now_ms: i64) -> Result<Vec<String>, ApiError> {
-    let mut tokens = TokenList::default();
-    for record in check_import_records(body, format, rules, limits, now_ms).map_err(refuse)? {
-        tokens.see(&record.map_err(refuse)?);
-    }
-    tokens.finish()
-}
-
-/// Every record of a small body checked under `rules`, once: a tracking request's first pass,
-/// which reads the tokens its events carry ([`body_tokens`]), and whose checks [`store_checked`]
-/// then stores without checking the records a second time (that second check was about 4% of a
-/// tracking request's instructions, callgrind). A body refused as a whole is refused here.
+/// Every record of a body checked under `rules`, once: a tracking request's first pass, which
+/// reads the tokens its events carry ([`body_tokens`]), so that the project, and the dictionary
+/// the events are checked against, are known; [`send_checked`] then stores these checks without
+/// checking the records a second time (that second check was about 4% of a small tracking
+/// request's instructions, callgrind, and as much as the first for a large one). A body refused
+/// as a whole is refused here.
 pub fn check_body<'a>(body: &'a [u8], format: InputFormat, rules: &EventRules, limits: &Limits, now_ms: i64) -> Result<ImportBodyCheck<'a>, ApiError> {
     let checked = check_import_body_with_rules(body, format, rules, limits, now_ms).map_err(refuse)?;
     if checked.records.is_empty() {
@@ -205,7 +194,8 @@ pub fn check_body<'a>(body: &'a [u8], format: InputFormat, rules: &EventRules, l
     Ok(checked)
 }
 
-/// The tokens of a body checked by [`check_body`], as [`event_tokens`] gives them.
+/// The project tokens the events of a body checked by [`check_body`] carry (`properties.token`),
+/// each once, in the order of their first event.
 pub fn body_tokens(checked: &ImportBodyCheck<'_>) -> Result<Vec<String>, ApiError> {
     let mut tokens = TokenList::default();
     checked.records.iter().for_each(|record| tokens.see(record));
@@ -240,8 +230,8 @@ impl TokenList {
 /// Bodies up to this size are checked on the request's own task rather than on the blocking
 /// pool: a tracked event (a few hundred bytes) is checked in a few microseconds, less than the
 /// hand-over to another thread and back costs, while a large import would hold up the other
-/// requests of its runtime thread. `/track` checks such a body once, for its tokens and then
-/// for storing ([`check_body`], [`store_checked`]).
+/// requests of its runtime thread. `/track` checks its body once, for its tokens and then for
+/// storing ([`check_body`], [`send_checked`]), on the blocking pool past this size.
 pub const INLINE_BYTES: usize = 16 * 1024;
 
 /// Checks and stores the events of one request (the text of `body`, framed by `format`) for
@@ -290,17 +280,24 @@ pub(crate) async fn check_and_store<B: AsRef<[u8]> + Send + 'static>(
     Ok(checked)
 }
 
-/// [`store_events`] for a small body already checked by [`check_body`] at `now_ms` (a tracking
-/// request's first pass): its records are prepared from those checks, on this task.
-pub async fn store_checked(state: &AppState, project_id: i64, body: &[u8], checked: ImportBodyCheck<'_>, now_ms: i64, mut intake: Intake) -> Result<Checked, ApiError> {
+/// [`store_events`] for a body already checked by [`check_body`] at `now_ms` (a tracking
+/// request's first pass), up to handing its events to the event writer: its records are prepared
+/// from those checks, on this thread. Returns what was checked and the commit to wait for before
+/// answering.
+pub async fn send_checked(
+    state: &AppState,
+    project_id: i64,
+    body: &[u8],
+    checked: ImportBodyCheck<'_>,
+    now_ms: i64,
+    mut intake: Intake,
+) -> Result<(Checked, PendingInsert), ApiError> {
     let compiled = super::cache::compiled_dictionary(state, project_id, intake.dictionary_version).await?;
     intake.dictionary = compiled.dictionary;
     intake.shapes = Some(compiled.shapes);
     intake.sample_tag = state.store.sample_tag(now_ms);
     let sink = state.store.ready_event_sink(project_id, now_ms / 1000);
-    let (checked, pending) = check_into(body, RecordSource::checked(checked), &intake, &state.config, &compiled.drops, now_ms, sink)?;
-    pending.wait().await?;
-    Ok(checked)
+    check_into(body, RecordSource::checked(checked), &intake, &state.config, &compiled.drops, now_ms, sink)
 }
 
 /// [`check_batch`] of `records` into `sink`, then the request's quality rows; returns what was

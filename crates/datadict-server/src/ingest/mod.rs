@@ -10,7 +10,7 @@ pub mod quality;
 pub mod redact;
 pub mod shapes;
 
-pub use batch::{body_tokens, check_batch, check_body, event_tokens, store_checked, store_events, Checked, Drops, Intake, RecordSource, Tokens, INLINE_BYTES};
+pub use batch::{body_tokens, check_batch, check_body, send_checked, store_events, Checked, Drops, Intake, RecordSource, Tokens, INLINE_BYTES};
 pub use load::{apply_profile_updates, set_profiles, store_profile_updates, Loaded, Loader, Refused};
 
 /// The current time in milliseconds since the epoch (0 if the clock is before it).

@@ -12,8 +12,9 @@
 //! Rules: the core's [`EventRules::TRACK`]: `time` optional (absent, the server's clock; later
 //! than it, set to it), `distinct_id` and `$insert_id` optional (an event without `$insert_id`
 //! cannot be de-duplicated: every copy is stored). Every other import rule applies unchanged,
-//! through the same check-and-insert path as `/import` (`ingest::store_events`): limits, forbidden
-//! ids, truncation, the dictionary's drops, de-duplication. With `ip=1` the connection's address
+//! through the checks and the event writer of `/import` (`ingest::check_body`, then
+//! `ingest::send_checked` with the project's dictionary): limits, forbidden ids, truncation, the
+//! dictionary's drops, de-duplication. Each body is checked once. With `ip=1` the connection's address
 //! becomes the event's `ip` unless it has one. The token is not stored with the event.
 //!
 //! A batch with invalid events stores the valid ones and answers `0` (400), or with `verbose=1`
@@ -22,7 +23,8 @@
 
 use crate::auth::{records_project, token_projects_versioned, IngestCaller};
 use crate::error::ApiError;
-use crate::ingest::{body_tokens, check_body, event_tokens, now_ms, store_checked, store_events, Intake, Tokens, INLINE_BYTES};
+use crate::ingest::{body_tokens, check_body, now_ms, send_checked, Checked, Intake, Tokens, INLINE_BYTES};
+use crate::store::PendingInsert;
 use crate::routes::ingest::{charge, IngestError};
 use crate::routes::responses::{EventsTracked, TrackingRefusals};
 use crate::routes::wire::{answer_batch, receive, Refused, Tally, WireQuery};
@@ -32,6 +34,7 @@ use axum::response::Response;
 use axum::routing::post;
 use datadict_core::event::{Presence, TokenField};
 use datadict_core::wire::Route;
+use datadict_core::InputFormat;
 use datadict_core::EventRules;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
@@ -83,27 +86,42 @@ async fn receive_events(caller: Result<Option<IngestCaller>, IngestError>, state
         Some(_) => EventRules { token: TokenField::Credential(Presence::Optional), ..EventRules::TRACK },
         None => EventRules::TRACK,
     };
-    // The project must be known before the events are checked against its dictionary, so a
-    // first pass reads the tokens the events carry. A body of a few events (nearly every
-    // tracking request) is checked once, on this task, and those checks are stored: handing it to
-    // the blocking pool and back cost more than reading it. A larger one has its tokens read on
-    // the blocking pool, and is checked again as an import is.
-    let (body, format, now) = (records.bytes.clone(), records.format, now_ms());
-    let config = state.config.clone();
-    let (tokens, checked) = match body.len() <= INLINE_BYTES {
-        true => {
-            let checked = check_body(&body, format, &rules, &config.limits, now).map_err(&refuse)?;
-            (body_tokens(&checked).map_err(&refuse)?, Some(checked))
-        }
+    let (body, format, ip) = (records.bytes, records.format, received.ip);
+    // A body of a few events (nearly every tracking request) is read on this task: handing it to
+    // the blocking pool and back cost more than reading it. A larger one (a batching library's
+    // flush) is read on the blocking pool, up to handing its events to the event writer.
+    let sent = match body.len() <= INLINE_BYTES {
+        true => send_events(&state, caller, rules, ip, &body, format).await,
         false => {
-            let body = body.clone();
-            let tokens = tokio::task::spawn_blocking(move || event_tokens(&body, format, &rules, &config.limits, now))
+            let runtime = tokio::runtime::Handle::current();
+            tokio::task::spawn_blocking(move || runtime.block_on(send_events(&state, caller, rules, ip, &body, format)))
                 .await
-                .map_err(|e| refuse(ApiError::Internal(e.into())))?;
-            (tokens.map_err(&refuse)?, None)
+                .unwrap_or_else(|e| Err(ApiError::Internal(e.into())))
         }
     };
-    let (known, versions) = token_projects_versioned(&state, tokens.clone()).await.map_err(&refuse)?;
+    let (checked, pending) = sent.map_err(&refuse)?;
+    // The answer waits for the commit: what it counts as stored is on disk.
+    pending.wait().await.map_err(|e| refuse(e.into()))?;
+    let tally = Tally { records: checked.records, stored: checked.stored + checked.dropped, failed: checked.failed, noun: "event", verb: "stored" };
+    Ok(answer_batch(&received.style, tally))
+}
+
+/// Checks the events of `body` once under `rules`, finds their project (the caller's, or the one
+/// whose token they carry: it must be known before they are checked against its dictionary),
+/// charges it, and hands them to the event writer; returns what was checked and the commit to
+/// wait for.
+async fn send_events(
+    state: &AppState,
+    caller: Option<IngestCaller>,
+    rules: EventRules,
+    ip: Option<String>,
+    body: &[u8],
+    format: InputFormat,
+) -> Result<(Checked, PendingInsert), ApiError> {
+    let now = now_ms();
+    let checked = check_body(body, format, &rules, &state.config.limits, now)?;
+    let tokens = body_tokens(&checked)?;
+    let (known, versions) = token_projects_versioned(state, tokens.clone()).await?;
     let Some(project_id) = records_project(caller, &tokens, &known) else {
         let found = match tokens.len() {
             0 => "no event carries `properties.token`".to_owned(),
@@ -112,16 +130,10 @@ async fn receive_events(caller: Result<Option<IngestCaller>, IngestError>, state
         let message = format!(
             "{found}; give each event the project token as `properties.token` (or send /track with the project token as the Basic user name)"
         );
-        return Err(refuse(ApiError::Unauthorized(message)));
+        return Err(ApiError::Unauthorized(message));
     };
-    charge(&state, project_id, records.bytes.len()).await.map_err(&refuse)?;
+    charge(state, project_id, body.len()).await?;
     let dictionary_version = versions.get(&project_id).copied();
-    let intake = Intake { rules, ip: received.ip, tokens: Some(Tokens { project_id, known }), route: "track", dictionary_version, ..Intake::default() };
-    let checked = match checked {
-        Some(checked) => store_checked(&state, project_id, &body, checked, now, intake).await,
-        None => store_events(&state, project_id, records.bytes, records.format, intake).await,
-    }
-    .map_err(&refuse)?;
-    let tally = Tally { records: checked.records, stored: checked.stored + checked.dropped, failed: checked.failed, noun: "event", verb: "stored" };
-    Ok(answer_batch(&received.style, tally))
+    let intake = Intake { rules, ip, tokens: Some(Tokens { project_id, known }), route: "track", dictionary_version, ..Intake::default() };
+    send_checked(state, project_id, body, checked, now, intake).await
 }

@@ -199,6 +199,48 @@ fn a_partial_batch_stores_the_valid_events_and_answers_0(backend: Backend) {
     assert_eq!((r.status, r.json()["error"].clone()), (400, json!("the body holds no events; send at least one event")));
 }
 
+/// A body over 16 KiB (a batching library's flush) is read off the request's task, and is
+/// answered, stored and refused as a small one: the valid events stored, each invalid one and each
+/// of another project named, 401 when no event names a project, and a broken body refused whole.
+fn a_batch_over_16_kib_is_answered_as_a_small_one(backend: Backend) {
+    let f = fixture(backend);
+    let other = f.server.project("other");
+    let pad = "x".repeat(400);
+    let batch = |name: &str| -> Vec<Value> { (0..60).map(|i| f.event(name, json!({"$insert_id": format!("{name}-{i}"), "pad": pad}))).collect() };
+    let mut events = batch("Batched");
+    events[7] = f.event("Batched", json!({"distinct_id": "null", "pad": pad}));
+    events[30] = json!({"event": "Batched", "properties": {"token": other.token, "pad": pad}});
+    let body = json!(events).to_string();
+    assert!(body.len() > 16 * 1024, "{} bytes", body.len());
+    let r = f.post("/track?verbose=1", &[FORM], form(&[("data", &base64(body.as_bytes()))]));
+    assert_eq!(r.status, 400, "{}", r.text);
+    let error = r.json()["error"].as_str().unwrap().to_owned();
+    assert!(error.starts_with("stored 58 of 60 events; event 7: `properties.distinct_id` is \"null\""), "{error}");
+    assert!(error.contains(&format!("; event 30: `properties.token` is the token of another project than project {}", f.p)), "{error}");
+    assert_eq!(f.stored("Batched").len(), 58);
+
+    let whole = json!(batch("Whole")).to_string();
+    let r = f.post("/track", &[FORM], form(&[("data", &base64(whole.as_bytes()))]));
+    assert_eq!((r.status, r.text.as_str()), (200, "1"));
+    assert_eq!(f.stored("Whole").len(), 60);
+
+    let strangers: Vec<Value> = (0..60).map(|_| json!({"event": "Never", "properties": {"token": "not-a-token", "pad": pad}})).collect();
+    let r = f.post("/track?verbose=1", &[JSON], json!(strangers).to_string().into_bytes());
+    assert_eq!(r.status, 401, "{}", r.text);
+    assert!(r.json()["error"].as_str().unwrap().contains("name no project"), "{}", r.text);
+    assert!(f.stored("Never").is_empty());
+
+    // Cut short: refused whole, as a small body is, nothing stored.
+    let cut = json!(batch("Cut")).to_string();
+    let r = f.post("/track?verbose=1", &[JSON], cut.as_bytes()[..cut.len() - 1].to_vec());
+    assert_eq!(r.status, 400, "{}", r.text);
+    let small = json!(batch("Cut")[..1]).to_string();
+    let small = f.post("/track?verbose=1", &[JSON], small.as_bytes()[..small.len() - 1].to_vec());
+    let first_words = |text: &str| text.split(|c: char| c.is_ascii_digit()).next().unwrap_or_default().to_owned();
+    assert_eq!(first_words(&r.text), first_words(&small.text), "{} against {}", r.text, small.text);
+    assert!(f.stored("Cut").is_empty());
+}
+
 /// Tokens: required in each event without an `Authorization` header; events naming another
 /// project's token (or none) are refused one by one; 401 when no event names a project. With
 /// the project token as Basic user name (as server-side senders authenticate) events may leave
@@ -370,6 +412,7 @@ on_both_stores!(
     every_answer_form,
     time_insert_id_distinct_id_and_ip,
     a_partial_batch_stores_the_valid_events_and_answers_0,
+    a_batch_over_16_kib_is_answered_as_a_small_one,
     tokens_decide_the_project_and_refuse_strangers,
     tracked_events_are_dropped_filtered_and_counted_like_imported_ones,
 );
