@@ -11,7 +11,8 @@ Each round starts every given server in turn on a fresh data folder and sends it
 (default 3 rounds). Not a timed test, and not part of `cargo xtask bench`: a helper for comparing
 two builds on the path of larger bodies.
 """
-import argparse, base64, http.client, json, os, random, subprocess, tempfile, threading, time, urllib.parse
+import argparse, base64, json, os, random, time, urllib.parse
+from track_http import Server
 
 EVENTS_PER_REQUEST = 60
 
@@ -31,40 +32,18 @@ def bodies(token, requests):
 
 
 def run(server, requests):
-    folder = tempfile.mkdtemp(prefix="track-batches.")
-    proc = subprocess.Popen([server, "--data-dir", folder, "--listen", "127.0.0.1:0", "--web-dir", os.path.join(folder, "none")],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    for line in proc.stdout:
-        if line.startswith("datadict is listening on "):
-            host, port = line.split()[-1].rstrip("/").removeprefix("http://").split(":")
-            break
-    threading.Thread(target=lambda: [None for _ in proc.stdout], daemon=True).start()
-    token = json.load(open(os.path.join(folder, "demo-credentials.json")))["project_token"]
-    sent = bodies(token, requests)
-    next_index, lock = iter(range(requests)), threading.Lock()
-
-    def client():
-        conn = http.client.HTTPConnection(host, int(port))
-        while True:
-            with lock:
-                i = next(next_index, None)
-            if i is None:
-                return
-            conn.request("POST", "/track", sent[i], {"Content-Type": "application/x-www-form-urlencoded"})
-            answer = conn.getresponse().read()
-            assert answer == b"1", answer
+    started = Server(server, "track-batches.")
+    sent = bodies(started.token, requests)
 
     def cpu_secs():
-        fields = open(f"/proc/{proc.pid}/stat").read().rsplit(")", 1)[1].split()
+        fields = open(f"/proc/{started.proc.pid}/stat").read().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
-    cpu_before, started = cpu_secs(), time.time()
-    threads = [threading.Thread(target=client) for _ in range(4)]
-    [t.start() for t in threads]
-    [t.join() for t in threads]
-    secs, cpu = time.time() - started, cpu_secs() - cpu_before
-    proc.kill()
-    proc.wait()
+    cpu_before, began = cpu_secs(), time.time()
+    started.send(sent, threads=4)
+    secs, cpu = time.time() - began, cpu_secs() - cpu_before
+    started.proc.kill()
+    started.proc.wait()
     events = requests * EVENTS_PER_REQUEST
     return {"server": server, "events": events, "events_per_sec": round(events / secs), "server_cpu_us_per_event": round(cpu * 1e6 / events, 1)}
 

@@ -11,7 +11,8 @@ second run minus the first, over REQUESTS, and the same without the data-quality
 (`Journal::fold`, which runs every 250 ms whatever the load: under valgrind's slowdown it would
 count several times what it costs at full speed). Needs valgrind and callgrind_annotate.
 """
-import base64, http.client, json, os, random, re, signal, subprocess, sys, tempfile, threading, urllib.parse
+import base64, json, os, random, re, signal, subprocess, sys, tempfile, urllib.parse
+from track_http import Server
 
 NAMES = ["Page View", "Sign Up", "Purchase", "Add To Cart", "Search", "Share"]
 
@@ -27,35 +28,11 @@ def body(rng, i, token):
 
 
 def run(server, requests, out):
-    folder = tempfile.mkdtemp(prefix="track-instructions.")
-    cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", server, "--data-dir", folder,
-           "--listen", "127.0.0.1:0", "--web-dir", os.path.join(folder, "none")]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=dict(os.environ, RUST_LOG="datadict_server=warn"))
-    for line in proc.stdout:
-        if line.startswith("datadict is listening on "):
-            host, port = line.split()[-1].rstrip("/").removeprefix("http://").split(":")
-            break
-    threading.Thread(target=lambda: [None for _ in proc.stdout], daemon=True).start()
-    token = json.load(open(os.path.join(folder, "demo-credentials.json")))["project_token"]
+    wrapper = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
+    started = Server(server, "track-instructions.", wrapper, env=dict(os.environ, RUST_LOG="datadict_server=warn"))
     rng = random.Random(1)
-    bodies = [body(rng, i, token) for i in range(requests)]
-    next_index = iter(range(requests))
-    lock = threading.Lock()
-
-    def client():
-        conn = http.client.HTTPConnection(host, int(port))
-        while True:
-            with lock:
-                i = next(next_index, None)
-            if i is None:
-                return
-            conn.request("POST", "/track", bodies[i], {"Content-Type": "application/x-www-form-urlencoded"})
-            answer = conn.getresponse().read()
-            assert answer == b"1", answer
-
-    threads = [threading.Thread(target=client) for _ in range(16)]
-    [t.start() for t in threads]
-    [t.join() for t in threads]
+    started.send([body(rng, i, started.token) for i in range(requests)], threads=16)
+    proc = started.proc
     proc.send_signal(signal.SIGINT)
     proc.wait()
     total = int(re.search(r"^summary: (\d+)", open(out).read(), re.M).group(1))
