@@ -6,6 +6,7 @@ mod groups;
 mod lookup;
 mod event_writer;
 mod quality_journal;
+mod refused_http;
 
 use super::event_writer::write_group;
 use super::quality_journal::Journal;
