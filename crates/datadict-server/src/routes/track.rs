@@ -14,8 +14,8 @@
 //! cannot be de-duplicated: every copy is stored). Every other import rule applies unchanged,
 //! through the checks and the event writer of `/import` (`ingest::check_body`, then
 //! `ingest::send_checked` with the project's dictionary): limits, forbidden ids, truncation, the
-//! dictionary's drops, de-duplication. Each body is checked once. With `ip=1` the connection's address
-//! becomes the event's `ip` unless it has one. The token is not stored with the event.
+//! dictionary's drops, de-duplication. Each body is checked once. With `ip=1` the connection's
+//! address becomes the event's `ip` unless it has one. The token is not stored with the event.
 //!
 //! A batch with invalid events stores the valid ones and answers `0` (400), or with `verbose=1`
 //! `{"status":0,"error":"stored 2 of 3 events; event 1: ..."}`: the answer never claims a
@@ -24,18 +24,17 @@
 use crate::auth::{records_project, token_projects_versioned, IngestCaller};
 use crate::error::ApiError;
 use crate::ingest::{body_tokens, check_body, now_ms, send_checked, Checked, Intake, Tokens, INLINE_BYTES};
-use crate::store::PendingInsert;
 use crate::routes::ingest::{charge, IngestError};
 use crate::routes::responses::{EventsTracked, TrackingRefusals};
 use crate::routes::wire::{answer_batch, receive, Refused, Tally, WireQuery};
+use crate::store::PendingInsert;
 use crate::AppState;
 use axum::extract::{Request, State};
 use axum::response::Response;
 use axum::routing::post;
 use datadict_core::event::{Presence, TokenField};
 use datadict_core::wire::Route;
-use datadict_core::InputFormat;
-use datadict_core::EventRules;
+use datadict_core::{EventRules, InputFormat};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 pub fn router() -> OpenApiRouter<AppState> {
