@@ -196,46 +196,32 @@ fn durable_ceiling(bodies: &Arc<Vec<String>>, clients: usize, client: Client, di
     use std::io::Write;
     use std::os::unix::fs::FileExt;
     const LOG_BYTES: usize = 4 << 20;
-    type Job = (String, tokio::sync::oneshot::Sender<()>);
-    let (queue, jobs) = std::sync::mpsc::channel::<Job>();
     let mut log = std::fs::File::create(dir.join("durable-peer.log")).unwrap();
     log.write_all(&vec![0; LOG_BYTES]).unwrap();
     log.sync_all().unwrap();
-    // It ends when the runtime drops the handler, and with it the queue.
-    std::thread::spawn(move || {
-        let (mut buffer, mut at) = (Vec::new(), 0);
-        while let Ok(first) = jobs.recv() {
-            let group: Vec<Job> = std::iter::once(first).chain(jobs.try_iter()).collect();
-            buffer.clear();
-            group.iter().for_each(|(data, _)| {
-                buffer.extend_from_slice(data.as_bytes());
-                buffer.push(b'\n');
-            });
-            if at + buffer.len() > LOG_BYTES {
-                at = 0;
-            }
-            log.write_all_at(&buffer, at as u64).unwrap();
-            at += buffer.len();
-            log.sync_data().unwrap();
-            group.into_iter().for_each(|(_, done)| done.send(()).unwrap_or_default());
-        }
-    });
     let spin = std::env::var("BENCH_PEER_SPIN_US").map_or(0, |us| us.parse().expect("BENCH_PEER_SPIN_US: a number of µs"));
-    let app = axum::Router::new().route(
-        "/track",
-        axum::routing::post(move |axum::Form(mut form): axum::Form<HashMap<String, String>>| async move {
-            let data = form.remove("data").expect("a /track body without data=");
-            let started = Instant::now();
-            while started.elapsed().as_micros() < spin {
-                std::hint::spin_loop();
-            }
-            let (done, stored) = tokio::sync::oneshot::channel();
-            queue.send((data, done)).unwrap();
-            stored.await.expect("the durable peer's writer stopped");
-            "1"
-        }),
-    );
-    serve_peer(app, bodies, clients, client)
+    let job = move |data: String| {
+        let started = Instant::now();
+        while started.elapsed().as_micros() < spin {
+            std::hint::spin_loop();
+        }
+        data
+    };
+    let (mut buffer, mut at) = (Vec::new(), 0);
+    let commit = move |group: &[String]| {
+        buffer.clear();
+        group.iter().for_each(|data| {
+            buffer.extend_from_slice(data.as_bytes());
+            buffer.push(b'\n');
+        });
+        if at + buffer.len() > LOG_BYTES {
+            at = 0;
+        }
+        log.write_all_at(&buffer, at as u64).unwrap();
+        at += buffer.len();
+        log.sync_data().unwrap();
+    };
+    group_commit_peer(bodies, clients, client, job, commit)
 }
 
 /// The durable insert peer: the bare database insert of `/track`, as the bare insert is to
@@ -260,28 +246,44 @@ fn durable_insert(records: &[Value], token: &str, bodies: &Arc<Vec<String>>, cli
             (r["event"].as_str().unwrap().to_owned(), p["time"].as_i64().unwrap(), field("distinct_id"), field("$insert_id"), text)
         })
         .collect();
-    type Job = (usize, tokio::sync::oneshot::Sender<()>);
-    let (queue, jobs) = std::sync::mpsc::channel::<Job>();
-    // It ends when the runtime drops the handler, and with it the queue.
+    let job = move |data: String| *rows.get(&data).expect("a data= value the bench did not send");
+    let commit = move |group: &[usize]| {
+        let mut batch = EventBatch::default();
+        for &i in group {
+            let (event, time, distinct_id, insert_id, text) = &fields[i];
+            batch.push(event, *time, distinct_id, insert_id, text);
+        }
+        store.write_events(project, &batch, 0).expect("the durable insert peer's write");
+    };
+    group_commit_peer(bodies, clients, client, job, commit)
+}
+
+/// A durable peer's group commit: the bare handler of [`ceiling`] turns each request's `data=`
+/// into a job (`job`, on the request's task) and hands it to one thread, which `commit`s every job
+/// queued meanwhile as one group and only then answers their requests. It ends when the runtime
+/// drops the handler, and with it the queue. Served by [`serve_peer`].
+fn group_commit_peer<J: Send + 'static>(
+    bodies: &Arc<Vec<String>>,
+    clients: usize,
+    client: Client,
+    job: impl Fn(String) -> J + Clone + Send + Sync + 'static,
+    mut commit: impl FnMut(&[J]) + Send + 'static,
+) -> Value {
+    let (queue, jobs) = std::sync::mpsc::channel::<(J, tokio::sync::oneshot::Sender<()>)>();
     std::thread::spawn(move || {
         while let Ok(first) = jobs.recv() {
-            let group: Vec<Job> = std::iter::once(first).chain(jobs.try_iter()).collect();
-            let mut batch = EventBatch::default();
-            for (i, _) in &group {
-                let (event, time, distinct_id, insert_id, text) = &fields[*i];
-                batch.push(event, *time, distinct_id, insert_id, text);
-            }
-            store.write_events(project, &batch, 0).expect("the durable insert peer's write");
-            group.into_iter().for_each(|(_, done)| done.send(()).unwrap_or_default());
+            let (group, answers): (Vec<J>, Vec<_>) = std::iter::once(first).chain(jobs.try_iter()).unzip();
+            commit(&group);
+            answers.into_iter().for_each(|done| done.send(()).unwrap_or_default());
         }
     });
     let app = axum::Router::new().route(
         "/track",
-        axum::routing::post(move |axum::Form(form): axum::Form<HashMap<String, String>>| async move {
-            let row = *rows.get(form.get("data").expect("a /track body without data=")).expect("a data= value the bench did not send");
+        axum::routing::post(move |axum::Form(mut form): axum::Form<HashMap<String, String>>| async move {
+            let data = form.remove("data").expect("a /track body without data=");
             let (done, stored) = tokio::sync::oneshot::channel();
-            queue.send((row, done)).unwrap();
-            stored.await.expect("the durable insert peer's writer stopped");
+            queue.send((job(data), done)).unwrap();
+            stored.await.expect("the durable peer's committing thread stopped");
             "1"
         }),
     );
