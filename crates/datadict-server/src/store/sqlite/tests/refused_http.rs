@@ -27,10 +27,15 @@ fn after_a_failed_fsync_the_ingestion_routes_answer_503() {
     let router = rt.block_on(async { crate::app(state) });
     rt.spawn(crate::tls::serve(listener, router, None, std::future::pending()));
     let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
-    let post = |path: &str, content_type: &str, body: &str| -> (u16, String) {
-        let mut r = agent.post(&format!("{base}{path}")).header("Content-Type", content_type).send(body.as_bytes()).unwrap();
+    let post_with = |path: &str, headers: &[(&str, &str)], body: &str| -> (u16, String) {
+        let mut request = agent.post(&format!("{base}{path}"));
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        let mut r = request.send(body.as_bytes()).unwrap();
         (r.status().as_u16(), r.body_mut().read_to_string().unwrap())
     };
+    let post = |path: &str, content_type: &str, body: &str| post_with(path, &[("Content-Type", content_type)], body);
     let event = |id: &str| json!({"event": "E", "properties": {"token": project.token, "distinct_id": "u", "$insert_id": id}});
     let form = |value: &Value| format!("data={}", urlencode(&value.to_string()));
     let says_why = |error: &str| error.contains("fsync of /dev/null") && error.contains("until it is restarted");
@@ -49,8 +54,7 @@ fn after_a_failed_fsync_the_ingestion_routes_answer_503() {
     // `/import` as a server-side sender sends it: the project token as the Basic user name.
     let auth = format!("Basic {}", base64::Engine::encode(&base64::engine::general_purpose::STANDARD, format!("{}:", project.token)));
     let imported = json!([{"event": "E", "properties": {"time": 1_700_000_000_000_i64, "distinct_id": "u", "$insert_id": "imported"}}]);
-    let mut r = agent.post(&format!("{base}/import")).header("Content-Type", "application/json").header("Authorization", &auth).send(imported.to_string().as_bytes()).unwrap();
-    let (status, text) = (r.status().as_u16(), r.body_mut().read_to_string().unwrap());
+    let (status, text) = post_with("/import", &[("Content-Type", "application/json"), ("Authorization", &auth)], &imported.to_string());
     assert_eq!(status, 503, "{text}");
     assert!(says_why(&text), "{text}");
     let update = json!({"$token": project.token, "$distinct_id": "u", "$set": {"plan": "pro"}});
