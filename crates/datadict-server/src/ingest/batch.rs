@@ -406,11 +406,14 @@ pub fn check_batch(
         // invalid ones were skipped above and are reported in `failed_records`.
         let Some(key) = check.valid_key() else { continue };
         // The check on arrival sees every valid event, dropped ones included (it reports the drop).
-        if let Some(dictionary) = &intake.dictionary {
+        // A shape's count stands for the event's count of valid events too.
+        let counted = intake.dictionary.as_ref().is_some_and(|dictionary| {
             let shapes = intake.shapes.as_deref().filter(|_| intake.sample_tag != 0).map(|cache| (cache, intake.sample_tag));
-            out.findings.check_event(&check, dictionary, shapes, &body[record.record.range.clone()]);
+            out.findings.check_event(&check, dictionary, shapes, &body[record.record.range.clone()])
+        });
+        if !counted {
+            out.findings.counts.good(key.event);
         }
-        out.findings.counts.good(key.event);
         let mut bytes = Cow::Borrowed(&body[record.record.range]);
         let Some(dropped_properties) = drops.of(&check) else {
             out.dropped += 1;

@@ -11,6 +11,7 @@
 use super::redact::redact;
 use super::shapes::ShapeCache;
 use crate::FastHash;
+use crate::store::quality::{BAD, GOOD};
 use crate::store::{QualityRows, ShapeCount, ShapeRows, ViolationRow};
 use serde_json::{json, Value};
 use datadict_core::dictionary::profile::operand_type;
@@ -160,8 +161,8 @@ impl EventCounts {
                 })
                 .collect::<Vec<_>>()
         };
-        let mut out = rows("good", self.good);
-        out.extend(rows("bad", self.bad));
+        let mut out = rows(GOOD, self.good);
+        out.extend(rows(BAD, self.bad));
         out
     }
 }
@@ -379,8 +380,10 @@ impl Findings {
     /// Checks one valid event against `dictionary` and records its violations: as a count of its
     /// shape when `shapes` knows the shape as sampled under `tag`, else through
     /// [`Violations::check_event`] (which keeps `record` as a sample), noting the shape as
-    /// collecting samples.
-    pub fn check_event(&mut self, check: &EventCheck<'_>, dictionary: &Dictionary, shapes: Option<(&ShapeCache, u64)>, record: &[u8]) {
+    /// collecting samples. True when a shape counted the event: its count then stands for the
+    /// event's count of valid events too ([`ShapeRows::event`]), which the caller leaves out of
+    /// [`Findings::counts`].
+    pub fn check_event(&mut self, check: &EventCheck<'_>, dictionary: &Dictionary, shapes: Option<(&ShapeCache, u64)>, record: &[u8]) -> bool {
         if let Some(shape) = shapes.and_then(|(cache, _)| cache.shape_of(check, dictionary)) {
             let tag = shapes.map_or(0, |(_, tag)| tag);
             if shape.is_sampled(tag) {
@@ -388,13 +391,14 @@ impl Findings {
                     Some((_, n)) => *n += 1,
                     None => self.shapes.push((shape, 1)),
                 }
-                return;
+                return true;
             }
             if !self.sampling.iter().any(|(s, _)| Arc::ptr_eq(s, &shape)) {
                 self.sampling.push((shape, tag));
             }
         }
         self.violations.check_event(check, dictionary, record);
+        false
     }
 
     /// The rows that record these findings, seen at `now_ms`, in the project's day: what the event

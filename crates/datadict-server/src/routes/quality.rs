@@ -225,7 +225,7 @@ async fn summary(
     let (rejected, counts) = rejected;
     let (mut good, mut bad) = (BTreeMap::new(), BTreeMap::new());
     for v in &counts {
-        add(if v.row.kind == "good" { &mut good } else { &mut bad }, &v.row.entity, v.row.count);
+        add(if v.row.kind == store::quality::GOOD { &mut good } else { &mut bad }, &v.row.entity, v.row.count);
     }
     let (mut by_code, mut by_event, mut by_property, mut per_day) = (BTreeMap::new(), BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
     let mut total = 0;

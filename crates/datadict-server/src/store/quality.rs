@@ -24,6 +24,12 @@ pub enum Table {
     EventCounts,
 }
 
+/// The `kind` of an [`Table::EventCounts`] row counting valid events.
+pub const GOOD: &str = "good";
+
+/// The `kind` of an [`Table::EventCounts`] row counting rejected events.
+pub const BAD: &str = "bad";
+
 impl Table {
     /// Every table, in declaration order (so `table as usize` is its index here).
     pub const ALL: [Table; 3] = [Self::Violations, Self::Rejected, Self::EventCounts];
@@ -104,10 +110,15 @@ impl QualityRows {
         self.violations.is_empty() && self.rejected.is_empty() && self.counts.is_empty() && self.shapes.is_empty()
     }
 
-    /// Turns the counted shapes into violation rows.
+    /// Turns the counted shapes into violation rows, and into the valid events' count of their
+    /// name when the shape knows it ([`ShapeRows::event`]).
     pub fn expand_shapes(&mut self) {
         for ShapeCount { shape, count, first_seen_ms, last_seen_ms } in std::mem::take(&mut self.shapes) {
             self.violations.extend(shape.rows().iter().map(|row| ViolationRow { count: row.count * count, first_seen_ms, last_seen_ms, ..row.clone() }));
+            if let Some(event) = shape.event() {
+                let good = ViolationRow { kind: GOOD.into(), entity: event.to_owned(), property: String::new(), code: String::new(), message: String::new(), count, first_seen_ms, last_seen_ms, types: Vec::new(), samples: Vec::new() };
+                self.counts.push(good);
+            }
         }
     }
 }
@@ -120,19 +131,29 @@ impl QualityRows {
 /// Once every key of the shape has its samples for the day (the event writer's journal knows,
 /// see `sqlite::quality_journal`), it is marked *sampled* with that day's tag, and events of that
 /// shape travel as a count of it ([`ShapeCount`]) instead of as rows of their own: a tracking
-/// request then makes no row, string or sample for its violations.
+/// request then makes no row, string or sample for its violations, nor for its count of valid
+/// events, which the shape's count stands for too.
 #[derive(Debug)]
 pub struct ShapeRows {
+    /// The event name of the shape, whose count of valid events ([`GOOD`], in
+    /// [`Table::EventCounts`]) each event of the shape adds one to; `None` for a shape read back
+    /// from a journal row written before shapes carried it, whose request counted its events
+    /// itself.
+    event: Option<String>,
     rows: Vec<ViolationRow>,
     /// The sampling tag under which every key has its samples (0: none).
     sampled: AtomicU64,
 }
 
 impl ShapeRows {
-    /// The shape of `rows` (samples left out), not yet sampled.
-    pub fn new(rows: Vec<ViolationRow>) -> Self {
+    /// The shape of events named `event` that find `rows` (samples left out), not yet sampled.
+    pub fn new(event: Option<String>, rows: Vec<ViolationRow>) -> Self {
         let rows = rows.into_iter().map(|row| ViolationRow { samples: Vec::new(), first_seen_ms: 0, last_seen_ms: 0, ..row }).collect();
-        Self { rows, sampled: AtomicU64::new(0) }
+        Self { event, rows, sampled: AtomicU64::new(0) }
+    }
+
+    pub fn event(&self) -> Option<&str> {
+        self.event.as_deref()
     }
 
     pub fn rows(&self) -> &[ViolationRow] {

@@ -164,9 +164,10 @@ fn track_records_violations(backend: Backend) {
     assert_eq!(f.counts().get(&key("Purchase", "price", "type_mismatch")), Some(&1));
 }
 
-/// Tracked events one per request, as an application sends them: counts, types and samples are
-/// those of the same events in one import, once their shape has its samples (and the requests
-/// only count it) and again after a reset, which makes samples come back.
+/// Tracked events one per request, as an application sends them: counts, types, samples and the
+/// count of valid events are those of the same events in one import, once their shape has its
+/// samples (and the requests only count it) and again after a reset, which makes samples come
+/// back.
 fn tracked_events_of_one_shape_count_past_their_samples(backend: Backend) {
     let f = fixture(backend);
     let track = |i: usize, coupon: Value| {
@@ -183,6 +184,9 @@ fn tracked_events_of_one_shape_count_past_their_samples(backend: Backend) {
     assert_eq!(coupon["types"], json!(["integer", "string"]));
     assert_eq!(coupon["samples"].as_array().unwrap().len(), 5, "{coupon}");
     assert!(coupon["samples"][0].as_str().unwrap().contains("s-0"), "the first events' samples: {coupon}");
+    // Counted by their shape or not, every valid event counts once as good.
+    let summary = f.server.get(&format!("/api/app/projects/{}/quality/summary", f.p), &f.owner).json();
+    assert_eq!(summary["results"]["events"]["good"]["Purchase"], 15, "{summary}");
     assert_eq!(f.server.delete(&format!("/api/app/projects/{}/quality", f.p), &f.owner).status, 200);
     (15..17).for_each(|i| track(i, json!("Y")));
     let coupon = &f.violations("&property=coupon")[0];

@@ -125,7 +125,7 @@ impl Journal {
         let rows = group.into_requests();
         let mut entries = Vec::with_capacity(rows.len());
         for (project_id, rows) in &rows {
-            let mut entry = EntryOut { rows, shape_defs: Vec::new(), shape_counts: Vec::new() };
+            let mut entry = EntryOut { rows, named_shapes: Vec::new(), shape_counts: Vec::new() };
             for counted in &rows.shapes {
                 let at = Arc::as_ptr(&counted.shape) as usize;
                 let id = match self.shape_ids.get(&at) {
@@ -135,7 +135,7 @@ impl Journal {
                         self.next_shape_id += 1;
                         self.shape_ids.insert(at, (id, counted.shape.clone()));
                         self.staged_ids.push(at);
-                        entry.shape_defs.push((id, counted.shape.rows()));
+                        entry.named_shapes.push((id, counted.shape.event(), counted.shape.rows()));
                         id
                     }
                 };
@@ -270,8 +270,10 @@ pub(crate) fn recover(conn: &Connection) -> anyhow::Result<()> {
     let mut shapes: HashMap<u64, Arc<ShapeRows>> = HashMap::new();
     for text in &texts {
         let mut requests = Vec::new();
-        for (project_id, EntryIn { mut rows, shape_defs, shape_counts }) in serde_json::from_str::<Vec<(i64, EntryIn)>>(text)? {
-            shapes.extend(shape_defs.into_iter().map(|(id, rows)| (id, Arc::new(ShapeRows::new(rows)))));
+        for (project_id, EntryIn { mut rows, shape_defs, named_shapes, shape_counts }) in serde_json::from_str::<Vec<(i64, EntryIn)>>(text)? {
+            // A shape written without its name: its requests counted their valid events as rows.
+            shapes.extend(shape_defs.into_iter().map(|(id, rows)| (id, Arc::new(ShapeRows::new(None, rows)))));
+            shapes.extend(named_shapes.into_iter().map(|(id, event, rows)| (id, Arc::new(ShapeRows::new(event, rows)))));
             for (id, count, first_seen_ms, last_seen_ms) in shape_counts {
                 let shape = shapes.get(&id).cloned().with_context(|| format!("a journal row counts shape {id}, which no earlier row defines"))?;
                 rows.shapes.push(ShapeCount { shape, count, first_seen_ms, last_seen_ms });
@@ -363,25 +365,31 @@ impl Merged {
 }
 
 /// One project's and day's rows in a journal row: [`QualityRows`] as it serializes (its plain
-/// rows), its counted shapes by id (`shape_counts`: id, count, first and last seen), and the rows
-/// of the shapes that no earlier row of the journal gave (`shape_defs`).
+/// rows), its counted shapes by id (`shape_counts`: id, count, first and last seen), and the event
+/// name and rows of the shapes that no earlier row of the journal gave (`named_shapes`: id, name,
+/// rows). A shape's count stands for its events' count of valid events too
+/// ([`ShapeRows::event`]).
 #[derive(Serialize)]
 struct EntryOut<'a> {
     #[serde(flatten)]
     rows: &'a QualityRows,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    shape_defs: Vec<(u64, &'a [ViolationRow])>,
+    named_shapes: Vec<(u64, Option<&'a str>, &'a [ViolationRow])>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     shape_counts: Vec<(u64, i64, i64, i64)>,
 }
 
-/// [`EntryOut`] read back (a row written before shapes has neither shape field).
+/// [`EntryOut`] read back. A row written before shapes has no shape field; one written before
+/// shapes carried their name gives them as `shape_defs` (id, rows), whose events were counted
+/// as plain rows.
 #[derive(Deserialize)]
 struct EntryIn {
     #[serde(flatten)]
     rows: QualityRows,
     #[serde(default)]
     shape_defs: Vec<(u64, Vec<ViolationRow>)>,
+    #[serde(default)]
+    named_shapes: Vec<(u64, Option<String>, Vec<ViolationRow>)>,
     #[serde(default)]
     shape_counts: Vec<(u64, i64, i64, i64)>,
 }

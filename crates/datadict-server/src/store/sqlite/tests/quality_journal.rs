@@ -162,11 +162,20 @@ fn a_reset_deletes_the_journal_and_samples_come_back() {
     assert_eq!((rows[0][0].row.count, rows[0][0].row.samples.clone()), (1, vec![Value::from("e")]));
 }
 
-/// A shape of two keys (one found twice per event), without samples.
+/// A shape of `Buy` events with two keys (one found twice per event), without samples.
 fn shape() -> Arc<ShapeRows> {
+    Arc::new(ShapeRows::new(Some("Buy".into()), shape_rows()))
+}
+
+fn shape_rows() -> Vec<ViolationRow> {
     let coupon = row("Buy", "coupon", 1, 0, &["string"], &["dropped"]);
     let price = ViolationRow { code: "type_mismatch".into(), ..row("Buy", "price", 2, 0, &["string"], &[]) };
-    Arc::new(ShapeRows::new(vec![coupon, price]))
+    vec![coupon, price]
+}
+
+/// The count of valid `Buy` events stored.
+fn good_buys(rows: &[Vec<StoredViolation>]) -> i64 {
+    rows[Table::EventCounts as usize].iter().filter(|v| (v.row.kind.as_str(), v.row.entity.as_str()) == ("good", "Buy")).map(|v| v.row.count).sum()
 }
 
 /// Counted shapes, beside plain rows of the same keys, are journaled, recovered by a reopened
@@ -195,6 +204,7 @@ fn counted_shapes_store_the_rows_they_stand_for() {
     assert_eq!((coupon.count, coupon.types.clone()), (2 + 1 + 3 + 1 + 4 + 1 + 3, vec!["number".to_owned(), "string".to_owned()]));
     let price = &expected[0].iter().find(|v| v.row.property == "price").unwrap().row;
     assert_eq!((price.count, price.first_seen_ms, price.last_seen_ms), (2 * (2 + 1 + 3 + 1 + 4 + 1), 1_000, 3_002));
+    assert_eq!(good_buys(&expected), 2 + 1 + 3 + 1 + 4 + 1, "each event of the shape counts as a valid Buy");
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("q.sqlite3");
     let db = Sqlite::open_with(&file, Synchronous::Full).unwrap();
@@ -268,4 +278,27 @@ fn a_group_rolled_back_defines_no_shape() {
     let rows = stored(&Sqlite::open_with(&file, Synchronous::Full).unwrap());
     let price = rows[0].iter().find(|v| v.row.property == "price").unwrap();
     assert_eq!(price.row.count, 2);
+}
+
+/// A journal row written before shapes carried their event name (`shape_defs`, by a server
+/// before this one) is recovered with its requests' own counts of valid events, which its
+/// shapes' counts do not add to again.
+#[test]
+fn a_journal_row_of_unnamed_shapes_is_recovered_as_it_was_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("q.sqlite3");
+    let db = Sqlite::open_with(&file, Synchronous::Full).unwrap();
+    with_project(&db);
+    let good = ViolationRow { kind: "good".into(), code: String::new(), property: String::new(), message: String::new(), types: Vec::new(), samples: Vec::new(), ..row("Buy", "", 5, 7, &[], &[]) };
+    let rows = QualityRows { day: "2026-01-01".into(), max_keys: 100, max_samples: 3, counts: vec![good], ..QualityRows::default() };
+    let mut entry = serde_json::to_value(&rows).unwrap();
+    entry["shape_defs"] = serde_json::json!([[4, shape_rows()]]);
+    entry["shape_counts"] = serde_json::json!([[4, 5, 7, 7]]);
+    let text = serde_json::json!([[1, entry]]).to_string();
+    db.call_sync(move |c| Ok(c.execute("INSERT INTO quality_journal (requests) VALUES (?1)", [text])?)).unwrap();
+    drop(db);
+    let stored = stored(&Sqlite::open_with(&file, Synchronous::Full).unwrap());
+    assert_eq!(good_buys(&stored), 5);
+    let price = stored[0].iter().find(|v| v.row.property == "price").unwrap();
+    assert_eq!(price.row.count, 10);
 }
