@@ -57,6 +57,16 @@ fn with_project(db: &Sqlite) {
     db.call_sync(|conn| Ok(conn.execute("INSERT INTO projects (id, name, token_hash) VALUES (1, 'p', 'h')", [])?)).unwrap();
 }
 
+/// A store in a file of a new folder, with project 1; the folder (kept while it lives) and the
+/// file, to open it again.
+fn on_disk() -> (tempfile::TempDir, std::path::PathBuf, Sqlite) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("q.sqlite3");
+    let db = Sqlite::open_with(&file, Synchronous::Full).unwrap();
+    with_project(&db);
+    (dir, file, db)
+}
+
 /// Appends `group` as the event writer does, in a transaction of its own.
 fn append(db: &Sqlite, group: Vec<(i64, QualityRows)>) {
     let journal = db.journal.clone();
@@ -116,10 +126,7 @@ fn folded_groups_store_what_direct_writes_store() {
 /// database is opened again.
 #[test]
 fn a_reopened_store_folds_what_was_journaled() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("q.sqlite3");
-    let db = Sqlite::open_with(&file, Synchronous::Full).unwrap();
-    with_project(&db);
+    let (_dir, file, db) = on_disk();
     for group in groups() {
         append(&db, group);
     }
@@ -205,10 +212,7 @@ fn counted_shapes_store_the_rows_they_stand_for() {
     let price = &expected[0].iter().find(|v| v.row.property == "price").unwrap().row;
     assert_eq!((price.count, price.first_seen_ms, price.last_seen_ms), (2 * (2 + 1 + 3 + 1 + 4 + 1), 1_000, 3_002));
     assert_eq!(good_buys(&expected), 2 + 1 + 3 + 1 + 4 + 1, "each event of the shape counts as a valid Buy");
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("q.sqlite3");
-    let db = Sqlite::open_with(&file, Synchronous::Full).unwrap();
-    with_project(&db);
+    let (_dir, file, db) = on_disk();
     for (i, group) in groups().enumerate() {
         append(&db, group);
         if i == 0 {
@@ -252,10 +256,7 @@ fn a_shape_is_sampled_once_its_keys_have_their_samples() {
 /// again, so that a reopened store can read them.
 #[test]
 fn a_group_rolled_back_defines_no_shape() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("q.sqlite3");
-    let db = Sqlite::open_with(&file, Synchronous::Full).unwrap();
-    with_project(&db);
+    let (_dir, file, db) = on_disk();
     let shape = shape();
     let group = || {
         let mut r = request("2026-01-01", Vec::new(), Vec::new());
@@ -285,10 +286,7 @@ fn a_group_rolled_back_defines_no_shape() {
 /// shapes' counts do not add to again.
 #[test]
 fn a_journal_row_of_unnamed_shapes_is_recovered_as_it_was_written() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("q.sqlite3");
-    let db = Sqlite::open_with(&file, Synchronous::Full).unwrap();
-    with_project(&db);
+    let (_dir, file, db) = on_disk();
     let good = ViolationRow { kind: "good".into(), code: String::new(), property: String::new(), message: String::new(), types: Vec::new(), samples: Vec::new(), ..row("Buy", "", 5, 7, &[], &[]) };
     let rows = QualityRows { day: "2026-01-01".into(), max_keys: 100, max_samples: 3, counts: vec![good], ..QualityRows::default() };
     let mut entry = serde_json::to_value(&rows).unwrap();
