@@ -146,20 +146,7 @@ impl EventCounts {
 
     fn into_rows(self, now_ms: i64) -> Vec<ViolationRow> {
         let rows = |kind: &str, map: HashMap<String, i64, FastHash>| {
-            map.into_iter()
-                .map(|(entity, count)| ViolationRow {
-                    kind: kind.to_owned(),
-                    entity,
-                    property: String::new(),
-                    code: String::new(),
-                    message: String::new(),
-                    count,
-                    first_seen_ms: now_ms,
-                    last_seen_ms: now_ms,
-                    types: Vec::new(),
-                    samples: Vec::new(),
-                })
-                .collect::<Vec<_>>()
+            map.into_iter().map(|(entity, count)| ViolationRow::event_count(kind, entity, count, now_ms, now_ms)).collect::<Vec<_>>()
         };
         let mut out = rows(GOOD, self.good);
         out.extend(rows(BAD, self.bad));

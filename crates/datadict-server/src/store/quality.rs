@@ -60,6 +60,15 @@ pub struct ViolationRow {
     pub samples: Vec<Value>,
 }
 
+impl ViolationRow {
+    /// A row of [`Table::EventCounts`]: `count` events named `entity` of `kind` ([`GOOD`] or
+    /// [`BAD`]).
+    pub fn event_count(kind: &str, entity: String, count: i64, first_seen_ms: i64, last_seen_ms: i64) -> Self {
+        let none = String::new;
+        Self { kind: kind.to_owned(), entity, property: none(), code: none(), message: none(), count, first_seen_ms, last_seen_ms, types: Vec::new(), samples: Vec::new() }
+    }
+}
+
 /// A stored violation row with its day (`YYYY-MM-DD`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct StoredViolation {
@@ -116,8 +125,7 @@ impl QualityRows {
         for ShapeCount { shape, count, first_seen_ms, last_seen_ms } in std::mem::take(&mut self.shapes) {
             self.violations.extend(shape.rows().iter().map(|row| ViolationRow { count: row.count * count, first_seen_ms, last_seen_ms, ..row.clone() }));
             if let Some(event) = shape.event() {
-                let good = ViolationRow { kind: GOOD.into(), entity: event.to_owned(), property: String::new(), code: String::new(), message: String::new(), count, first_seen_ms, last_seen_ms, types: Vec::new(), samples: Vec::new() };
-                self.counts.push(good);
+                self.counts.push(ViolationRow::event_count(GOOD, event.to_owned(), count, first_seen_ms, last_seen_ms));
             }
         }
     }

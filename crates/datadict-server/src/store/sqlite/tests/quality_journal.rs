@@ -287,7 +287,7 @@ fn a_group_rolled_back_defines_no_shape() {
 #[test]
 fn a_journal_row_of_unnamed_shapes_is_recovered_as_it_was_written() {
     let (_dir, file, db) = on_disk();
-    let good = ViolationRow { kind: "good".into(), code: String::new(), property: String::new(), message: String::new(), types: Vec::new(), samples: Vec::new(), ..row("Buy", "", 5, 7, &[], &[]) };
+    let good = ViolationRow::event_count("good", "Buy".into(), 5, 7, 7);
     let rows = QualityRows { day: "2026-01-01".into(), max_keys: 100, max_samples: 3, counts: vec![good], ..QualityRows::default() };
     let mut entry = serde_json::to_value(&rows).unwrap();
     entry["shape_defs"] = serde_json::json!([[4, shape_rows()]]);
