@@ -342,6 +342,9 @@ fn check_operation(op: &str, value: &Value, limits: &Limits, out: &mut Vec<Issue
             out.push(Issue::new(&path, IssueCode::WrongType, format!("`{op}` is {}; it must be an array of property names", describe(value))));
             return;
         };
+        if names.is_empty() {
+            out.push(Issue::new(&path, IssueCode::WrongType, format!("`{op}` is an empty array; name at least one property to remove")));
+        }
         for (i, name) in names.iter().enumerate() {
             if !name.is_string() {
                 let p = index_path(&path, i);
@@ -354,6 +357,9 @@ fn check_operation(op: &str, value: &Value, limits: &Limits, out: &mut Vec<Issue
         out.push(Issue::new(&path, IssueCode::WrongType, format!("`{op}` is {}; it must be an object of property names to values", describe(value))));
         return;
     };
+    if op == "$union" && props.is_empty() {
+        out.push(Issue::new(&path, IssueCode::WrongType, format!("`{op}` is an empty object; name at least one list property and the values to merge in")));
+    }
     if props.len() > limits.max_profile_properties {
         out.push(Issue::new(
             &path,
@@ -365,7 +371,7 @@ fn check_operation(op: &str, value: &Value, limits: &Limits, out: &mut Vec<Issue
         let p = child_path(&path, name);
         let bad = match op {
             "$add" if !v.is_number() => Some("a number to add"),
-            "$union" if !v.is_array() => Some("an array of values to merge in"),
+            "$union" if v.as_array().is_none_or(|items| items.is_empty()) => Some("a non-empty array of values to merge in"),
             _ => None,
         };
         if let Some(expected) = bad {
@@ -431,11 +437,23 @@ impl ProfileOperation {
 }
 
 /// Applies one operation to a stored profile (`None`: no profile) and returns the new profile
-/// (`None`: deleted), or why the update cannot be applied. Every way profiles are written (the
-/// `/engage` route, warehouse syncs, migrations) goes through here, so the 2,000-property cap of
-/// FACTS.md holds for all of them.
+/// (`None`: deleted, or still absent), or why the update cannot be applied. Every way profiles
+/// are written (the `/engage` route, warehouse syncs, migrations) goes through here, so the
+/// 2,000-property cap of FACTS.md holds for all of them.
+///
+/// An update never destroys a stored value it cannot work on: `$add` to a property that holds
+/// something other than a number, `$union`, `$append` or `$remove` on one that holds something
+/// other than a list, and an `$add` whose sum is no finite number are refused whole, naming the
+/// property, what it holds and what to send instead (the service's libraries document such an
+/// update as ignored; a refusal says so where an ignored update would be found missing later).
+/// `$unset` and `$remove` on a profile that does not exist make no profile (reference: "If it
+/// does not exist, no updates are made").
 pub fn apply(current: Option<&Map<String, Value>>, operation: &ProfileOperation, limits: &Limits) -> Result<Option<Map<String, Value>>, Vec<Issue>> {
+    if current.is_none() && matches!(operation, ProfileOperation::Unset(_) | ProfileOperation::Remove(_)) {
+        return Ok(None);
+    }
     let mut props = current.cloned().unwrap_or_default();
+    let mut issues = Vec::new();
     match operation {
         ProfileOperation::Delete => return Ok(None),
         ProfileOperation::Unset(names) => {
@@ -455,35 +473,46 @@ pub fn apply(current: Option<&Map<String, Value>>, operation: &ProfileOperation,
         }
         ProfileOperation::Add(values) => {
             for (name, value) in values {
-                let sum = add(props.get(name), value);
-                props.insert(name.clone(), sum);
+                match add(props.get(name), value) {
+                    Ok(sum) => drop(props.insert(name.clone(), sum)),
+                    Err(why) => issues.push(cannot_apply(operation, name, why)),
+                }
             }
         }
         ProfileOperation::Union(values) => {
             for (name, value) in values {
-                let mut list = as_list(props.remove(name));
-                for item in value.as_array().into_iter().flatten() {
-                    if !list.contains(item) {
-                        list.push(item.clone());
+                match list_entry(&mut props, name) {
+                    Ok(list) => {
+                        for item in value.as_array().into_iter().flatten() {
+                            if !list.contains(item) {
+                                list.push(item.clone());
+                            }
+                        }
                     }
+                    Err(why) => issues.push(cannot_apply(operation, name, why)),
                 }
-                props.insert(name.clone(), Value::Array(list));
             }
         }
         ProfileOperation::Append(values) => {
             for (name, value) in values {
-                let mut list = as_list(props.remove(name));
-                list.push(value.clone());
-                props.insert(name.clone(), Value::Array(list));
+                match list_entry(&mut props, name) {
+                    Ok(list) => list.push(value.clone()),
+                    Err(why) => issues.push(cannot_apply(operation, name, why)),
+                }
             }
         }
         ProfileOperation::Remove(values) => {
             for (name, value) in values {
-                if let Some(Value::Array(list)) = props.get_mut(name) {
-                    list.retain(|item| item != value);
+                match props.get_mut(name) {
+                    None => {}
+                    Some(Value::Array(list)) => list.retain(|item| item != value),
+                    Some(other) => issues.push(cannot_apply(operation, name, not_a_list(other))),
                 }
             }
         }
+    }
+    if !issues.is_empty() {
+        return Err(issues);
     }
     let max = limits.max_profile_properties;
     if props.len() > max {
@@ -496,25 +525,48 @@ pub fn apply(current: Option<&Map<String, Value>>, operation: &ProfileOperation,
     Ok(Some(props))
 }
 
-/// `$add`: integers stay integers while they fit; a missing or non-numeric value counts as 0.
-fn add(current: Option<&Value>, by: &Value) -> Value {
+/// The issue of an operation that cannot work on what the profile holds under `name`.
+fn cannot_apply(operation: &ProfileOperation, name: &str, why: String) -> Issue {
+    let path = child_path(operation.key(), name);
+    Issue::new(&path, IssueCode::WrongType, format!("`{path}`: {why}; the update was not applied"))
+}
+
+/// `$add`: integers stay integers while they fit. A missing property counts as 0 (reference);
+/// a property that holds anything but a number, or a sum that is no finite number, is refused.
+fn add(current: Option<&Value>, by: &Value) -> Result<Value, String> {
     let zero = Value::from(0);
-    let current = current.filter(|v| v.is_number()).unwrap_or(&zero);
+    let current = match current {
+        None => &zero,
+        Some(v) if v.is_number() => v,
+        Some(other) => {
+            return Err(format!(
+                "the profile's property is {}, and `$add` adds only to a number; `$set` it to a number first, or `$unset` it",
+                describe(other)
+            ))
+        }
+    };
     if let (Some(a), Some(b)) = (current.as_i64(), by.as_i64()) {
         if let Some(sum) = a.checked_add(b) {
-            return Value::from(sum);
+            return Ok(Value::from(sum));
         }
     }
     let sum = current.as_f64().unwrap_or(0.0) + by.as_f64().unwrap_or(0.0);
-    serde_json::Number::from_f64(sum).map_or(Value::Null, Value::Number)
+    serde_json::Number::from_f64(sum).map(Value::Number).ok_or_else(|| {
+        format!("{current} + {by} is not a finite number, which a profile property cannot hold")
+    })
 }
 
-/// A list property's items; a missing or scalar value starts a new list.
-fn as_list(value: Option<Value>) -> Vec<Value> {
-    match value {
-        Some(Value::Array(items)) => items,
-        _ => Vec::new(),
+/// The list `$union` or `$append` adds to: the property's, or a new one when it is missing; an
+/// error when it holds anything else (which is then left as it is).
+fn list_entry<'a>(props: &'a mut Map<String, Value>, name: &str) -> Result<&'a mut Vec<Value>, String> {
+    match props.entry(name).or_insert_with(|| Value::Array(Vec::new())) {
+        Value::Array(items) => Ok(items),
+        other => Err(not_a_list(other)),
     }
+}
+
+fn not_a_list(value: &Value) -> String {
+    format!("the profile's property is {}, not a list; `$set` it to a list first, or `$unset` it", describe(value))
 }
 
 fn list(items: &[&str]) -> String {

@@ -31,6 +31,10 @@ fn profile_updates() {
     check(json!({"$token": "t", "$distinct_id": "u1", "$union": {"l": 1}}), &[("$union.l", WrongType)]);
     check(json!({"$token": "t", "$distinct_id": "u1", "$unset": "a"}), &[("$unset", WrongType)]);
     check(json!({"$token": "t", "$distinct_id": "u1", "$unset": ["a", 2]}), &[("$unset[1]", WrongType)]);
+    // The reference's `minItems: 1` and `minProperties: 1`.
+    check(json!({"$token": "t", "$distinct_id": "u1", "$unset": []}), &[("$unset", WrongType)]);
+    check(json!({"$token": "t", "$distinct_id": "u1", "$union": {}}), &[("$union", WrongType)]);
+    check(json!({"$token": "t", "$distinct_id": "u1", "$union": {"l": []}}), &[("$union.l", WrongType)]);
     check(json!({"$token": "t", "$distinct_id": "u1", "$set": [1]}), &[("$set", WrongType)]);
     check(json!({"$distinct_id": "u1"}), &[("$token", MissingField), ("", MissingOperation)]);
     check(
@@ -78,6 +82,48 @@ fn every_operation_applies() {
     assert_eq!(run(p.clone(), "$unset", json!(["plan", "nope"])), json!({"n": 1, "tags": ["a"]}));
     assert_eq!(run(p.clone(), "$delete", json!("")), Value::Null);
     assert_eq!(run(Value::Null, "$set", json!({"a": 1})), json!({"a": 1}));
+}
+
+/// What a refused `apply` says about its first issue: the path and the message.
+fn refused(start: Value, op: &str, operand: Value) -> (String, String) {
+    let operation = ProfileOperation::from_wire(op, operand).expect("a valid operation");
+    let issues = apply(start.as_object(), &operation, &Limits::default()).expect_err("a refusal");
+    assert!(issues.iter().all(|i| i.code == WrongType), "{issues:#?}");
+    (issues[0].path.clone(), issues[0].message.clone())
+}
+
+#[test]
+fn an_operation_never_overwrites_a_value_it_cannot_work_on() {
+    let p = json!({"s": "str", "n": 1, "l": [1, 2], "big": 1e308});
+    let (path, message) = refused(p.clone(), "$add", json!({"l": 1}));
+    assert_eq!(path, "$add.l");
+    assert!(message.contains("adds only to a number") && message.contains("not applied"), "{message}");
+    assert_eq!(refused(p.clone(), "$add", json!({"s": 1})).0, "$add.s");
+    assert_eq!(refused(p.clone(), "$append", json!({"n": "x"})).0, "$append.n");
+    let (path, message) = refused(p.clone(), "$union", json!({"s": ["a"]}));
+    assert_eq!(path, "$union.s");
+    assert!(message.contains("not a list"), "{message}");
+    assert_eq!(refused(p.clone(), "$remove", json!({"s": "str"})).0, "$remove.s");
+    let (path, message) = refused(p.clone(), "$add", json!({"big": 1e308}));
+    assert_eq!(path, "$add.big");
+    assert!(message.contains("not a finite number"), "{message}");
+    // One refused property refuses the whole update: its other properties are not applied.
+    let operation = ProfileOperation::from_wire("$add", json!({"n": 1, "s": 1})).unwrap();
+    assert_eq!(apply(p.as_object(), &operation, &Limits::default()).unwrap_err().len(), 1);
+    // Integers past i64 become floats rather than failing.
+    assert_eq!(run(json!({"n": i64::MAX}), "$add", json!({"n": 1}))["n"], json!(9.223372036854776e18));
+}
+
+#[test]
+fn unset_and_remove_make_no_profile() {
+    for (op, operand) in [("$unset", json!(["a"])), ("$remove", json!({"a": 1}))] {
+        let operation = ProfileOperation::from_wire(op, operand).unwrap();
+        assert_eq!(apply(None, &operation, &Limits::default()).unwrap(), None, "{op}");
+    }
+    // The other operations create the profile (reference: "The profile is created if it does
+    // not exist").
+    assert_eq!(run(Value::Null, "$union", json!({"l": ["a", "a"]})), json!({"l": ["a"]}));
+    assert_eq!(run(Value::Null, "$add", json!({"n": 2})), json!({"n": 2}));
 }
 
 #[test]

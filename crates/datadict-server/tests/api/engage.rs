@@ -227,4 +227,35 @@ fn updates_and_their_quality_rows_commit_together(backend: Backend) {
     assert_eq!(server.get(&format!("/api/app/projects/{}/profiles/u1", project.id), &owner).status, 404);
 }
 
-on_both_stores!(every_operation_and_the_latest_value_wins, updates_and_their_quality_rows_commit_together, engage_answers_403_to_readers_and_429_over_the_rate_limit, an_unsupported_content_encoding_is_answered_415, an_ndjson_body_is_applied_in_order, an_update_over_1_mb_is_refused_and_the_rest_applied, a_profile_holds_at_most_2000_properties);
+/// An operation that cannot work on what a profile holds (`$add` to a list, `$append` to a
+/// number, `$union` with a string, an `$add` past the largest number) is a failed record, and the
+/// stored value stays as it was; `$unset` and `$remove` make no profile where there was none.
+fn an_update_never_destroys_a_value_it_cannot_work_on(backend: Backend) {
+    let server = Server::start_on(backend);
+    let project = server.project("p");
+    let owner = server.account("owner", project.id, Some(Role::Owner));
+    let tok = project.token.as_str();
+    let updates = json!([
+        {"$token": tok, "$distinct_id": "u1", "$set": {"s": "str", "n": 1, "l": [1, 2], "big": 1e308}},
+        {"$token": tok, "$distinct_id": "u1", "$add": {"l": 1}},
+        {"$token": tok, "$distinct_id": "u1", "$append": {"n": "x"}},
+        {"$token": tok, "$distinct_id": "u1", "$union": {"s": ["a"]}},
+        {"$token": tok, "$distinct_id": "u1", "$add": {"big": 1e308}},
+        {"$token": tok, "$distinct_id": "u1", "$add": {"n": 2}},
+        {"$token": tok, "$distinct_id": "nobody", "$unset": ["a"]},
+        {"$token": tok, "$distinct_id": "nobody-either", "$remove": {"a": 1}}
+    ]);
+    let r = server.send("POST", "/engage?strict=1", None, &[], Some(serde_json::to_vec(&updates).unwrap()));
+    assert_eq!(r.status, 400, "{}", r.text);
+    let body = r.json();
+    assert_eq!(body["num_records_imported"], 4, "{body}");
+    let failed: Vec<(u64, &str)> =
+        body["failed_records"].as_array().unwrap().iter().map(|f| (f["index"].as_u64().unwrap(), f["field"].as_str().unwrap())).collect();
+    assert_eq!(failed, vec![(1, "$add.l"), (2, "$append.n"), (3, "$union.s"), (4, "$add.big")], "{body}");
+    let profile = |user: &str| server.get(&format!("/api/app/projects/{}/profiles/{user}", project.id), &owner);
+    assert_eq!(profile("u1").json()["results"]["$properties"], json!({"s": "str", "n": 3, "l": [1, 2], "big": 1e308}));
+    assert_eq!(profile("nobody").status, 404);
+    assert_eq!(profile("nobody-either").status, 404);
+}
+
+on_both_stores!(an_update_never_destroys_a_value_it_cannot_work_on, every_operation_and_the_latest_value_wins, updates_and_their_quality_rows_commit_together, engage_answers_403_to_readers_and_429_over_the_rate_limit, an_unsupported_content_encoding_is_answered_415, an_ndjson_body_is_applied_in_order, an_update_over_1_mb_is_refused_and_the_rest_applied, a_profile_holds_at_most_2000_properties);
