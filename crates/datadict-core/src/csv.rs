@@ -5,8 +5,10 @@
 //!
 //! The dialect: fields are separated by commas and records end with `\n` or `\r\n`; a field that
 //! holds a comma, a quote or a line break is written between double quotes, with each quote inside
-//! doubled. A quote opens a quoted field only at the start of a field; elsewhere it is text, and
-//! text after a closing quote joins the field. Empty lines between records are skipped, and a
+//! doubled. A quote opens a quoted field only at the start of a field; elsewhere it is text, kept
+//! as written. Text between a closing quote and the next comma or line end is refused
+//! ([`CsvError::AfterQuote`]) rather than joined to the field: `"x"y` has no reading that keeps
+//! what its writer meant, and RFC 4180 does not allow it. Empty lines between records are skipped, and a
 //! UTF-8 byte-order mark at the start of the input is not part of the first field.
 
 use crate::limits::MB;
@@ -65,6 +67,9 @@ pub enum CsvError {
     /// The record is over the reader's budget; its fields were not kept.
     #[error("the record that starts on line {line} is over {limit} bytes; split its values, or close a quote left open before it")]
     TooLarge { line: u64, limit: usize },
+    /// Text follows the closing quote of a quoted field, before the next comma or line end.
+    #[error("on line {line} a quoted field is followed by text before the next comma; write a quote inside a quoted field as `\"\"`, and quote a field from its first character to its last")]
+    AfterQuote { line: u64 },
     /// A field is not valid UTF-8; `line` is where the first bad byte is.
     #[error("line {line} is not UTF-8 text; save the file as UTF-8")]
     NotUtf8 { line: u64 },
@@ -74,7 +79,7 @@ impl CsvError {
     /// The line the problem is on.
     pub fn line(&self) -> u64 {
         match *self {
-            Self::Unclosed { line } | Self::TooLarge { line, .. } | Self::NotUtf8 { line } => line,
+            Self::Unclosed { line } | Self::TooLarge { line, .. } | Self::AfterQuote { line } | Self::NotUtf8 { line } => line,
         }
     }
 }
@@ -286,7 +291,13 @@ impl Reader {
                         self.append(b"\"");
                         self.state = State::Quoted;
                     } else {
-                        // The quote closed the field; this byte is read as outside quotes.
+                        // The quote closed the field; this byte is read as outside quotes, and
+                        // only a separator or a line end may follow it.
+                        if !matches!(input[i], b',' | b'\n' | b'\r') && self.error.is_none() {
+                            self.error = Some(CsvError::AfterQuote { line: self.line });
+                            self.fields = Vec::new();
+                            self.field = Vec::new();
+                        }
                         self.state = State::Field;
                     }
                 }

@@ -321,7 +321,7 @@ pub fn dictionary_from_csv(text: &str, namespace: &str) -> Result<Vec<SchemaEntr
 fn csv_issue(e: &CsvError) -> Issue {
     let code = match e {
         CsvError::TooLarge { .. } => IssueCode::TooLarge,
-        CsvError::Unclosed { .. } | CsvError::NotUtf8 { .. } => IssueCode::InvalidJson,
+        CsvError::Unclosed { .. } | CsvError::AfterQuote { .. } | CsvError::NotUtf8 { .. } => IssueCode::InvalidJson,
     };
     Issue::new(format!("line {}", e.line()), code, e.to_string())
 }

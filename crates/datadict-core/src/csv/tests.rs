@@ -57,8 +57,8 @@ fn records() {
     check("\n\n", &[]);
     // Line breaks inside quotes are kept as written, `\r\n` included.
     check("\"x\r\ny\",z\r\nnext", &[(1, &["x\r\ny", "z"]), (3, &["next"])]);
-    // A quote opens a quoted field only at its start; text after a closing quote joins the field.
-    check("a\"b,\"c\"d,\"\"\"\"\n", &[(1, &["a\"b", "cd", "\""])]);
+    // A quote opens a quoted field only at its start; elsewhere it is text.
+    check("a\"b,\"\"\"\"\n", &[(1, &["a\"b", "\""])]);
     check("\"\"\"x\",\"\"\n", &[(1, &["\"x", ""])]);
     // A `\r` is a line end only before `\n` or at the very end; elsewhere it is text.
     check("a\rb,c\r", &[(1, &["a\rb", "c"])]);
@@ -69,6 +69,18 @@ fn records() {
     check("\u{feff}", &[]);
     check("\u{feff}\n\u{feff}", &[(2, &["\u{feff}"])]);
     check("é,ü\n", &[(1, &["é", "ü"])]);
+}
+
+#[test]
+fn text_after_a_closing_quote_is_refused_and_reading_goes_on() {
+    let got = read_all(b"id,a\n2,\"x\"y\n3,\"ok\"\r\n4,\"two\nlines\"z,w\n5,\"\"\n", DEFAULT_MAX_RECORD_BYTES);
+    let record = |line, fields: &[&str]| Ok(Record { line, fields: fields.iter().map(|f| f.to_string()).collect() });
+    assert_eq!(
+        got,
+        vec![record(1, &["id", "a"]), Err(CsvError::AfterQuote { line: 2 }), record(3, &["3", "ok"]), Err(CsvError::AfterQuote { line: 5 }), record(6, &["5", ""])]
+    );
+    let message = CsvError::AfterQuote { line: 2 }.to_string();
+    assert!(message.contains("line 2") && message.contains("`\"\"`"), "{message}");
 }
 
 #[test]

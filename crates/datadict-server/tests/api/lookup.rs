@@ -170,6 +170,8 @@ fn a_bad_csv_is_refused_record_by_record_and_stores_nothing(backend: Backend) {
         ("id,a,b\nk1,1,2\n,3,4\nk3,5\n", &[(2, "line 3: primary key is required and cannot be blank"), (3, "line 4: invalid row: wrong number of fields (2 where the header has 3)")]),
         ("id,a\nk1,1\nk1,2\n", &[(2, "line 3: the primary key `k1` is already the key of the row on line 2")]),
         ("id,a\nk1,\"never closed\nk2,2\n", &[(1, "the quoted field that opens on line 2 is not closed")]),
+        // Text after a closing quote (RFC 4180 does not allow it) is refused, not joined.
+        ("id,a\n2,\"x\"y\n", &[(1, "on line 2 a quoted field is followed by text before the next comma")]),
         ("id,,a\nk,1,2\n", &[(0, "line 1: column 2 of the header has no name")]),
         ("id,a,a\nk,1,2\n", &[(0, "the header names columns 2 and 3 both `a`")]),
         // A record spanning lines counts once: the third record starts on line 4.
