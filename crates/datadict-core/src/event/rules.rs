@@ -28,7 +28,9 @@ pub enum Presence {
 #[serde(rename_all = "camelCase")]
 pub enum TimeRule {
     /// Required; more than `Limits::max_future_ms` ahead of the receiver's clock is an issue
-    /// (FACTS.md, `/import`).
+    /// (FACTS.md, `/import`), and a time ahead of the clock by less is set to the clock
+    /// (reference, `/import`: "If the time value is set in the future, it will be overwritten
+    /// with the current present time at ingestion"), as [`TimeRule::ReceiverClock`] does.
     Required,
     /// Optional: absent, the event happened at the receiver's clock; later than the clock, it is
     /// set to the clock (reference, `/track`: "If the time value is set in the future, it will be
@@ -203,9 +205,7 @@ pub(super) fn finish<'de>(check: &mut EventCheck<'de>, found: Found<'de>, limits
                             Date::from_ms(limits.min_time_ms)
                         ),
                     ));
-                } else if ms > now_ms && rules.time == TimeRule::ReceiverClock {
-                    check.time_set = Some(TimeSet::Future);
-                } else if ms > now_ms.saturating_add(limits.max_future_ms) {
+                } else if ms > now_ms.saturating_add(limits.max_future_ms) && rules.time == TimeRule::Required {
                     issues.push(Issue::new(
                         TIME,
                         IssueCode::TimeInFuture,
@@ -217,6 +217,8 @@ pub(super) fn finish<'de>(check: &mut EventCheck<'de>, found: Found<'de>, limits
                             format_datetime(now_ms)
                         ),
                     ));
+                } else if ms > now_ms {
+                    check.time_set = Some(TimeSet::Future);
                 }
                 check.time_ms = Some(if check.time_set.is_some() { now_ms } else { ms });
             }

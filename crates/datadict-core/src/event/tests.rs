@@ -63,21 +63,28 @@ fn a_valid_event_yields_its_fields() {
 
 #[test]
 fn time_in_seconds_or_milliseconds() {
-    let cases: [(&str, Option<i64>, Expected); 9] = [
+    let cases: [(&str, Option<i64>, Expected); 10] = [
         ("1767225600", Some(NOW), &[]),
         ("1767225600000", Some(NOW), &[]),
-        ("1767225600.5", Some(NOW + 500), &[]),
+        ("1767225599.5", Some(NOW - 500), &[]),
         ("31536000", Some(31_536_000_000), &[]),
         ("31535999", Some(31_535_999_000), &[("properties.time", TimeTooEarly)]),
         ("0", Some(0), &[("properties.time", TimeTooEarly)]),
         ("-5", Some(-5000), &[("properties.time", TimeTooEarly)]),
-        // One hour ahead is allowed, one second more is not.
-        ("1767229200", Some(NOW + 3_600_000), &[]),
+        // Up to one hour ahead is allowed and set to the receiver's clock (the reference's
+        // `/import`: "overwritten with the current present time"); one second more is refused.
+        ("1767225601", Some(NOW), &[]),
+        ("1767229200", Some(NOW), &[]),
         ("1767229201", Some(NOW + 3_601_000), &[("properties.time", TimeInFuture)]),
     ];
     for (time, ms, expected) in cases {
         let record = event(&format!(r#""time":{time},"distinct_id":"u","$insert_id":"i1""#));
-        assert_eq!(check(&record, expected).time_ms, ms, "{time}");
+        let result = check(&record, expected);
+        assert_eq!(result.time_ms, ms, "{time}");
+        // A valid time ahead of the clock is marked as set to it.
+        let sent: f64 = time.parse().unwrap();
+        let ahead = expected.is_empty() && (if sent < 1e11 { sent * 1000.0 } else { sent }) > NOW as f64;
+        assert_eq!(result.time_set, ahead.then_some(TimeSet::Future), "{time}");
     }
     let record = event(r#""time":"1767225600","distinct_id":"u","$insert_id":"i1""#);
     let result = check(&record, &[("properties.time", WrongType)]);

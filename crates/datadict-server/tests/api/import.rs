@@ -186,6 +186,21 @@ fn strict_mode_reports_every_bad_record_and_keeps_the_good_ones(backend: Backend
     assert_eq!(f.events("")["results"].as_array().unwrap().len(), 3);
 }
 
+/// The reference's `/import`: "If the time value is set in the future, it will be overwritten
+/// with the current present time at ingestion"; FACTS.md refuses more than an hour ahead.
+fn a_time_ahead_of_the_clock_is_set_to_it_and_over_an_hour_ahead_refused(backend: Backend) {
+    let f = fixture(backend);
+    let before = now_ms();
+    let events = vec![event("Soon", before + 30 * 60_000, "u1", "s-1", json!({})), event("Later", before + 2 * 3_600_000, "u1", "l-1", json!({}))];
+    let r = f.import_json("&strict=1", &events);
+    let after = now_ms();
+    assert_eq!((r.status, r.json()["num_records_imported"].clone()), (400, json!(1)), "{}", r.text);
+    assert_eq!(r.json()["failed_records"][0]["index"], 1, "{}", r.text);
+    let stored = f.events("event=Soon");
+    let time = stored["results"][0]["properties"]["time"].as_i64().unwrap();
+    assert!((before..=after).contains(&time), "{time} not in {before}..={after}: {stored}");
+}
+
 fn duplicates_keep_the_latest_copy(backend: Backend) {
     let f = fixture(backend);
     let t = now_ms();
@@ -459,4 +474,4 @@ fn a_body_refused_at_its_end_stores_nothing(backend: Backend) {
     assert_eq!(f.events("limit=1000")["results"].as_array().unwrap().len(), 1000);
 }
 
-on_both_stores!(a_gzipped_array_is_imported_and_read_back, ndjson_with_the_project_token, a_token_in_imported_events_is_not_stored, strict_mode_reports_every_bad_record_and_keeps_the_good_ones, duplicates_keep_the_latest_copy, dropped_events_and_properties_do_not_reach_storage, long_strings_are_truncated_at_255_bytes, long_names_and_distinct_ids_are_known_by_what_is_stored, an_uncompressed_body_over_the_default_10_mb_answers_413, injection_looking_names_and_values_are_plain_data, size_limits_answer_413, the_ingest_rate_limit_answers_429, event_counts_leave_out_events_older_than_30_days, failures_and_copies_across_the_parts_of_a_large_body, a_body_refused_at_its_end_stores_nothing);
+on_both_stores!(a_time_ahead_of_the_clock_is_set_to_it_and_over_an_hour_ahead_refused, a_gzipped_array_is_imported_and_read_back, ndjson_with_the_project_token, a_token_in_imported_events_is_not_stored, strict_mode_reports_every_bad_record_and_keeps_the_good_ones, duplicates_keep_the_latest_copy, dropped_events_and_properties_do_not_reach_storage, long_strings_are_truncated_at_255_bytes, long_names_and_distinct_ids_are_known_by_what_is_stored, an_uncompressed_body_over_the_default_10_mb_answers_413, injection_looking_names_and_values_are_plain_data, size_limits_answer_413, the_ingest_rate_limit_answers_429, event_counts_leave_out_events_older_than_30_days, failures_and_copies_across_the_parts_of_a_large_body, a_body_refused_at_its_end_stores_nothing);
