@@ -23,7 +23,7 @@ use serde::de::DeserializeSeed;
 use std::borrow::Cow;
 use walk::{Ctx, Found, RecordSeed, Seen};
 
-pub use complete::{complete_event, complete_event_with, Completion, PropertyLayout};
+pub use complete::{complete_event, complete_event_with, ClientIp, Completion, PropertyLayout};
 pub use rules::{check_insert_id, EventRules, Presence, TimeRule, TimeSet, TokenField};
 
 /// A top-level property of an event as the checker saw it: its name and its JSON type.

@@ -104,7 +104,7 @@ pub use schema::{
 };
 pub use validate::{validate_schema_entry, validate_schema_entry_json, SchemaRules};
 pub use event::{
-    check_event, check_event_reference, check_event_text, check_event_with_rules, complete_event, complete_event_with, truncate_strings, truncated, validate_event_json, Completion,
+    check_event, check_event_reference, check_event_text, check_event_with_rules, complete_event, complete_event_with, truncate_strings, truncated, validate_event_json, ClientIp, Completion,
     EventCheck, EventRules, PropertyLayout, PropertySeen,
 };
 pub use limits::{Limits, FORBIDDEN_IDS};

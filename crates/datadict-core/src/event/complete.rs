@@ -1,6 +1,7 @@
 //! What a receiver changes in a valid event before storing it under rules such as
 //! [`EventRules::TRACK`]: the time the rules gave it (absent, or later than the receiver's
-//! clock), the connection's address as `ip` (`ip=1`, reference), and the project token removed
+//! clock), the connection's address as `ip` and, for an event without `distinct_id`, a
+//! `distinct_id` hashed from that address (`ip=1`, reference), and the project token removed
 //! (it authenticates the event, and tokens are kept only as hashes). A record is parsed and
 //! written again only when one of these applies; most tracked events carry their own time.
 
@@ -12,6 +13,28 @@ use serde_json::Value;
 use std::ops::Range;
 use std::sync::LazyLock;
 
+/// The connection's address of a request that asked for it with `ip=1`, and the `distinct_id`
+/// the reference derives from it for events that have none: "use the ip address of the incoming
+/// request and compute a distinct_id using a hash function if no distinct_id is provided".
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientIp {
+    pub ip: String,
+    /// 32 hex digits of the SHA-256 of `ip:` and the address: the same address gives the same id,
+    /// so one sender's events are one user's. An address is easy to guess back from it: this
+    /// names a sender, it does not hide one.
+    pub distinct_id: String,
+}
+
+impl ClientIp {
+    pub fn new(ip: impl Into<String>) -> Self {
+        use sha2::{Digest, Sha256};
+        let ip = ip.into();
+        let digest = Sha256::digest(format!("ip:{ip}").as_bytes());
+        let distinct_id = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
+        Self { ip, distinct_id }
+    }
+}
+
 /// What to change in one event's `properties`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Completion<'a> {
@@ -20,18 +43,22 @@ pub struct Completion<'a> {
     pub time_ms: Option<i64>,
     /// `ip` to add: the connection's address, for an event that has no `ip` of its own.
     pub ip: Option<&'a str>,
+    /// `distinct_id` to add: the one hashed from the connection's address, for an event that
+    /// has none ([`ClientIp`]).
+    pub distinct_id: Option<&'a str>,
     /// Whether to remove `token`.
     pub remove_token: bool,
 }
 
 impl<'a> Completion<'a> {
-    /// What `rules` ask to change in the event `check` describes, with `ip` the connection's
+    /// What `rules` ask to change in the event `check` describes, with `client` the connection's
     /// address when the request asked for it (`ip=1`).
-    pub fn of(check: &EventCheck<'_>, rules: &EventRules, ip: Option<&'a str>) -> Self {
+    pub fn of(check: &EventCheck<'_>, rules: &EventRules, client: Option<&'a ClientIp>) -> Self {
         let has = |name: &str| check.properties.iter().any(|p| p.name == name);
         Self {
             time_ms: check.time_set.and(check.time_ms),
-            ip: ip.filter(|_| !has("ip")),
+            ip: client.map(|c| c.ip.as_str()).filter(|_| !has("ip")),
+            distinct_id: client.map(|c| c.distinct_id.as_str()).filter(|_| !has("distinct_id")),
             remove_token: matches!(rules.token, TokenField::Credential(_)) && has("token"),
         }
     }
@@ -125,17 +152,19 @@ fn splice_laid_out(record: &[u8], completion: &Completion<'_>, layout: &Property
     out.extend_from_slice(&record[at..inner.end]);
     let members = layout.members - usize::from(completion.remove_token);
     let added_time = if layout.time.is_none() { ms.as_deref() } else { None };
-    push_added(&mut out, members, added_time, completion.ip)?;
+    push_added(&mut out, members, added_time, completion)?;
     out.extend_from_slice(&record[inner.end..]);
     Some(out)
 }
 
 /// Appends the members a completion adds after the last one of `properties`, in both splices:
-/// `time` (where the record had none), then `ip`. `members` is how many the object holds so far:
-/// a comma goes before each added member unless the object is still empty.
-fn push_added(out: &mut Vec<u8>, mut members: usize, time_ms: Option<&str>, ip: Option<&str>) -> Option<()> {
-    let ip = ip.map(serde_json::to_string).transpose().ok()?;
-    for (name, value) in [(&br#""time":"#[..], time_ms), (br#""ip":"#, ip.as_deref())] {
+/// `time` (where the record had none), then `distinct_id` and `ip`. `members` is how many the
+/// object holds so far: a comma goes before each added member unless the object is still empty.
+fn push_added(out: &mut Vec<u8>, mut members: usize, time_ms: Option<&str>, completion: &Completion<'_>) -> Option<()> {
+    let ip = completion.ip.map(serde_json::to_string).transpose().ok()?;
+    let distinct_id = completion.distinct_id.map(serde_json::to_string).transpose().ok()?;
+    let added = [(&br#""time":"#[..], time_ms), (br#""distinct_id":"#, distinct_id.as_deref()), (br#""ip":"#, ip.as_deref())];
+    for (name, value) in added {
         let Some(value) = value else { continue };
         if members > 0 {
             out.push(b',');
@@ -148,7 +177,7 @@ fn push_added(out: &mut Vec<u8>, mut members: usize, time_ms: Option<&str>, ip: 
 }
 
 /// Applies `completion` to a record (one JSON object with `properties`), keeping every other key
-/// in its order; a new `time` or `ip` goes last. Where the scanner reads the record (nearly every
+/// in its order; a new `time`, `distinct_id` or `ip` goes last. Where the scanner reads the record (nearly every
 /// tracked event), the record's own bytes are kept and only the members that change are cut or
 /// written (`splice`); otherwise it is parsed and written again through serde_json.
 pub fn complete_event(record: &[u8], completion: &Completion<'_>) -> Result<Vec<u8>, RewriteError> {
@@ -164,6 +193,9 @@ fn rewrite(record: &[u8], completion: &Completion<'_>) -> Result<Vec<u8>, Rewrit
     if let Some(Value::Object(props)) = value.get_mut("properties") {
         if let Some(ms) = completion.time_ms {
             props.insert("time".to_owned(), Value::from(ms));
+        }
+        if let Some(distinct_id) = completion.distinct_id {
+            props.insert("distinct_id".to_owned(), Value::from(distinct_id));
         }
         if let Some(ip) = completion.ip {
             props.insert("ip".to_owned(), Value::from(ip));
@@ -214,7 +246,7 @@ fn splice(text: &str, completion: &Completion<'_>) -> Option<Vec<u8>> {
             _ => out.extend_from_slice(&bytes[range.clone()]),
         }
     }
-    push_added(&mut out, members, time.as_deref().filter(|_| !had_time), completion.ip)?;
+    push_added(&mut out, members, time.as_deref().filter(|_| !had_time), completion)?;
     out.push(b'}');
     out.extend_from_slice(&bytes[found.object.end..]);
     Some(out)
@@ -234,7 +266,8 @@ mod tests {
         let rules = EventRules { token: TokenField::Credential(crate::event::Presence::Optional), ..EventRules::TRACK };
         let check = check_event_with_rules(record.as_bytes(), &rules, &Limits::default(), NOW);
         assert!(check.is_valid(), "{record}: {:?}", check.issues);
-        let completion = Completion::of(&check, &rules, ip);
+        let client = ip.map(ClientIp::new);
+        let completion = Completion::of(&check, &rules, client.as_ref());
         let out = if completion.is_empty() { record.to_owned() } else { String::from_utf8(complete_event(record.as_bytes(), &completion).unwrap()).unwrap() };
         (check.time_set, out)
     }
@@ -250,17 +283,30 @@ mod tests {
             complete(r#"{"event":"e","properties":{"time":1767229200.5,"x":1}}"#, None),
             (Some(TimeSet::Future), format!(r#"{{"event":"e","properties":{{"time":{NOW},"x":1}}}}"#))
         );
-        // `ip` is added unless the event has one; the token is removed.
-        let tracked = r#"{"event":"e","properties":{"token":"t","time":1767225500}}"#;
-        assert_eq!(complete(tracked, Some("10.0.0.1")).1, r#"{"event":"e","properties":{"time":1767225500,"ip":"10.0.0.1"}}"#);
-        // Both added, after the record's own members: the time, then the ip (both splices write them
-        // through `push_added`).
+        // `ip` is added unless the event has one, and a `distinct_id` hashed from it unless the
+        // event has one; the token is removed.
+        let hashed = ClientIp::new("10.0.0.1").distinct_id;
+        let tracked = r#"{"event":"e","properties":{"token":"t","time":1767225500,"distinct_id":"u"}}"#;
+        assert_eq!(complete(tracked, Some("10.0.0.1")).1, r#"{"event":"e","properties":{"time":1767225500,"distinct_id":"u","ip":"10.0.0.1"}}"#);
+        // All added, after the record's own members: the time, the distinct_id, then the ip (both
+        // splices write them through `push_added`).
         assert_eq!(
             complete(r#"{"event":"e","properties":{"token":"t","x":1}}"#, Some("10.0.0.1")).1,
-            format!(r#"{{"event":"e","properties":{{"x":1,"time":{NOW},"ip":"10.0.0.1"}}}}"#)
+            format!(r#"{{"event":"e","properties":{{"x":1,"time":{NOW},"distinct_id":"{hashed}","ip":"10.0.0.1"}}}}"#)
         );
-        let own_ip = r#"{"event":"e","properties":{"time":1767225500,"ip":"1.2.3.4"}}"#;
+        let own_ip = r#"{"event":"e","properties":{"time":1767225500,"ip":"1.2.3.4","distinct_id":""}}"#;
         assert_eq!(complete(own_ip, Some("10.0.0.1")).1, own_ip);
+    }
+
+    /// The reference's `ip=1`: "compute a distinct_id using a hash function if no distinct_id is
+    /// provided": one address gives one id, another address another.
+    #[test]
+    fn the_distinct_id_of_an_address_is_stable_and_its_own() {
+        let a = ClientIp::new("10.0.0.1");
+        assert_eq!(a, ClientIp::new("10.0.0.1"));
+        assert_ne!(a.distinct_id, ClientIp::new("10.0.0.2").distinct_id);
+        assert_eq!(a.distinct_id.len(), 32);
+        assert!(a.distinct_id.bytes().all(|b| b.is_ascii_hexdigit()), "{}", a.distinct_id);
     }
 
     /// Where the scanner reads a record, the splice keeps its bytes and gives the record the
@@ -281,9 +327,9 @@ mod tests {
             r#"{"event":"e","properties":{"token":"t"},"extra":1}"#,
         ];
         let completions = [
-            Completion { time_ms: None, ip: None, remove_token: true },
-            Completion { time_ms: Some(NOW), ip: Some("10.0.0.1"), remove_token: true },
-            Completion { time_ms: Some(NOW), ip: Some("a\"b"), remove_token: false },
+            Completion { time_ms: None, ip: None, distinct_id: None, remove_token: true },
+            Completion { time_ms: Some(NOW), ip: Some("10.0.0.1"), distinct_id: Some("d"), remove_token: true },
+            Completion { time_ms: Some(NOW), ip: Some("a\"b"), distinct_id: None, remove_token: false },
         ];
         let parsed = |bytes: &[u8]| serde_json::from_slice::<Value>(bytes).unwrap();
         for record in records {
@@ -332,11 +378,11 @@ mod tests {
             }
         }
         let completions = [
-            Completion { time_ms: None, ip: None, remove_token: true },
-            Completion { time_ms: Some(NOW), ip: None, remove_token: true },
-            Completion { time_ms: Some(NOW), ip: Some("10.0.0.1"), remove_token: true },
-            Completion { time_ms: Some(NOW), ip: Some("a\"b"), remove_token: false },
-            Completion { time_ms: None, ip: Some("10.0.0.1"), remove_token: false },
+            Completion { time_ms: None, ip: None, distinct_id: None, remove_token: true },
+            Completion { time_ms: Some(NOW), ip: None, distinct_id: None, remove_token: true },
+            Completion { time_ms: Some(NOW), ip: Some("10.0.0.1"), distinct_id: Some("d\"1"), remove_token: true },
+            Completion { time_ms: Some(NOW), ip: Some("a\"b"), distinct_id: None, remove_token: false },
+            Completion { time_ms: None, ip: Some("10.0.0.1"), distinct_id: None, remove_token: false },
         ];
         let mut laid_out = 0;
         for record in &records {

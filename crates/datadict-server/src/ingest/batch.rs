@@ -14,7 +14,7 @@ use crate::{AppState, Config};
 use axum::body::Bytes;
 use datadict_core::event::{EventCheck, PropertySeen};
 use datadict_core::{
-    check_against_dictionary, check_import_body_with_rules, check_import_records, complete_event_with, remove_properties, truncate_strings, CheckedRecord, Completion, Dictionary, EntityType,
+    check_against_dictionary, check_import_body_with_rules, ClientIp, check_import_records, complete_event_with, remove_properties, truncate_strings, CheckedRecord, Completion, Dictionary, EntityType,
     EventRules, FailedRecord, ImportBodyCheck, ImportBodyError, ImportRecords, InputFormat, IssueCode, Limits, SchemaEntry,
 };
 use serde_json::Value;
@@ -49,8 +49,9 @@ pub struct Checked {
 pub struct Intake {
     /// The core's rules for each event ([`EventRules::IMPORT`] by default).
     pub rules: EventRules,
-    /// The connection's address, to add as `ip` to events without one (`ip=1`).
-    pub ip: Option<String>,
+    /// The connection's address, to add as `ip` to events without one, with the `distinct_id`
+    /// hashed from it for events without one (`ip=1`).
+    pub ip: Option<ClientIp>,
     /// The project tokens the events carry (`/track`), when the rules read them.
     pub tokens: Option<Tokens>,
     /// The project's dictionary, to check every valid event against on arrival (`None`: the
@@ -424,16 +425,18 @@ pub fn check_batch(
             let rewritten = remove_properties(&bytes, &names).map_err(|e| ApiError::Internal(e.into()))?;
             bytes = Cow::Owned(rewritten);
         }
-        let completion = Completion::of(&check, &intake.rules, intake.ip.as_deref());
+        let completion = Completion::of(&check, &intake.rules, intake.ip.as_ref());
         if !completion.is_empty() {
             // The check's layout is of the record as it came, not of one rewritten above.
             let layout = check.layout.as_ref().filter(|_| matches!(bytes, Cow::Borrowed(_)));
             let rewritten = complete_event_with(&bytes, &completion, layout).map_err(|e| ApiError::Internal(e.into()))?;
             bytes = Cow::Owned(rewritten);
         }
+        // The event is known by the `distinct_id` it is stored with, a hashed one included.
+        let distinct_id = completion.distinct_id.unwrap_or(key.distinct_id);
         if truncates {
             let record = truncate_record(&bytes, limits.string_truncate_bytes)?;
-            rows.push(key.event, key.time_ms, key.distinct_id, key.insert_id, &record);
+            rows.push(key.event, key.time_ms, distinct_id, key.insert_id, &record);
         } else {
             // The record is valid JSON, hence UTF-8: the core kept the text it validated, and a
             // record rewritten here is checked again.
@@ -441,7 +444,7 @@ pub fn check_batch(
                 (Cow::Borrowed(_), Some(text)) => text,
                 _ => std::str::from_utf8(&bytes).map_err(|e| ApiError::Internal(e.into()))?,
             };
-            rows.push(key.event, key.time_ms, key.distinct_id, key.insert_id, text);
+            rows.push(key.event, key.time_ms, distinct_id, key.insert_id, text);
         }
         if rows.len() == ROWS_PER_PART {
             out.stored += rows.len();

@@ -22,6 +22,7 @@ use axum::extract::{Request, State};
 use axum::response::Response;
 use axum::routing::post;
 use datadict_core::wire::Route;
+use datadict_core::ClientIp;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -71,7 +72,7 @@ async fn receive_import(project_id: i64, state: AppState, request: Request) -> R
     let refuse = Refused::with(&received.style);
     let records = received.records.map_err(&refuse)?;
     charge(&state, project_id, records.bytes.len()).await.map_err(&refuse)?;
-    let intake = Intake { ip: received.ip, route: "import", ..Intake::default() };
+    let intake = Intake { ip: received.ip.map(ClientIp::new), route: "import", ..Intake::default() };
     let checked = store_events(&state, project_id, records.bytes, records.format, intake).await.map_err(&refuse)?;
     let tally = Tally { records: checked.records, stored: checked.stored + checked.dropped, failed: checked.failed, noun: "event", verb: "stored" };
     Ok(answer_batch(&received.style, tally))

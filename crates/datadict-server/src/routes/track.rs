@@ -34,7 +34,7 @@ use axum::response::Response;
 use axum::routing::post;
 use datadict_core::event::{Presence, TokenField};
 use datadict_core::wire::Route;
-use datadict_core::{EventRules, InputFormat};
+use datadict_core::{ClientIp, EventRules, InputFormat};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -133,6 +133,6 @@ async fn send_events(
     };
     charge(state, project_id, body.len()).await?;
     let dictionary_version = versions.get(&project_id).copied();
-    let intake = Intake { rules, ip, tokens: Some(Tokens { project_id, known }), route: "track", dictionary_version, ..Intake::default() };
+    let intake = Intake { rules, ip: ip.map(ClientIp::new), tokens: Some(Tokens { project_id, known }), route: "track", dictionary_version, ..Intake::default() };
     send_checked(state, project_id, body, checked, now, intake).await
 }

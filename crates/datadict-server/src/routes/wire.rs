@@ -49,7 +49,8 @@ pub struct WireQuery {
     /// name such as `app.onTracked`; anything else is refused as JSON and never echoed).
     callback: Option<String>,
     /// `1`: on `/track` and `/import`, the connection's address becomes `properties.ip` of events
-    /// without one; accepted without effect on `/engage` and `/groups` (no geolocation here).
+    /// without one, and events without `distinct_id` get one hashed from it; accepted without
+    /// effect on `/engage` and `/groups` (no geolocation here).
     ip: Option<u8>,
     /// `1`: a 400 listing every invalid record (the valid ones are still stored) in the import's
     /// body; on `/engage` and `/groups` it asks for that body.

@@ -170,6 +170,20 @@ fn time_insert_id_distinct_id_and_ip(backend: Backend) {
     assert_eq!(ips, ["127.0.0.1", "203.0.113.9"]);
     track("&ip=0", f.event("Unlocated", json!({})));
     assert_eq!(f.stored("Unlocated")[0]["properties"].get("ip"), None);
+    assert_eq!(f.stored("Unlocated")[0]["properties"].get("distinct_id"), None, "without `ip=1` no distinct_id is made");
+    // `ip=1` and no `distinct_id` (reference: "compute a distinct_id using a hash function if no
+    // distinct_id is provided"): one id for the address, stored and searchable like a sent one.
+    let hashed = datadict_core::ClientIp::new("127.0.0.1").distinct_id;
+    let ids = |stored: Vec<Value>| stored.iter().map(|e| e["properties"]["distinct_id"].as_str().unwrap().to_owned()).collect::<Vec<_>>();
+    let mut located = ids(f.stored("Located"));
+    located.sort();
+    assert_eq!(located, [hashed.clone(), hashed.clone()]);
+    track("&ip=1", json!([f.event("Identified", json!({"distinct_id": "u-7"})), f.event("Identified", json!({"distinct_id": ""}))]));
+    let mut identified = ids(f.stored("Identified"));
+    identified.sort();
+    assert_eq!(identified, ["", "u-7"], "a sent distinct_id, even empty, is kept");
+    let r = f.server.get(&format!("/api/app/projects/{}/events?distinct_id={hashed}", f.p), &f.owner).json();
+    assert_eq!(r["results"].as_array().map(Vec::len), Some(2), "{r}");
 }
 
 /// A batch with invalid events stores the valid ones and says so, without claiming success;
