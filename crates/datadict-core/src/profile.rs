@@ -504,7 +504,7 @@ pub fn apply(current: Option<&Map<String, Value>>, operation: &ProfileOperation,
         ProfileOperation::Remove(values) => {
             for (name, value) in values {
                 match props.get_mut(name) {
-                    None => {}
+                    None | Some(Value::Null) => {}
                     Some(Value::Array(list)) => list.retain(|item| item != value),
                     Some(other) => issues.push(cannot_apply(operation, name, not_a_list(other))),
                 }
@@ -531,12 +531,13 @@ fn cannot_apply(operation: &ProfileOperation, name: &str, why: String) -> Issue 
     Issue::new(&path, IssueCode::WrongType, format!("`{path}`: {why}; the update was not applied"))
 }
 
-/// `$add`: integers stay integers while they fit. A missing property counts as 0 (reference);
-/// a property that holds anything but a number, or a sum that is no finite number, is refused.
+/// `$add`: integers stay integers while they fit. A missing property counts as 0 (reference),
+/// and so does `null`, which holds nothing to lose; a property that holds anything else but a
+/// number, or a sum that is no finite number, is refused.
 fn add(current: Option<&Value>, by: &Value) -> Result<Value, String> {
     let zero = Value::from(0);
     let current = match current {
-        None => &zero,
+        None | Some(Value::Null) => &zero,
         Some(v) if v.is_number() => v,
         Some(other) => {
             return Err(format!(
@@ -556,10 +557,14 @@ fn add(current: Option<&Value>, by: &Value) -> Result<Value, String> {
     })
 }
 
-/// The list `$union` or `$append` adds to: the property's, or a new one when it is missing; an
-/// error when it holds anything else (which is then left as it is).
+/// The list `$union` or `$append` adds to: the property's, or a new one when it is missing or
+/// `null`; an error when it holds anything else (which is then left as it is).
 fn list_entry<'a>(props: &'a mut Map<String, Value>, name: &str) -> Result<&'a mut Vec<Value>, String> {
-    match props.entry(name).or_insert_with(|| Value::Array(Vec::new())) {
+    let value = props.entry(name).or_insert(Value::Null);
+    if value.is_null() {
+        *value = Value::Array(Vec::new());
+    }
+    match value {
         Value::Array(items) => Ok(items),
         other => Err(not_a_list(other)),
     }

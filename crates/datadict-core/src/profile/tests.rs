@@ -110,6 +110,10 @@ fn an_operation_never_overwrites_a_value_it_cannot_work_on() {
     // One refused property refuses the whole update: its other properties are not applied.
     let operation = ProfileOperation::from_wire("$add", json!({"n": 1, "s": 1})).unwrap();
     assert_eq!(apply(p.as_object(), &operation, &Limits::default()).unwrap_err().len(), 1);
+    // `null` holds nothing to lose: it counts as 0, or as an empty list.
+    assert_eq!(run(json!({"z": null}), "$add", json!({"z": 2})), json!({"z": 2}));
+    assert_eq!(run(json!({"z": null}), "$append", json!({"z": 2})), json!({"z": [2]}));
+    assert_eq!(run(json!({"z": null}), "$remove", json!({"z": 2})), json!({"z": null}));
     // Integers past i64 become floats rather than failing.
     assert_eq!(run(json!({"n": i64::MAX}), "$add", json!({"n": 1}))["n"], json!(9.223372036854776e18));
 }
