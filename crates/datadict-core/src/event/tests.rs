@@ -92,6 +92,13 @@ fn time_in_seconds_or_milliseconds() {
 }
 
 #[test]
+fn a_huge_time_is_shown_in_scientific_notation() {
+    let record = event(r#""time":1e300,"distinct_id":"u","$insert_id":"i1""#);
+    let result = check(&record, &[("properties.time", TimeInFuture)]);
+    assert!(result.issues[0].message.starts_with("`properties.time` is the number 1e300 ("), "{}", result.issues[0].message);
+}
+
+#[test]
 fn time_messages_say_what_was_found_and_what_is_allowed() {
     let record = event(r#""time":0,"distinct_id":"u","$insert_id":"i1""#);
     let result = check(&record, &[("properties.time", TimeTooEarly)]);

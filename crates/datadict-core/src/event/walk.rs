@@ -45,6 +45,8 @@ impl Seen<'_> {
             Seen::Bool(b) => format!("the boolean {b}"),
             Seen::Int(n) => format!("the number {n}"),
             Seen::UInt(n) => format!("the number {n}"),
+            // Past 1e21 in scientific notation, as JSON writers do, not a row of hundreds of digits.
+            Seen::Float(n) if n.abs() >= 1e21 => format!("the number {n:e}"),
             Seen::Float(n) => format!("the number {n}"),
             Seen::Str(Some(s)) => format!("the string {:?}", excerpt(s)),
             Seen::Str(None) => "a string".to_owned(),
