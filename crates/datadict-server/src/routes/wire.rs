@@ -41,7 +41,8 @@ use std::net::SocketAddr;
 #[allow(dead_code)]
 pub struct WireQuery {
     /// The records, as JSON or base64 JSON, URL-encoded: how a `GET` (a beacon, a pixel) sends
-    /// them.
+    /// them. A request's path and query are at most 65,534 bytes (a longer one gets an empty
+    /// 414 from the HTTP library): send more in a `POST` body.
     data: Option<String>,
     /// `1`: answer `{"status":1,"error":null}` or `{"status":0,"error":"..."}`.
     verbose: Option<u8>,
