@@ -38,9 +38,11 @@ pub mod store;
 pub mod tls;
 pub mod warehouse;
 
+use axum::response::IntoResponse;
 use axum::Router;
 use std::path::PathBuf;
 use std::sync::Arc;
+use tower::ServiceExt;
 use tower_http::services::{ServeDir, ServeFile};
 
 pub use error::ApiError;
@@ -155,15 +157,27 @@ pub const JSON_BODY_LIMIT: usize = 16 * 1024 * 1024;
 pub fn app(state: AppState) -> Router {
     jobs::init(&state);
     let (api, doc) = routes::meta::api();
+    let api_roots = routes::meta::api_roots(&doc);
     let mut router = api.merge(routes::meta::openapi_route(doc)).method_not_allowed_fallback(routes::meta::method_not_allowed);
     let web_dir = state.config.web_dir.clone().filter(|d| d.join("index.html").is_file());
     if let Some(dir) = &web_dir {
         // Unknown paths fall back to index.html so that a reload on an app route still works;
         // any other method than GET and HEAD gets the JSON 404 (the files would answer an empty
-        // 405, which tells a client posting to a wrong path nothing).
-        let index = ServeFile::new(dir.join("index.html"));
-        let files = axum::routing::get_service(ServeDir::new(dir).fallback(index)).fallback(routes::meta::not_found);
-        router = router.fallback_service(files);
+        // 405, which tells a client posting to a wrong path nothing), and so does a path under
+        // one of the API's own first segments (`/lookup-tables/`, `/import/x`): a client of the
+        // API would read the app's HTML, with a 200, as its answer. The app's own addresses are
+        // hash routes, under none of them.
+        let files = ServeDir::new(dir).fallback(ServeFile::new(dir.join("index.html")));
+        router = router.fallback(move |request: axum::extract::Request| async move {
+            let read = matches!(*request.method(), axum::http::Method::GET | axum::http::Method::HEAD);
+            if !read || routes::meta::is_under(&api_roots, request.uri().path()) {
+                return routes::meta::not_found(request.uri().clone()).await.into_response();
+            }
+            match files.oneshot(request).await {
+                Ok(response) => response.into_response(),
+                Err(never) => match never {},
+            }
+        });
     } else {
         router = router.fallback(routes::meta::not_found);
     }

@@ -139,6 +139,14 @@ async fn handshake(acceptor: &TlsAcceptor, mut stream: TcpStream, peer: SocketAd
 /// Serves `router` on `listener` until `shutdown` resolves, over TLS with `config` and over
 /// plain HTTP without, giving handlers each connection's address (`ConnectInfo`, which `ip=1`
 /// reads): how the binary and the tests serve.
+///
+/// Requests hyper cannot parse never reach the router, so they get hyper's own bodiless answers
+/// without CORS: a request target over 65,534 bytes is a 414 (`MAX_URI_LEN`, a constant in
+/// hyper's `proto/h1/role.rs`, as `http::Uri` caps a URI), a head over hyper's read buffer (about
+/// 408 KB) a 431, a malformed header such as `Content-Length: abc` a 400. hyper writes these in
+/// `Conn::on_parse_error` with no hook for a body, and raising `http1::Builder::max_buf_size`
+/// (which `axum::serve` does not expose anyway) would only move the 431, not the 414; README.md
+/// states the limit of a `GET`.
 pub async fn serve(
     listener: TcpListener,
     router: axum::Router,

@@ -38,8 +38,10 @@ pub struct Params {
     pub ip: Option<bool>,
     /// `strict`: `Some(true)` for `strict=1`; absent is `None` (the route decides the default).
     pub strict: Option<bool>,
-    /// `project_id` as written; the server parses it after judging the credentials.
-    pub project_id: Option<String>,
+    /// `project_id` as written, or why it cannot be used: given twice in one place, or not UTF-8
+    /// once decoded. The server parses it after judging the credentials, and answers either
+    /// problem before it asks about a project, so that a repeated `project_id` never picks one.
+    pub project_id: Option<Result<String, WireError>>,
 }
 
 /// The known names in one order; [`Fields`] holds a value for each.
@@ -63,6 +65,9 @@ pub(crate) struct Field<'a> {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Fields<'a> {
     pub values: [Option<Field<'a>>; NAMES.len()],
+    /// Where each name was given more than once, if it was (the request is refused, and the
+    /// first value kept so that the refusal is written the way the client asked).
+    repeated: [Option<Place>; NAMES.len()],
 }
 
 impl<'a> Fields<'a> {
@@ -70,7 +75,10 @@ impl<'a> Fields<'a> {
     /// first, body second, so a body value replaces a query one.
     pub fn set(&mut self, index: usize, value: Cow<'a, [u8]>, place: Place) -> Result<(), WireError> {
         match &self.values[index] {
-            Some(old) if old.place == place => return Err(WireError::RepeatedParameter { name: NAMES[index], place }),
+            Some(old) if old.place == place => {
+                self.repeated[index] = Some(place);
+                return Err(WireError::RepeatedParameter { name: NAMES[index], place });
+            }
             Some(_) if index == DATA => return Err(WireError::DataTwice),
             _ => {}
         }
@@ -110,12 +118,16 @@ impl Params {
             None if verbose => AnswerKind::Verbose,
             None => AnswerKind::Text,
         };
-        let project_id = fields.get(PROJECT_ID).and_then(|f| match std::str::from_utf8(&f.value) {
-            Ok(s) => Some(s.to_owned()),
-            Err(_) => {
-                keep_first(error, WireError::NotUtf8 { name: param::PROJECT_ID, place: f.place });
-                None
+        let project_id = fields.get(PROJECT_ID).map(|f| {
+            if let Some(place) = fields.repeated[PROJECT_ID] {
+                // Already the request's error (`read_pairs`).
+                return Err(WireError::RepeatedParameter { name: param::PROJECT_ID, place });
             }
+            std::str::from_utf8(&f.value).map(str::to_owned).map_err(|_| {
+                let e = WireError::NotUtf8 { name: param::PROJECT_ID, place: f.place };
+                keep_first(error, e.clone());
+                e
+            })
         });
         Self { answer, ip, strict, project_id }
     }

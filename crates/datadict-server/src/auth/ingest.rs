@@ -1,15 +1,15 @@
 //! The extractor of the ingestion routes (`/import`, `/track`, `/engage`, `/groups`):
-//! [`IngestCaller`], the project a request writes to, found from its `Authorization` header as
-//! FACTS.md describes; and [`token_projects`], the projects of the tokens that records carry
-//! (`properties.token`, `$token`) when the request has no such header.
+//! [`IngestCaller`], who a request's `Authorization` header says it is, and then the project it
+//! writes to, as FACTS.md describes; and [`token_projects`], the projects of the tokens that
+//! records carry (`properties.token`, `$token`) when the request has no such header.
 
-use super::{authorize, basic_credentials, project_by_token, Access};
+use super::{authenticate, authorize_account, basic_credentials, project_by_token, Access, Authenticated};
 use crate::FastHash;
 use crate::error::ApiError;
 use crate::routes::ingest::IngestError;
 use crate::routes::parse_project_id;
 use crate::AppState;
-use axum::extract::{FromRequestParts, OptionalFromRequestParts, Query};
+use axum::extract::{FromRequestParts, OptionalFromRequestParts};
 use axum::http::request::Parts;
 use axum::http::header;
 use std::collections::HashMap;
@@ -20,26 +20,41 @@ use std::collections::HashMap;
 // client bug, and its 401 says what is wrong with the header instead.
 use datadict_core::api::import_status::INVALID_CREDENTIALS;
 
-/// The project an ingestion request writes to: Basic auth with a service account that may write
-/// to the project of the `project_id` query parameter, or with the project token as user name and
-/// an empty password (then `project_id` may be left out). Refusals use the ingestion API's body
-/// ([`IngestError`]): 401 (FACTS.md's words for wrong credentials), then 400 for a missing or
-/// malformed `project_id`, then 403.
+/// Who an ingestion request's `Authorization` header says it is: a service account (Basic, its
+/// secret checked), or the project token as user name with an empty password. Judged before the
+/// body is read; its refusal is a 401 in the ingestion API's body ([`IngestError`], FACTS.md's
+/// words for wrong credentials).
+///
+/// The project comes later, from [`IngestCaller::project`]: `project_id` may be a field of a form
+/// body as well as a query parameter (the body wins, as for every parameter), so it is known only
+/// once the core's wire rules have read the request.
 ///
 /// As `Option<IngestCaller>` it is `None` for a request without an `Authorization` header, which
-/// `/engage` authenticates by the `$token` of its updates instead.
-#[derive(Debug, Clone, Copy)]
-pub struct IngestCaller {
-    pub project_id: i64,
+/// the tracking routes authenticate by the tokens of its records instead.
+#[derive(Debug, Clone)]
+pub struct IngestCaller(Credential);
+
+#[derive(Debug, Clone)]
+enum Credential {
+    /// The project token: its project.
+    Token { project_id: i64 },
+    /// A service account, whose role is asked in the project the request names.
+    Account(Authenticated),
 }
 
 impl FromRequestParts<AppState> for IngestCaller {
     type Rejection = IngestError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, IngestError> {
-        let asked = query_project_id(parts);
-        let project_id = caller_project(state, &parts.headers, asked).await?;
-        Ok(Self { project_id })
+        let (user, secret) = basic_credentials(&parts.headers)?;
+        if secret.is_empty() {
+            return Ok(Self(Credential::Token { project_id: token_project(state, &user).await? }));
+        }
+        match authenticate(state, (user, secret)).await {
+            Ok(account) => Ok(Self(Credential::Account(account))),
+            Err(ApiError::Unauthorized(_)) => Err(ApiError::Unauthorized(INVALID_CREDENTIALS.into()).into()),
+            Err(e) => Err(e.into()),
+        }
     }
 }
 
@@ -51,6 +66,35 @@ impl OptionalFromRequestParts<AppState> for IngestCaller {
             return Ok(None);
         }
         <Self as FromRequestParts<AppState>>::from_request_parts(parts, state).await.map(Some)
+    }
+}
+
+impl IngestCaller {
+    /// The project the request writes to, given its `project_id` parameter as written (`None`
+    /// when absent): with the project token, the token's project (a `project_id` naming another
+    /// is a 403); with a service account, the project of `project_id`, which it needs (400 when
+    /// absent or malformed) and where it needs the owner or admin role (403).
+    pub async fn project(&self, state: &AppState, asked: Option<&str>) -> Result<i64, ApiError> {
+        match &self.0 {
+            Credential::Token { project_id } => {
+                if let Some(asked) = asked.map(parse_project_id).transpose()?.filter(|p| p != project_id) {
+                    return Err(ApiError::Forbidden(format!(
+                        "the project token is not the token of project {asked}; send that project's token or leave out `project_id`"
+                    )));
+                }
+                Ok(*project_id)
+            }
+            Credential::Account(account) => {
+                let project = asked
+                    .ok_or_else(|| {
+                        ApiError::BadRequest(
+                            "`project_id` is required with service account credentials; add `?project_id=<id>` to the URL (or a `project_id` field to a form body)".into(),
+                        )
+                    })
+                    .and_then(parse_project_id);
+                Ok(authorize_account(state, account, project, Access::Write).await?.project_id)
+            }
+        }
     }
 }
 
@@ -88,46 +132,8 @@ pub async fn token_projects_versioned(state: &AppState, tokens: Vec<String>) -> 
 }
 
 /// The project of a request authenticated by the tokens of its records: the caller's (from its
-/// `Authorization` header) when there is one, else the project of the first token that names one,
-/// in record order. `None` when no token names a project.
-pub fn records_project(caller: Option<IngestCaller>, tokens: &[String], known: &HashMap<String, Option<i64>, FastHash>) -> Option<i64> {
-    caller.map(|c| c.project_id).or_else(|| tokens.iter().find_map(|t| known.get(t).copied().flatten()))
-}
-
-/// The `project_id` query parameter as written (`None` when absent), or why the query string
-/// cannot be read; either is judged only after the credentials.
-fn query_project_id(parts: &Parts) -> Result<Option<String>, ApiError> {
-    let Query(mut query) = Query::<HashMap<String, String>>::try_from_uri(&parts.uri).map_err(|e| {
-        ApiError::BadRequest(format!("the query string cannot be read ({e}); use `?strict=1&project_id=<id>`"))
-    })?;
-    Ok(query.remove("project_id"))
-}
-
-async fn caller_project(
-    state: &AppState,
-    headers: &axum::http::HeaderMap,
-    asked: Result<Option<String>, ApiError>,
-) -> Result<i64, ApiError> {
-    let (user, secret) = basic_credentials(headers)?;
-    if secret.is_empty() {
-        let token_project = token_project(state, &user).await?;
-        // Credentials first: a malformed `project_id` is only reported to a valid token.
-        let asked = asked?.as_deref().map(parse_project_id).transpose()?;
-        if let Some(asked) = asked.filter(|p| *p != token_project) {
-            return Err(ApiError::Forbidden(format!(
-                "the project token is not the token of project {asked}; send that project's token or leave out `project_id`"
-            )));
-        }
-        return Ok(token_project);
-    }
-    let project = asked.and_then(|asked| {
-        let raw = asked.ok_or_else(|| {
-            ApiError::BadRequest("`project_id` is required with service account credentials; add `?project_id=<id>` to the URL".into())
-        })?;
-        parse_project_id(&raw)
-    });
-    match authorize(state, (user, secret), project, Access::Write).await {
-        Err(ApiError::Unauthorized(_)) => Err(ApiError::Unauthorized(INVALID_CREDENTIALS.into())),
-        other => other.map(|principal| principal.project_id),
-    }
+/// `Authorization` header, [`IngestCaller::project`]) when there is one, else the project of the
+/// first token that names one, in record order. `None` when no token names a project.
+pub fn records_project(caller: Option<i64>, tokens: &[String], known: &HashMap<String, Option<i64>, FastHash>) -> Option<i64> {
+    caller.or_else(|| tokens.iter().find_map(|t| known.get(t).copied().flatten()))
 }

@@ -15,7 +15,7 @@ pub use extract::{AccessLevel, Project, ProjectRead, ProjectWrite, ReadAccess, W
 pub use ingest::{records_project, token_project, token_projects, token_projects_versioned, IngestCaller};
 
 use crate::error::ApiError;
-use crate::store::{self, Role};
+use crate::store::{self, Role, ServiceAccount};
 use crate::AppState;
 use crate::FastHash;
 use axum::http::{header, HeaderMap};
@@ -148,29 +148,67 @@ pub async fn authorize(
             Ok((account, role))
         })
         .await?;
-    // An unknown user still pays for one hash and comparison, so that timing does not tell which
-    // user names exist.
+    let account = verify_account(account, &secret)?;
+    admit(account.id, account.username, project?, role, access)
+}
+
+/// A service account whose secret a request presented: who it is, before the request says which
+/// project it means ([`authorize_account`] then checks its role there).
+#[derive(Debug, Clone)]
+pub struct Authenticated {
+    pub account_id: i64,
+    pub username: String,
+}
+
+/// Authenticates the service account `username` with `secret` (401 otherwise), for a request
+/// whose project is only known once its body is read (the ingestion routes' `project_id` may be
+/// a form field).
+pub async fn authenticate(state: &AppState, (username, secret): (String, String)) -> Result<Authenticated, ApiError> {
+    let account = state.store.read(move |conn| store::service_account_by_name(conn, &username)).await?;
+    let account = verify_account(account, &secret)?;
+    Ok(Authenticated { account_id: account.id, username: account.username })
+}
+
+/// [`authorize`] for an account [`authenticate`] admitted: the 400 of a malformed project id (the
+/// `Err` of `project`), then the 403 of a missing role.
+pub async fn authorize_account(
+    state: &AppState,
+    account: &Authenticated,
+    project: Result<i64, ApiError>,
+    access: Access,
+) -> Result<Principal, ApiError> {
+    let project_id = project?;
+    let account_id = account.account_id;
+    let role = state.store.read(move |conn| store::role_of(conn, account_id, project_id)).await?;
+    admit(account_id, account.username.clone(), project_id, role, access)
+}
+
+/// The account, if `secret` is its secret; else the 401. An unknown user still pays for one hash
+/// and comparison, so that timing does not tell which user names exist.
+fn verify_account(account: Option<ServiceAccount>, secret: &str) -> Result<ServiceAccount, ApiError> {
     const UNKNOWN: &str = "sha256:0000000000000000000000000000000000000000000000000000000000000000";
     let stored = account.as_ref().map_or(UNKNOWN, |a| a.secret_hash.as_str());
-    let valid = verify_secret(&secret, stored) && account.is_some();
-    let Some(account) = account.filter(|_| valid) else {
-        return Err(ApiError::Unauthorized("invalid credentials: check the service account user name and secret".into()));
-    };
-    let project_id = project?;
+    let valid = verify_secret(secret, stored) && account.is_some();
+    account
+        .filter(|_| valid)
+        .ok_or_else(|| ApiError::Unauthorized("invalid credentials: check the service account user name and secret".into()))
+}
+
+/// The principal of account `account_id` in `project_id` when its `role` there allows `access`;
+/// else the 403.
+fn admit(account_id: i64, username: String, project_id: i64, role: Option<Role>, access: Access) -> Result<Principal, ApiError> {
     let Some(role) = role else {
         return Err(ApiError::Forbidden(format!(
-            "service account `{}` has no access to project {project_id}; ask a project owner to grant it a role",
-            account.username
+            "service account `{username}` has no access to project {project_id}; ask a project owner to grant it a role"
         )));
     };
     if access == Access::Write && !role.can_write() {
         return Err(ApiError::Forbidden(format!(
-            "service account `{}` is a {} of project {project_id}; this request writes to the project (its dictionary, events, profiles, lookup tables or warehouse imports), which needs the owner or admin role",
-            account.username,
+            "service account `{username}` is a {} of project {project_id}; this request writes to the project (its dictionary, events, profiles, lookup tables or warehouse imports), which needs the owner or admin role",
             role.as_str()
         )));
     }
-    Ok(Principal { account_id: account.id, project_id, username: account.username, role })
+    Ok(Principal { account_id, project_id, username, role })
 }
 
 /// The project whose token is `token`, if any: the one lookup of a project by its token, for

@@ -16,7 +16,7 @@ use crate::auth::IngestCaller;
 use crate::ingest::{store_events, Intake};
 use crate::routes::ingest::charge;
 use crate::routes::responses::IngestRefusals;
-use crate::routes::wire::{answer_batch, receive, Refused, Tally, WireQuery};
+use crate::routes::wire::{answer_batch, project_and_records, receive, Refused, Tally, WireQuery};
 use crate::AppState;
 use axum::extract::{Request, State};
 use axum::response::Response;
@@ -34,7 +34,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 /// Also served at `/import/`, with a trailing slash, as the tracking routes are.
 #[utoipa::path(post, path = "/import", tag = "Events",
     params(WireQuery),
-    request_body(description = "a JSON array of events, or NDJSON (`application/x-ndjson`), or `application/x-www-form-urlencoded` with `data=<JSON or base64 JSON>` (the parameters may be form fields too, `project_id` excepted: the credentials are judged before the body is read); optionally `Content-Encoding: gzip`",
+    request_body(description = "a JSON array of events, or NDJSON (`application/x-ndjson`), or `application/x-www-form-urlencoded` with `data=<JSON or base64 JSON>` (the parameters may be form fields too, `project_id` included; a form field wins over the query parameter); optionally `Content-Encoding: gzip`",
         content(
             (Vec<Object> = "application/json"),
             (String = "application/x-ndjson"),
@@ -46,8 +46,8 @@ pub fn router() -> OpenApiRouter<AppState> {
     ),
     security(("ServiceAccount" = []), ("ProjectToken" = []))
 )]
-async fn import(IngestCaller { project_id }: IngestCaller, State(state): State<AppState>, request: Request) -> Result<Response, Refused> {
-    receive_import(project_id, state, request).await
+async fn import(caller: IngestCaller, State(state): State<AppState>, request: Request) -> Result<Response, Refused> {
+    receive_import(caller, state, request).await
 }
 
 /// `GET /import?data=...`: the same as a `POST`.
@@ -60,17 +60,17 @@ async fn import(IngestCaller { project_id }: IngestCaller, State(state): State<A
     ),
     security(("ServiceAccount" = []), ("ProjectToken" = []))
 )]
-async fn import_get(IngestCaller { project_id }: IngestCaller, State(state): State<AppState>, request: Request) -> Result<Response, Refused> {
-    receive_import(project_id, state, request).await
+async fn import_get(caller: IngestCaller, State(state): State<AppState>, request: Request) -> Result<Response, Refused> {
+    receive_import(caller, state, request).await
 }
 
-async fn receive_import(project_id: i64, state: AppState, request: Request) -> Result<Response, Refused> {
+async fn receive_import(caller: IngestCaller, state: AppState, request: Request) -> Result<Response, Refused> {
     // A debug event, so that an operator (and the graceful-shutdown test) can see that a request
     // has reached its handler.
     tracing::debug!("import request received");
     let received = receive(Route::Import, request, state.config.limits.max_request_bytes).await;
     let refuse = Refused::with(&received.style);
-    let records = received.records.map_err(&refuse)?;
+    let (project_id, records) = project_and_records(&state, &caller, &received.params, received.records).await.map_err(&refuse)?;
     charge(&state, project_id, records.bytes.len()).await.map_err(&refuse)?;
     let intake = Intake { ip: received.ip.map(ClientIp::new), route: "import", ..Intake::default() };
     let checked = store_events(&state, project_id, records.bytes, records.format, intake).await.map_err(&refuse)?;

@@ -46,7 +46,6 @@ use axum::Json;
 use check::{check_csv, FailedRow, Problems};
 use datadict_core::api::import_status::{self, INVALID_CREDENTIALS, VALIDATION_FAILED};
 use serde::Serialize;
-use std::collections::HashMap;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 /// The routes of the ingestion reference, at the root (where `routes::meta::api` merges them).
@@ -90,7 +89,8 @@ pub struct LookupTableInvalid {
     pub failed_records: Vec<FailedRow>,
 }
 
-type RawQuery = Result<Query<HashMap<String, String>>, QueryRejection>;
+/// The query string's pairs in order: a map would keep the last of a repeated `project_id`.
+type RawQuery = Result<Query<Vec<(String, String)>>, QueryRejection>;
 
 #[utoipa::path(get, operation_id = "list_lookup_tables", path = "/lookup-tables", tag = "Lookup Tables",
     params(("project_id" = i64, Query, description = "the project whose tables are listed")),
@@ -199,10 +199,17 @@ async fn authorize_lookup(state: &AppState, headers: &HeaderMap, query: &RawQuer
         Err(rejection) => {
             Err(ApiError::BadRequest(format!("the query string cannot be read ({}); send `?project_id=<id>`", rejection.body_text())))
         }
-        Ok(Query(q)) => match q.get("project_id") {
-            None => Err(ApiError::BadRequest("`project_id` is required; add `?project_id=<id>` to the URL".into())),
-            Some(raw) => parse_project_id(raw),
-        },
+        Ok(Query(pairs)) => {
+            let mut given = pairs.iter().filter(|(name, _)| name == "project_id").map(|(_, value)| value);
+            match (given.next(), given.next()) {
+                (None, _) => Err(ApiError::BadRequest("`project_id` is required; add `?project_id=<id>` to the URL".into())),
+                (Some(raw), None) => parse_project_id(raw),
+                // Refused as the ingestion routes refuse it (the core's `RepeatedParameter`).
+                (Some(_), Some(_)) => {
+                    Err(ApiError::BadRequest("`project_id` appears more than once in the query string; send it once".into()))
+                }
+            }
+        }
     };
     match authorize(state, credentials, project, access).await {
         Err(ApiError::Unauthorized(_)) => Err(ApiError::Unauthorized(INVALID_CREDENTIALS.into())),

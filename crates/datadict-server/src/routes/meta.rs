@@ -63,6 +63,26 @@ pub async fn not_found(uri: Uri) -> ApiError {
     ApiError::NotFound(format!("no route serves `{}`; see /openapi.json for the routes", uri.path()))
 }
 
+/// The first segments of the paths of `doc` (`api`, `import`, `lookup-tables`, ...) and of
+/// `/openapi.json`: under them, a path no route serves is the API's JSON 404, never the web app.
+pub fn api_roots(doc: &utoipa::openapi::OpenApi) -> Arc<[String]> {
+    let mut roots: Vec<String> = doc.paths.paths.keys().map(|path| first_segment(path).to_owned()).collect();
+    roots.push("openapi.json".into());
+    roots.sort();
+    roots.dedup();
+    roots.into()
+}
+
+/// Whether `path` is one of `roots` or under one.
+pub fn is_under(roots: &[String], path: &str) -> bool {
+    let first = first_segment(path);
+    roots.iter().any(|root| root == first)
+}
+
+fn first_segment(path: &str) -> &str {
+    path.trim_start_matches('/').split('/').next().unwrap_or_default()
+}
+
 /// The JSON 405 of a known path with another method.
 pub async fn method_not_allowed(method: Method, uri: Uri) -> ApiError {
     ApiError::MethodNotAllowed(format!(

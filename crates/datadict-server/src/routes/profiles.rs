@@ -13,7 +13,7 @@ use crate::ingest::batch::TOKEN_REFUSED;
 use crate::ingest::quality::{reject, Violations};
 use crate::ingest::store_profile_updates;
 use crate::routes::ingest::{charge, IngestError};
-use crate::routes::wire::{answer_batch, receive, Refused, Style, Tally};
+use crate::routes::wire::{answer_batch, project_and_records, receive, Refused, Style, Tally};
 use crate::AppState;
 use axum::body::Bytes;
 use axum::extract::Request;
@@ -25,8 +25,9 @@ use datadict_core::{
 };
 
 /// Handles a request of `/engage` (`ProfileKind::User`) or `/groups` (`ProfileKind::Group`).
-/// `caller` is the project of the request's `Authorization` header, `None` without one; its
-/// refusal is answered in the style the request asked for, before anything of the body is.
+/// `caller` is who the request's `Authorization` header names, `None` without one; its refusal,
+/// and then that of the project its `project_id` names, is answered in the style the request
+/// asked for, before anything of the records is.
 pub async fn update_profiles(
     kind: ProfileKind,
     caller: Result<Option<IngestCaller>, IngestError>,
@@ -41,7 +42,13 @@ pub async fn update_profiles(
     let received = receive(route, request, limits.max_request_bytes).await;
     let refuse = Refused::with(&received.style);
     let caller = caller.map_err(|e| refuse(e.0))?;
-    let records = received.records.map_err(&refuse)?;
+    let (caller, records) = match &caller {
+        Some(caller) => {
+            let (project_id, records) = project_and_records(&state, caller, &received.params, received.records).await.map_err(&refuse)?;
+            (Some(project_id), records)
+        }
+        None => (None, received.records.map_err(&refuse)?),
+    };
     // With an `Authorization` header the caller is its project; without one, the project is the
     // one of the updates' `$token`, which every update must then carry.
     let token = if caller.is_some() { TokenRule::Optional } else { TokenRule::Required };

@@ -26,7 +26,7 @@ use crate::error::ApiError;
 use crate::ingest::{body_tokens, check_body, now_ms, send_checked, Checked, Intake, Tokens, INLINE_BYTES};
 use crate::routes::ingest::{charge, IngestError};
 use crate::routes::responses::{EventsTracked, TrackingRefusals};
-use crate::routes::wire::{answer_batch, receive, Refused, Tally, WireQuery};
+use crate::routes::wire::{answer_batch, project_and_records, receive, Refused, Tally, WireQuery};
 use crate::store::PendingInsert;
 use crate::AppState;
 use axum::extract::{Request, State};
@@ -79,7 +79,13 @@ async fn receive_events(caller: Result<Option<IngestCaller>, IngestError>, state
     let received = receive(Route::Track, request, state.config.limits.max_request_bytes).await;
     let refuse = Refused::with(&received.style);
     let caller = caller.map_err(|e| refuse(e.0))?;
-    let records = received.records.map_err(&refuse)?;
+    let (caller, records) = match &caller {
+        Some(caller) => {
+            let (project_id, records) = project_and_records(&state, caller, &received.params, received.records).await.map_err(&refuse)?;
+            (Some(project_id), records)
+        }
+        None => (None, received.records.map_err(&refuse)?),
+    };
     // A request authenticated by its header may leave the token out of its events.
     let rules = match caller {
         Some(_) => EventRules { token: TokenField::Credential(Presence::Optional), ..EventRules::TRACK },
@@ -105,13 +111,13 @@ async fn receive_events(caller: Result<Option<IngestCaller>, IngestError>, state
     Ok(answer_batch(&received.style, tally))
 }
 
-/// Checks the events of `body` once under `rules`, finds their project (the caller's, or the one
-/// whose token they carry: it must be known before they are checked against its dictionary),
-/// charges it, and hands them to the event writer; returns what was checked and the commit to
-/// wait for.
+/// Checks the events of `body` once under `rules`, finds their project (`caller`, the project of
+/// the request's `Authorization` header, or the one whose token they carry: it must be known
+/// before they are checked against its dictionary), charges it, and hands them to the event
+/// writer; returns what was checked and the commit to wait for.
 async fn send_events(
     state: &AppState,
-    caller: Option<IngestCaller>,
+    caller: Option<i64>,
     rules: EventRules,
     ip: Option<String>,
     body: &[u8],

@@ -18,8 +18,10 @@
 //! Whatever the style, an answer never claims what was not stored: a tracking answer is `1` only
 //! when every record was stored, and a batch of which nothing was stored is never a 200.
 
+use crate::auth::IngestCaller;
 use crate::error::ApiError;
 use crate::routes::ingest::{batch_response, read_raw, IngestError};
+use crate::AppState;
 use axum::body::Bytes;
 use axum::extract::{ConnectInfo, Request};
 use axum::http::{header, HeaderMap, HeaderValue, Method as HttpMethod, StatusCode};
@@ -32,14 +34,15 @@ use std::net::SocketAddr;
 
 /// The query parameters of the ingestion routes (reference), for their OpenAPI operations. The
 /// handlers read them with the core's wire rules (`receive`), from a form body as well, where
-/// the form body wins.
+/// the form body wins; each is refused when given twice in one place.
 #[derive(utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 // Never built: it only describes the parameters.
 #[allow(dead_code)]
 pub struct WireQuery {
     /// The records, as JSON or base64 JSON, URL-encoded: how a `GET` (a beacon, a pixel) sends
-    /// them.
+    /// them. A request's path and query are at most 65,534 bytes (a longer one gets an empty
+    /// 414 from the HTTP library): send more in a `POST` body.
     data: Option<String>,
     /// `1`: answer `{"status":1,"error":null}` or `{"status":0,"error":"..."}`.
     verbose: Option<u8>,
@@ -55,7 +58,8 @@ pub struct WireQuery {
     /// `1`: a 400 listing every invalid record (the valid ones are still stored) in the import's
     /// body; on `/engage` and `/groups` it asks for that body.
     strict: Option<u8>,
-    /// The project, with service-account credentials (`/import` requires it then).
+    /// The project, with service-account credentials (every route requires it then); may be a
+    /// form field, like the others.
     project_id: Option<i64>,
 }
 
@@ -138,6 +142,29 @@ pub async fn receive(route: Route, request: Request, max_bytes: usize) -> Receiv
         (None, Ok(payload)) => Ok(Records { bytes: share(&bytes, payload.bytes), format: payload.format }),
     };
     Received { params: decoded.params, style, ip, records }
+}
+
+/// `caller`'s project for a request's parameters ([`IngestCaller::project`]), and the records, in
+/// the order their problems are told: the project's (a `project_id` given twice or not UTF-8, a
+/// missing or malformed one, no role: the credentials' answers, as when they were judged before
+/// the body), then the records'. Except that a request without `project_id` whose records cannot
+/// be read is told about them first, since its `project_id` may be in what could not be read.
+pub async fn project_and_records(
+    state: &AppState,
+    caller: &IngestCaller,
+    params: &Params,
+    records: Result<Records, ApiError>,
+) -> Result<(i64, Records), ApiError> {
+    let asked = match &params.project_id {
+        Some(Ok(raw)) => Some(raw.as_str()),
+        Some(Err(e)) => return Err(refusal_of(e.clone())),
+        None => match records {
+            Err(e) => return Err(e),
+            Ok(_) => None,
+        },
+    };
+    let project_id = caller.project(state, asked).await?;
+    Ok((project_id, records?))
 }
 
 /// The API error of a wire-format refusal: 415 for a body type that is not read, else 400.

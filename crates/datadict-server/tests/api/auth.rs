@@ -296,8 +296,9 @@ fn ingestion_answers_401_and_403_by_role(backend: Backend) {
     assert_eq!(r.json()["results"]["$properties"], json!({"admin": true, "owner": true}), "{}", r.text);
 }
 
-/// A refusal is decided by the auth extractors before the handler reads the body; it still waits
-/// for the whole body, so that a client sending a large one gets the answer rather than a
+/// A refusal of the credentials is decided by the auth extractors before the handler reads the
+/// body (the ingestion routes' 403 after, since their `project_id` may be a form field); it still
+/// waits for the whole body, so that a client sending a large one gets the answer rather than a
 /// connection closed under it, and the connection serves the next request.
 fn a_refused_large_body_still_gets_its_answer(backend: Backend) {
     let server = Server::start_on(backend);

@@ -35,6 +35,16 @@ fn the_app_is_served_with_a_csp_that_lets_its_wasm_run(backend: Backend) {
     let r = server.send("GET", "/api/app/nope", None, &[], None);
     assert_eq!(r.status, 404);
     assert_eq!(r.json()["status"], "error");
+    // So is any path under the API's own first segments, which the app's HTML answered with a
+    // 200: a client of the API would have read the page as its answer.
+    for path in ["/lookup-tables/?project_id=1", "/lookup-tables/a/b", "/import/x", "/track/x/", "/migrate/", "/openapi.json/"] {
+        let r = server.send("GET", path, None, &[], None);
+        assert_eq!((r.status, r.header("content-type")), (404, Some("application/json")), "{path}: {}", r.text);
+        let route = path.split('?').next().unwrap();
+        assert!(r.json()["error"].as_str().unwrap().contains(&format!("no route serves `{route}`")), "{path}: {}", r.text);
+    }
+    // The app's files and routes stay where they are.
+    assert_eq!(server.send("HEAD", "/projects/1/dictionary", None, &[], None).status, 200);
     // So is a post to a path no route serves (the files would answer an empty 405).
     let r = server.send("POST", "/flags/", None, &[("Content-Type", "application/x-www-form-urlencoded")], Some(b"data=e30%3D".to_vec()));
     assert_eq!(r.status, 404);

@@ -209,6 +209,7 @@ fn credentials_and_roles(backend: Backend) {
     let csv = b"id,v\nk,1\n";
     let text = [("Content-Type", "text/csv")];
     let invalid = json!({"code": 401, "error": "Invalid credentials", "status": "Unauthorized"});
+    let owner_auth = Some((f.owner.username.as_str(), f.owner.secret.as_str()));
     for who in [Some((f.owner.username.as_str(), "wrong")), Some(("ghost", f.owner.secret.as_str()))] {
         let r = f.put_as(who, &f.id, csv, &text);
         assert_eq!((r.status, r.json()), (401, invalid.clone()));
@@ -246,6 +247,17 @@ fn credentials_and_roles(backend: Backend) {
     assert!(r.text.contains("`project_id` is required"), "{}", r.text);
     let r = f.server.get("/lookup-tables?project_id=x1", &f.owner);
     assert!(r.status == 400 && r.text.contains("project id"), "{}", r.text);
+    // A repeated `project_id` is refused, as on the ingestion routes; it was resolved to the last
+    // value (here a 403 for the project the owner has no role in).
+    let twice = format!("project_id={}&project_id={stranger_project}", f.p);
+    let r = f.server.get(&format!("/lookup-tables?{twice}"), &f.owner);
+    assert_eq!(r.status, 400, "{}", r.text);
+    assert!(r.json()["error"].as_str().unwrap().contains("`project_id` appears more than once in the query string"), "{}", r.text);
+    let r = f.server.send("PUT", &format!("/lookup-tables/{}?{twice}", f.id), owner_auth, &text, Some(csv.to_vec()));
+    assert_eq!(r.status, 400, "{}", r.text);
+    let r = f.server.send("GET", &format!("/lookup-tables?{twice}"), Some((&f.owner.username, "wrong")), &[], None);
+    assert_eq!(r.status, 401, "{}", r.text);
+    assert_eq!(f.page("")["results"]["row_count"], 0, "a refused request stored rows");
 }
 
 fn unknown_tables_answer_404(backend: Backend) {

@@ -419,6 +419,34 @@ fn the_browser_librarys_slashed_paths_are_the_same_routes(backend: Backend) {
     assert_eq!((r.status, r.json()["num_records_imported"].clone()), (200, json!(1)), "{}", r.text);
 }
 
+/// The largest `GET` this server reads, as README.md states it: a request target (path and
+/// query) of 65,534 bytes reaches `/track`; one byte more gets hyper's bare 414 (its
+/// `MAX_URI_LEN`, not configurable), without a body or CORS headers, before any route runs. Sent
+/// over a plain socket, since the client's own URI type has the same cap. One store suffices: the
+/// limit is the HTTP layer's.
+#[test]
+fn a_get_is_read_up_to_hypers_uri_limit() {
+    use std::io::{Read, Write};
+    let f = fixture(Backend::Sqlite);
+    let event = json!({"event": "Beacon", "properties": {"token": f.token, "pad": "x".repeat(48_000)}});
+    let data = urlencode(&base64(event.to_string().as_bytes()));
+    let get = |len: usize| {
+        let mut target = format!("/track?verbose=1&data={data}&_=");
+        target.push_str(&"x".repeat(len - target.len()));
+        let mut socket = std::net::TcpStream::connect(f.server.base.trim_start_matches("http://")).unwrap();
+        write!(socket, "GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: http://app.example\r\nConnection: close\r\n\r\n").unwrap();
+        let mut answer = String::new();
+        socket.read_to_string(&mut answer).unwrap();
+        let (head, body) = answer.split_once("\r\n\r\n").unwrap();
+        (head.lines().next().unwrap().to_owned(), head.to_ascii_lowercase().contains("access-control-allow-origin"), body.to_owned())
+    };
+    let (status, cors, body) = get(65_534);
+    assert_eq!((status.as_str(), cors, body.as_str()), ("HTTP/1.1 200 OK", true, r#"{"status":1,"error":null}"#));
+    let (status, cors, body) = get(65_535);
+    assert_eq!((status.as_str(), cors, body.as_str()), ("HTTP/1.1 414 URI Too Long", false, ""));
+    assert_eq!(f.server.get(&format!("/api/app/projects/{}/events", f.p), &f.owner).json()["results"].as_array().unwrap().len(), 1);
+}
+
 on_both_stores!(
     the_browser_librarys_slashed_paths_are_the_same_routes,
     a_schema_write_reaches_the_next_request,

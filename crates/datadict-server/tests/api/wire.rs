@@ -142,9 +142,101 @@ fn unreadable_bodies_say_what_was_found_and_what_to_send(backend: Backend) {
     assert_eq!(stored["results"], json!([]));
 }
 
+/// The records each ingestion route takes, for the `project_id` tests: an event (stored under
+/// `id`), a profile update or a group update, none with a token (the credentials say the project).
+fn records_of(route: &str, t: i64, id: &str) -> String {
+    match route {
+        "/import" | "/track" => json!([event("Parameters", t, id)]),
+        "/engage" => json!([{"$distinct_id": id, "$set": {"plan": "pro"}}]),
+        _ => json!([{"$group_key": "Company", "$group_id": id, "$set": {"size": 3}}]),
+    }
+    .to_string()
+}
+
+/// `project_id` is a parameter like the others: a form field counts, and wins over the query
+/// string, on every route a service account may send to. It was read from the query string
+/// alone, so that a form's `project_id` got "`project_id` is required". The credentials keep
+/// their answers: 401 for a wrong secret whatever the form says, 403 for the project the form
+/// names when the account has no role there, and the project token's project stands.
+fn a_project_id_form_field_names_the_project(backend: Backend) {
+    let server = Server::start_on(backend);
+    let project = server.project("p");
+    let other = server.project("other");
+    let owner = server.account("owner", project.id, Some(Role::Owner));
+    let auth = Some((owner.username.as_str(), owner.secret.as_str()));
+    let (p, o) = (project.id.to_string(), other.id.to_string());
+    let t = now_ms() - 60_000;
+    for route in ["/import", "/track", "/engage", "/groups"] {
+        let send = |query: &str, auth: Option<(&str, &str)>, id: &str, project_id: &str| {
+            let id = format!("{id}-{}", &route[1..]);
+            let body = form(&[("data", &records_of(route, t, &id)), ("project_id", project_id), ("verbose", "1")]);
+            server.send("POST", &format!("{route}{query}"), auth, &[FORM], Some(body))
+        };
+        let r = send("", auth, "form-only", &p);
+        assert_eq!((r.status, r.json()), (200, json!({"status": 1, "error": null})), "{route}: {}", r.text);
+        // The form body wins over the query string, either way.
+        let r = send(&format!("?project_id={o}"), auth, "form-wins", &p);
+        assert_eq!((r.status, r.json()), (200, json!({"status": 1, "error": null})), "{route}: {}", r.text);
+        let r = send(&format!("?project_id={p}"), auth, "refused", &o);
+        assert_eq!(r.status, 403, "{route}: {}", r.text);
+        assert!(r.json()["error"].as_str().unwrap().contains(&format!("has no access to project {o}")), "{route}: {}", r.text);
+        let r = send("", Some((&owner.username, "not-the-secret")), "refused", &p);
+        assert_eq!(r.status, 401, "{route}: {}", r.text);
+        let r = send("", Some((&project.token, "")), "refused", &o);
+        assert_eq!(r.status, 403, "{route}: {}", r.text);
+        assert!(r.json()["error"].as_str().unwrap().contains(&format!("not the token of project {o}")), "{route}: {}", r.text);
+        let r = send("", Some((&project.token, "")), "token", &p);
+        assert_eq!((r.status, r.json()), (200, json!({"status": 1, "error": null})), "{route}: {}", r.text);
+    }
+    // A body that cannot be read may hold the `project_id`: what is wrong with it is the answer.
+    let r = server.send("POST", "/import", auth, &[FORM, ("Content-Encoding", "gzip")], Some(b"project_id=1&data=%5B%5D".to_vec()));
+    assert_eq!(r.status, 400, "{}", r.text);
+    assert!(r.json()["error"].as_str().unwrap().contains("the body is not valid gzip"), "{}", r.text);
+    let stored = server.get(&format!("/api/app/projects/{}/events?limit=10", project.id), &owner).json();
+    let mut ids: Vec<&str> = stored["results"].as_array().unwrap().iter().map(|e| e["properties"]["$insert_id"].as_str().unwrap()).collect();
+    ids.sort();
+    assert_eq!(ids, ["form-only-import", "form-only-track", "form-wins-import", "form-wins-track", "token-import", "token-track"]);
+    assert_eq!(server.get(&format!("/api/app/projects/{}/profiles/form-wins-engage", project.id), &owner).status, 200);
+    let groups = server.get(&format!("/api/app/projects/{}/groups/Company/token-groups", project.id), &owner);
+    assert_eq!(groups.status, 200, "{}", groups.text);
+}
+
+/// A `project_id` given twice in one place is refused with a 400 that names it, as any other
+/// parameter is. It was resolved to the last value: a 403 here, for the project the account has
+/// no role in. Credentials are still judged first; nothing is stored.
+fn a_repeated_project_id_is_refused(backend: Backend) {
+    let server = Server::start_on(backend);
+    let project = server.project("p");
+    let other = server.project("other");
+    let owner = server.account("owner", project.id, Some(Role::Owner));
+    let auth = Some((owner.username.as_str(), owner.secret.as_str()));
+    let (p, o) = (project.id.to_string(), other.id.to_string());
+    let t = now_ms() - 60_000;
+    for route in ["/import", "/track", "/engage", "/groups"] {
+        let twice_in_query = format!("{route}?verbose=1&project_id={p}&project_id={o}");
+        let data = records_of(route, t, "twice");
+        let r = server.send("POST", &twice_in_query, auth, &[("Content-Type", "application/json")], Some(data.clone().into_bytes()));
+        assert_eq!(r.status, 400, "{route}: {}", r.text);
+        assert!(r.json()["error"].as_str().unwrap().contains("`project_id` appears more than once in the query string"), "{route}: {}", r.text);
+        let r = server.send("GET", &format!("{twice_in_query}&data={}", urlencode(&data)), auth, &[], None);
+        assert_eq!(r.status, 400, "{route}: {}", r.text);
+        let body = form(&[("data", &data), ("project_id", &p), ("project_id", &p)]);
+        let r = server.send("POST", &format!("{route}?verbose=1"), auth, &[FORM], Some(body.clone()));
+        assert_eq!(r.status, 400, "{route}: {}", r.text);
+        assert!(r.json()["error"].as_str().unwrap().contains("`project_id` appears more than once in the body"), "{route}: {}", r.text);
+        let r = server.send("POST", &format!("{route}?verbose=1"), Some((&owner.username, "not-the-secret")), &[FORM], Some(body));
+        assert_eq!(r.status, 401, "{route}: {}", r.text);
+    }
+    let stored = server.get(&format!("/api/app/projects/{p}/events"), &owner).json();
+    assert_eq!(stored["results"], json!([]));
+    assert_eq!(server.get(&format!("/api/app/projects/{p}/profiles/twice"), &owner).status, 404);
+}
+
 on_both_stores!(
     a_form_encoded_import_is_stored_not_acknowledged_and_dropped,
     import_answers_forms_with_its_own_body,
     engage_takes_forms_and_gets,
     unreadable_bodies_say_what_was_found_and_what_to_send,
+    a_project_id_form_field_names_the_project,
+    a_repeated_project_id_is_refused,
 );

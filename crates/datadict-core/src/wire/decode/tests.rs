@@ -217,7 +217,12 @@ fn params_summary(decoded: &Decoded<'_>) -> String {
         AnswerKind::Script { callback, verbose: true } => format!("script-verbose:{callback}"),
     };
     let flag = |v: Option<bool>| v.map_or("-", |v| if v { "1" } else { "0" });
-    let mut line = format!("{answer} ip={} strict={} project={}", flag(p.ip), flag(p.strict), p.project_id.as_deref().unwrap_or("-"));
+    let project = match &p.project_id {
+        None => "-",
+        Some(Ok(id)) => id,
+        Some(Err(_)) => "?",
+    };
+    let mut line = format!("{answer} ip={} strict={} project={project}", flag(p.ip), flag(p.strict));
     if let Err(e) = &decoded.payload {
         line.push_str(&format!(" ! {e}"));
     }
@@ -259,7 +264,12 @@ fn parameters() {
     check_params("strict=true", "", "text ip=- strict=- project=- ! `strict=true` is not allowed");
     check_params("verbose=1&verbose=1", "", "verbose ip=- strict=- project=- ! `verbose` appears more than once in the query string");
     check_params("%zz=1&verbose=1", "", "verbose ip=- strict=- project=- ! the query string has bad percent-encoding at byte 0 (`%zz`)");
-    check_params("project_id=%FF", "", "text ip=- strict=- project=- ! `project_id` in the query string is not UTF-8");
+    check_params("project_id=%FF", "", "text ip=- strict=- project=? ! `project_id` in the query string is not UTF-8");
+    // A repeated `project_id` is refused like any other parameter, and names no project, even
+    // where the form body gives one.
+    check_params("project_id=1&project_id=2", "", "text ip=- strict=- project=? ! `project_id` appears more than once in the query string");
+    check_params("", "project_id=1&project_id=1", "text ip=- strict=- project=? ! `project_id` appears more than once in the body");
+    check_params("project_id=1&project_id=2", "project_id=3", "text ip=- strict=- project=? ! `project_id` appears more than once in the query string");
     // An unsafe callback is answered as plain JSON, whatever else was asked.
     check_params("callback=alert(1);x", "", "verbose ip=- strict=- project=- ! `callback` has a byte at offset 5");
     check_params("img=1", "callback=%3C%2Fscript%3E", "verbose ip=- strict=- project=- ! `callback` has a byte at offset 0");
