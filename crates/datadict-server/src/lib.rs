@@ -166,14 +166,24 @@ pub fn app(state: AppState) -> Router {
         // 405, which tells a client posting to a wrong path nothing), and so does a path under
         // one of the API's own first segments (`/lookup-tables/`, `/import/x`): a client of the
         // API would read the app's HTML, with a 200, as its answer. The app's own addresses are
-        // hash routes, under none of them.
+        // hash routes, under none of them. A missing file (a last segment with a dot, such as
+        // `/favicon.ico` or a stale `/app-1234.js`) is a 404 too: the page's HTML in its place
+        // makes a browser report a script of the wrong type instead of a missing one.
         let files = ServeDir::new(dir).fallback(ServeFile::new(dir.join("index.html")));
+        let assets = ServeDir::new(dir);
         router = router.fallback(move |request: axum::extract::Request| async move {
             let read = matches!(*request.method(), axum::http::Method::GET | axum::http::Method::HEAD);
-            if !read || routes::meta::is_under(&api_roots, request.uri().path()) {
-                return routes::meta::not_found(request.uri().clone()).await.into_response();
+            let uri = request.uri().clone();
+            if !read || routes::meta::is_under(&api_roots, uri.path()) {
+                return routes::meta::not_found(uri).await.into_response();
             }
-            match files.oneshot(request).await {
+            let file = uri.path().rsplit('/').next().is_some_and(|last| last.contains('.'));
+            let served = match file {
+                true => assets.clone().oneshot(request).await,
+                false => files.clone().oneshot(request).await,
+            };
+            match served {
+                Ok(response) if response.status() == axum::http::StatusCode::NOT_FOUND => routes::meta::not_found(uri).await.into_response(),
                 Ok(response) => response.into_response(),
                 Err(never) => match never {},
             }

@@ -43,6 +43,11 @@ fn the_app_is_served_with_a_csp_that_lets_its_wasm_run(backend: Backend) {
         let route = path.split('?').next().unwrap();
         assert!(r.json()["error"].as_str().unwrap().contains(&format!("no route serves `{route}`")), "{path}: {}", r.text);
     }
+    // A missing file is a JSON 404 rather than the page in its place.
+    for path in ["/favicon.ico", "/app-0123.js", "/assets/x.css"] {
+        let r = server.send("GET", path, None, &[], None);
+        assert_eq!((r.status, r.header("content-type")), (404, Some("application/json")), "{path}: {}", r.text);
+    }
     // The app's files and routes stay where they are.
     assert_eq!(server.send("HEAD", "/projects/1/dictionary", None, &[], None).status, 200);
     // So is a post to a path no route serves (the files would answer an empty 405).
