@@ -115,6 +115,18 @@ fn invalid_json_is_one_issue() {
     check("", &[("", InvalidJson)]);
 }
 
+/// A record that is not UTF-8 says so, rather than naming a syntax error that is not there.
+#[test]
+fn a_record_that_is_not_utf8_says_so() {
+    let record = b"{\"event\":\"e\",\"properties\":{\"x\":\"\xff\"}}";
+    let result = check_event(record, &Limits::default(), NOW);
+    let issues: Vec<(&str, IssueCode, &str)> = result.issues.iter().map(|i| (i.path.as_str(), i.code, i.message.as_str())).collect();
+    assert_eq!(
+        issues,
+        [("", InvalidJson, "the record is not UTF-8 text (invalid utf-8 sequence of 1 bytes from index 32); send JSON encoded in UTF-8")]
+    );
+}
+
 #[test]
 fn ids_follow_the_import_rules() {
     let cases: [(&str, &str, Expected); 10] = [

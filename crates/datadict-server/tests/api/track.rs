@@ -199,6 +199,21 @@ fn a_partial_batch_stores_the_valid_events_and_answers_0(backend: Backend) {
     assert_eq!((r.status, r.json()["error"].clone()), (400, json!("the body holds no events; send at least one event")));
 }
 
+/// A record that is not UTF-8 text is refused as such (not as a JSON syntax error), and its
+/// neighbours are stored.
+fn a_record_that_is_not_utf8_says_so(backend: Backend) {
+    let f = fixture(backend);
+    let mut body = format!("[{},", f.event("Readable", json!({}))).into_bytes();
+    body.extend_from_slice(format!(r#"{{"event":"Unreadable","properties":{{"token":"{}","x":""#, f.token).as_bytes());
+    body.extend_from_slice(b"\xff\"}}]");
+    let r = f.post("/track?verbose=1", &[JSON], body);
+    assert_eq!(r.status, 400, "{}", r.text);
+    let error = r.json()["error"].as_str().unwrap().to_owned();
+    assert!(error.starts_with("stored 1 of 2 events; event 1: the record is not UTF-8 text ("), "{error}");
+    assert!(error.ends_with("); send JSON encoded in UTF-8"), "{error}");
+    assert_eq!(f.stored("Readable").len(), 1);
+}
+
 /// A body over 16 KiB (a batching library's flush) is read off the request's task, and is
 /// answered, stored and refused as a small one: the valid events stored, each invalid one and each
 /// of another project named, 401 when no event names a project, and a broken body refused whole.
@@ -412,6 +427,7 @@ on_both_stores!(
     every_answer_form,
     time_insert_id_distinct_id_and_ip,
     a_partial_batch_stores_the_valid_events_and_answers_0,
+    a_record_that_is_not_utf8_says_so,
     a_batch_over_16_kib_is_answered_as_a_small_one,
     tokens_decide_the_project_and_refuse_strangers,
     tracked_events_are_dropped_filtered_and_counted_like_imported_ones,
