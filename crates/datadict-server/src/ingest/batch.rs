@@ -28,6 +28,11 @@ use super::shapes::ShapeCache;
 /// the core does not know projects).
 pub const TOKEN_REFUSED: &str = "token_refused";
 
+/// Why a record whose token (`field`: `properties.token`, `$token`) names no project is refused.
+pub fn unknown_token(field: &str) -> String {
+    format!("`{field}` is not the token of any project; send the project token from the project's settings")
+}
+
 /// What checking a batch produced.
 #[derive(Debug, Default)]
 pub struct Checked {
@@ -86,7 +91,7 @@ impl Tokens {
             Some(_) => Some(format!(
                 "`properties.token` is the token of another project than project {p}, which this request writes to; send each project's events in their own request"
             )),
-            None => Some("`properties.token` is not the token of any project; send the project token from the project's settings".to_owned()),
+            None => Some(unknown_token("properties.token")),
         }
     }
 }

@@ -297,6 +297,49 @@ fn tokens_decide_the_project_and_refuse_strangers(backend: Backend) {
     assert!(f.stored("Never").is_empty());
 }
 
+/// Events that cannot be read (not UTF-8, not JSON, nested past the parser's limit) or that break
+/// other rules, sent without an `Authorization` header and naming no project, are answered as a
+/// batch of which nothing was stored (400, with every problem), not as missing credentials: their
+/// token may be in them, unseen. Only a request whose events were all read and lack a project's
+/// token is a 401.
+fn unreadable_events_naming_no_project_are_a_400_not_a_401(backend: Backend) {
+    let f = fixture(backend);
+    let send = |query: &str, body: Vec<u8>| f.post(&format!("/track{query}"), &[JSON], body);
+    let mut not_utf8 = format!(r#"{{"event":"Unreadable","properties":{{"token":"{}","x":""#, f.token).into_bytes();
+    not_utf8.extend_from_slice(b"\xff\"}}");
+    let escape = format!(r#"{{"event":"Unreadable","properties":{{"token":"{}","x":"\xff"}}}}"#, f.token);
+    let deep = format!(r#"{{"event":"Unreadable","properties":{{"token":"{}","d":{}1{}}}}}"#, f.token, r#"{"a":"#.repeat(127), "}".repeat(127));
+    let cases: [(&str, Vec<u8>, &str); 5] = [
+        ("not UTF-8", not_utf8.clone(), "event 0: the record is not UTF-8 text"),
+        ("a bad escape", escape.into_bytes(), "event 0: the record is not valid JSON (invalid escape"),
+        ("127 levels deep", deep.into_bytes(), "event 0: the record is not valid JSON (recursion limit exceeded"),
+        ("properties a string", br#"{"event":"Unreadable","properties":"abc"}"#.to_vec(), "event 0: `properties` is the string \"abc\""),
+        ("a bad time", br#"{"event":"Unreadable","properties":{"time":"now"}}"#.to_vec(), "event 0: `properties.time` is the string \"now\""),
+    ];
+    for (what, body, says) in cases {
+        let r = send("?verbose=1", body.clone());
+        assert_eq!(r.status, 400, "{what}: {}", r.text);
+        let error = r.json()["error"].as_str().unwrap().to_owned();
+        assert!(error.starts_with("stored 0 of 1 events; ") && error.contains(says), "{what}: {error}");
+        assert_eq!((send("", body).status), 400, "{what}");
+    }
+    // Every problem is listed, a token of no project's among them.
+    let mut batch = b"[".to_vec();
+    batch.extend_from_slice(&not_utf8);
+    batch.extend_from_slice(br#",{"event":"Unreadable","properties":{"token":"not-a-token"}}]"#);
+    let r = send("?verbose=1", batch);
+    assert_eq!(r.status, 400, "{}", r.text);
+    let error = r.json()["error"].as_str().unwrap().to_owned();
+    assert!(error.starts_with("stored 0 of 2 events; event 0: the record is not UTF-8 text"), "{error}");
+    assert!(error.contains("; event 1: `properties.token` is not the token of any project"), "{error}");
+    // Read, but without a project's token: 401, as before.
+    for events in [json!({"event": "Unreadable", "properties": {"token": 5}}), json!([{"event": "Unreadable", "properties": {}}])] {
+        let r = send("?verbose=1", events.to_string().into_bytes());
+        assert_eq!(r.status, 401, "{events}: {}", r.text);
+    }
+    assert!(f.stored("Unreadable").is_empty());
+}
+
 /// Tracked events take the import's path: the dictionary's drops, truncation, the events read
 /// API, and the 30-day volumes of the dictionary.
 fn tracked_events_are_dropped_filtered_and_counted_like_imported_ones(backend: Backend) {
@@ -430,5 +473,6 @@ on_both_stores!(
     a_record_that_is_not_utf8_says_so,
     a_batch_over_16_kib_is_answered_as_a_small_one,
     tokens_decide_the_project_and_refuse_strangers,
+    unreadable_events_naming_no_project_are_a_400_not_a_401,
     tracked_events_are_dropped_filtered_and_counted_like_imported_ones,
 );
