@@ -2,14 +2,15 @@
 //! [`update_profiles`], for both kinds of update (the core's [`ProfileKind`]). A request in any
 //! wire format (`routes::wire`) is read into updates, each parsed and checked by the core's one
 //! profile parser; the project is the caller's (an `Authorization` header) or the one whose token
-//! the updates carry in `$token`; the valid updates of that project are applied in one
+//! the updates carry in `$token` (a request of updates that name no project is a 401 when all
+//! were read, else a 400 listing their problems); the valid updates of that project are applied in one
 //! transaction by `ingest::store_profile_updates` (the core's `profile::apply`, with the property
 //! cap; then the dictionary check on arrival of the applied user updates), and the others are
 //! reported.
 
 use crate::auth::{records_project, token_projects, IngestCaller};
 use crate::error::ApiError;
-use crate::ingest::batch::TOKEN_REFUSED;
+use crate::ingest::batch::{unknown_token, TOKEN_REFUSED};
 use crate::ingest::quality::{reject, Violations};
 use crate::ingest::store_profile_updates;
 use crate::routes::ingest::{charge, IngestError};
@@ -52,7 +53,17 @@ pub async fn update_profiles(
     let Parsed { updates, mut failed, records, tokens, mut rejected } = parsed.map_err(&refuse)?;
     let known = token_projects(&state, tokens.clone()).await.map_err(&refuse)?;
     let Some(project_id) = records_project(caller, &tokens, &known) else {
-        return Err(refuse(ApiError::Unauthorized(no_project(&received.style, kind, tokens.len()))));
+        // Every update read, only tokens missing or wrong: the request lacks credentials. Else a
+        // 401 would blame the credentials for what the sender must fix first, and a `$token`
+        // inside an update that cannot be read is not seen at all: nothing is applied, and every
+        // problem is listed, the tokens that name no project included.
+        if failed.iter().all(|f| f.field == TOKEN) {
+            return Err(refuse(ApiError::Unauthorized(no_project(&received.style, kind, tokens.len()))));
+        }
+        // Without a header every valid update carries a `$token` (the rule requires one), of no project.
+        failed.extend(updates.iter().map(|u| FailedRecord { index: u.index, insert_id: String::new(), field: TOKEN.into(), message: unknown_token(TOKEN) }));
+        failed.sort_by_key(|f| f.index);
+        return Ok(answer_batch(&received.style, Tally { records, stored: 0, failed, noun: "update", verb: "applied" }));
     };
     charge(&state, project_id, updates.iter().map(|u| u.bytes).sum()).await.map_err(&refuse)?;
     // Every `$token` must be the project's.
@@ -73,7 +84,10 @@ pub async fn update_profiles(
     Ok(answer_batch(&received.style, Tally { records, stored: applied, failed, noun: "update", verb: "applied" }))
 }
 
-/// The 401 of a request whose updates carry no token of a project. The ingestion API's body keeps
+/// The field of an update that holds the project token.
+const TOKEN: &str = "$token";
+
+/// The 401 of a request whose updates, all read, carry no token of a project. The ingestion API's body keeps
 /// FACTS.md's words, which its clients match on; a tracking answer, read by a developer, says
 /// what to send.
 fn no_project(style: &Style, kind: ProfileKind, tokens: usize) -> String {
@@ -81,7 +95,7 @@ fn no_project(style: &Style, kind: ProfileKind, tokens: usize) -> String {
         return INVALID_CREDENTIALS.into();
     }
     let found = match tokens {
-        0 => "no valid update carries `$token`".to_owned(),
+        0 => "no update carries `$token`".to_owned(),
         n => format!("the {n} `$token` value(s) of the updates name no project"),
     };
     let route = if kind == ProfileKind::User { "/engage" } else { "/groups" };
