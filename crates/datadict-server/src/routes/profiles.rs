@@ -74,7 +74,7 @@ pub async fn update_profiles(
         // Kept in the bad store without the token, which is another project's.
         let update = ProfileUpdate { token: None, ..u.update };
         let text = serde_json::to_vec(&update).unwrap_or_default();
-        reject(&mut rejected, route_name(kind), profile_schema_name(&update.target), &[(TOKEN_REFUSED, message.as_str())], &text, None);
+        reject(&mut rejected, route_name(kind), profile_schema_name(&update.target), &[(TOKEN_REFUSED, message.as_str())], &text, &[]);
         failed.push(FailedRecord { index: u.index, insert_id: String::new(), field: "$token".into(), message });
     }
     let ours = ours.into_iter().map(|u| (u.index, u.update.target, u.update.operation)).collect();
@@ -164,7 +164,7 @@ fn parse_updates(body: &Bytes, format: InputFormat, kind: ProfileKind, limits: &
             let message: String = "the update is not UTF-8 text; send JSON encoded in UTF-8".into();
             // Not text: its `$token` cannot be told apart to redact it, so the record is not kept.
             let sample = b"[not UTF-8 text: not kept, as it may hold the project token]";
-            reject(&mut rejected, route, &refused_entity(None, kind), &[(IssueCode::InvalidJson.as_str(), message.as_str())], sample, None);
+            reject(&mut rejected, route, &refused_entity(None, kind), &[(IssueCode::InvalidJson.as_str(), message.as_str())], sample, &[]);
             failed.push(FailedRecord { index, insert_id: String::new(), field: String::new(), message });
             continue;
         };
@@ -179,7 +179,7 @@ fn parse_updates(body: &Bytes, format: InputFormat, kind: ProfileKind, limits: &
                 let value = serde_json::from_str::<serde_json::Value>(text).ok();
                 let token = value.as_ref().and_then(|v| v.get("$token")?.as_str().map(str::to_owned));
                 let codes: Vec<(&'static str, &str)> = issues.iter().map(|i| (i.code.as_str(), i.message.as_str())).collect();
-                reject(&mut rejected, route, &refused_entity(value.as_ref(), kind), &codes, text.as_bytes(), token.as_deref());
+                reject(&mut rejected, route, &refused_entity(value.as_ref(), kind), &codes, text.as_bytes(), token.as_deref().as_slice());
                 failed.extend(issues.into_iter().map(|i| FailedRecord { index, insert_id: String::new(), field: i.path, message: i.message }));
                 token
             }
