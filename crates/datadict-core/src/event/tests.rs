@@ -307,6 +307,26 @@ fn track_rules_require_less_and_set_the_time() {
     }
 }
 
+/// What `properties` must be is said by the route's rules: the fields they require.
+#[test]
+fn the_properties_message_names_what_the_rules_require() {
+    let message = |record: &str, rules: &EventRules| {
+        let result = check_event_with_rules(record.as_bytes(), rules, &Limits::default(), NOW);
+        let issue = result.issues.iter().find(|i| i.path == "properties").unwrap_or_else(|| panic!("{record}: {:?}", result.issues));
+        issue.message.clone()
+    };
+    let header = EventRules { token: TokenField::Credential(Presence::Optional), ..EventRules::TRACK };
+    let cases = [
+        (EventRules::IMPORT, "an object with `time`, `distinct_id` and `$insert_id`"),
+        (EventRules::TRACK, "an object with `token` (the project token)"),
+        (header, "an object of the event's properties"),
+    ];
+    for (rules, expected) in cases {
+        assert_eq!(message(r#"{"event":"e","properties":"abc"}"#, &rules), format!("`properties` is the string \"abc\"; it must be {expected}"));
+        assert_eq!(message(r#"{"event":"e"}"#, &rules), format!("`properties` is required; give {expected}"));
+    }
+}
+
 #[test]
 fn a_nul_character_in_the_name_or_the_user_id_is_refused_and_kept_in_a_property() {
     // The fast scanner and the reference walk decode the escape alike.

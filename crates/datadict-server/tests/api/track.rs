@@ -340,6 +340,21 @@ fn unreadable_events_naming_no_project_are_a_400_not_a_401(backend: Backend) {
     assert!(f.stored("Unreadable").is_empty());
 }
 
+/// What `properties` must be is said by `/track`'s rules, under which `time`, `distinct_id` and
+/// `$insert_id` are optional: the token, or nothing when the header authenticates the request.
+fn the_properties_message_follows_the_track_rules(backend: Backend) {
+    let f = fixture(backend);
+    let events = json!([f.event("Said", json!({})), {"event": "Said", "properties": "abc"}]).to_string();
+    let cases = [(None, "an object with `token` (the project token)"), (Some((f.token.as_str(), "")), "an object of the event's properties")];
+    for (auth, expected) in cases {
+        let r = f.server.send("POST", "/track?verbose=1", auth, &[JSON], Some(events.clone().into_bytes()));
+        assert_eq!(r.status, 400, "{}", r.text);
+        let error = r.json()["error"].as_str().unwrap().to_owned();
+        assert_eq!(error, format!("stored 1 of 2 events; event 1: `properties` is the string \"abc\"; it must be {expected}"));
+    }
+    assert_eq!(f.stored("Said").len(), 2);
+}
+
 /// Tracked events take the import's path: the dictionary's drops, truncation, the events read
 /// API, and the 30-day volumes of the dictionary.
 fn tracked_events_are_dropped_filtered_and_counted_like_imported_ones(backend: Backend) {
@@ -474,5 +489,6 @@ on_both_stores!(
     a_batch_over_16_kib_is_answered_as_a_small_one,
     tokens_decide_the_project_and_refuse_strangers,
     unreadable_events_naming_no_project_are_a_400_not_a_401,
+    the_properties_message_follows_the_track_rules,
     tracked_events_are_dropped_filtered_and_counted_like_imported_ones,
 );
