@@ -237,7 +237,7 @@ fn check_event_with<'a>(record: &'a [u8], rules: &EventRules, limits: &Limits, n
     // spares serde_json a validation per string, which was the largest single cost of the pass.
     match std::str::from_utf8(record) {
         Ok(text) => check_text_with(text, rules, limits, now_ms, fast),
-        Err(e) => sized(not_json(record.len(), &e.to_string()), limits),
+        Err(e) => sized(not_utf8(record.len(), &e), limits),
     }
 }
 
@@ -279,6 +279,18 @@ fn not_json(bytes: usize, err: &str) -> EventCheck<'static> {
         "",
         IssueCode::InvalidJson,
         format!("the record is not valid JSON ({err}); send one JSON object per event"),
+    ));
+    check
+}
+
+/// The check of a record of `bytes` bytes that is not UTF-8 text: JSON is UTF-8 (RFC 8259), so
+/// this is said apart from a syntax error, which would send the reader looking for one.
+fn not_utf8(bytes: usize, err: &std::str::Utf8Error) -> EventCheck<'static> {
+    let mut check = EventCheck { bytes, ..EventCheck::default() };
+    check.issues.push(Issue::new(
+        "",
+        IssueCode::InvalidJson,
+        format!("the record is not UTF-8 text ({err}); send JSON encoded in UTF-8"),
     ));
     check
 }

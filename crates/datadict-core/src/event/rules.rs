@@ -90,6 +90,26 @@ impl EventRules {
     };
 }
 
+impl EventRules {
+    /// What `properties` must be under these rules, for a message: an object with the fields
+    /// they require (`/import`: `time`, `distinct_id` and `$insert_id`; `/track`: the token).
+    fn properties(&self) -> String {
+        let token = matches!(self.token, TokenField::Credential(Presence::Required));
+        let required = [
+            (self.time == TimeRule::Required, "`time`"),
+            (self.distinct_id == Presence::Required, "`distinct_id`"),
+            (self.insert_id == Presence::Required, "`$insert_id`"),
+            (token, "`token` (the project token)"),
+        ];
+        let names: Vec<&str> = required.iter().filter(|(required, _)| *required).map(|(_, name)| *name).collect();
+        match names.split_last() {
+            None => "an object of the event's properties".to_owned(),
+            Some((last, [])) => format!("an object with {last}"),
+            Some((last, rest)) => format!("an object with {} and {last}", rest.join(", ")),
+        }
+    }
+}
+
 impl Default for EventRules {
     fn default() -> Self {
         Self::IMPORT
@@ -163,12 +183,12 @@ pub(super) fn finish<'de>(check: &mut EventCheck<'de>, found: Found<'de>, limits
 
     match found.properties {
         None => {
-            issues.push(missing("properties", "an object with `time`, `distinct_id` and `$insert_id`"));
+            issues.push(missing("properties", &rules.properties()));
             return;
         }
         Some(Seen::Object) => {}
         Some(other) => {
-            issues.push(wrong_type("properties", &other, "an object with `time`, `distinct_id` and `$insert_id`"));
+            issues.push(wrong_type("properties", &other, &rules.properties()));
             return;
         }
     }

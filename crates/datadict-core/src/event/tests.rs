@@ -129,6 +129,18 @@ fn invalid_json_is_one_issue() {
     check("", &[("", InvalidJson)]);
 }
 
+/// A record that is not UTF-8 says so, rather than naming a syntax error that is not there.
+#[test]
+fn a_record_that_is_not_utf8_says_so() {
+    let record = b"{\"event\":\"e\",\"properties\":{\"x\":\"\xff\"}}";
+    let result = check_event(record, &Limits::default(), NOW);
+    let issues: Vec<(&str, IssueCode, &str)> = result.issues.iter().map(|i| (i.path.as_str(), i.code, i.message.as_str())).collect();
+    assert_eq!(
+        issues,
+        [("", InvalidJson, "the record is not UTF-8 text (invalid utf-8 sequence of 1 bytes from index 32); send JSON encoded in UTF-8")]
+    );
+}
+
 #[test]
 fn ids_follow_the_import_rules() {
     let cases: [(&str, &str, Expected); 10] = [
@@ -306,6 +318,26 @@ fn track_rules_require_less_and_set_the_time() {
         let fast = EventCheck { layout: None, ..check_event_with_rules(record.as_bytes(), &EventRules::TRACK, &Limits::default(), NOW) };
         let walk = check_event_reference_with_rules(record.as_bytes(), &EventRules::TRACK, &Limits::default(), NOW);
         assert_eq!(fast, walk, "{record}");
+    }
+}
+
+/// What `properties` must be is said by the route's rules: the fields they require.
+#[test]
+fn the_properties_message_names_what_the_rules_require() {
+    let message = |record: &str, rules: &EventRules| {
+        let result = check_event_with_rules(record.as_bytes(), rules, &Limits::default(), NOW);
+        let issue = result.issues.iter().find(|i| i.path == "properties").unwrap_or_else(|| panic!("{record}: {:?}", result.issues));
+        issue.message.clone()
+    };
+    let header = EventRules { token: TokenField::Credential(Presence::Optional), ..EventRules::TRACK };
+    let cases = [
+        (EventRules::IMPORT, "an object with `time`, `distinct_id` and `$insert_id`"),
+        (EventRules::TRACK, "an object with `token` (the project token)"),
+        (header, "an object of the event's properties"),
+    ];
+    for (rules, expected) in cases {
+        assert_eq!(message(r#"{"event":"e","properties":"abc"}"#, &rules), format!("`properties` is the string \"abc\"; it must be {expected}"));
+        assert_eq!(message(r#"{"event":"e"}"#, &rules), format!("`properties` is required; give {expected}"));
     }
 }
 

@@ -99,15 +99,21 @@ impl Params {
     /// Reads the parameters from `fields`. Every valid parameter is kept even when another is
     /// wrong, so that the refusal is written the way the client asked; the first error found is
     /// stored in `error` unless one is there already.
+    ///
+    /// A bad value of a parameter that picks the answer is refused in an answer that says why
+    /// (issue 19), as an unsafe `callback` is: a bad `verbose` (`verbose=2`) asked for the verbose
+    /// JSON, and gets it; a bad `img` gets it too, since a pixel could not say why. With a safe
+    /// `callback`, the script's call carries that JSON.
     pub(crate) fn read(fields: &Fields<'_>, error: &mut Option<WireError>) -> Self {
         let mut flag = |index: usize| {
             let value = &fields.get(index)?.value;
-            read_flag(NAMES[index], value).map_err(|e| keep_first(error, e)).ok()
+            Some(read_flag(NAMES[index], value).map_err(|e| keep_first(error, e)))
         };
-        let verbose = flag(VERBOSE).unwrap_or(false);
-        let img = flag(IMG).unwrap_or(false);
-        let ip = flag(IP);
-        let strict = flag(STRICT);
+        let (verbose, img) = (flag(VERBOSE), flag(IMG));
+        let ip = flag(IP).and_then(Result::ok);
+        let strict = flag(STRICT).and_then(Result::ok);
+        let verbose = matches!(verbose, Some(Ok(true) | Err(()))) || matches!(img, Some(Err(())));
+        let img = matches!(img, Some(Ok(true)));
         let answer = match fields.get(CALLBACK).map(|f| check_callback(&f.value)) {
             Some(Err(e)) => {
                 keep_first(error, e.into());

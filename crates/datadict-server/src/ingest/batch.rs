@@ -28,6 +28,11 @@ use super::shapes::ShapeCache;
 /// the core does not know projects).
 pub const TOKEN_REFUSED: &str = "token_refused";
 
+/// Why a record whose token (`field`: `properties.token`, `$token`) names no project is refused.
+pub fn unknown_token(field: &str) -> String {
+    format!("`{field}` is not the token of any project; send the project token from the project's settings")
+}
+
 /// What checking a batch produced.
 #[derive(Debug, Default)]
 pub struct Checked {
@@ -87,7 +92,7 @@ impl Tokens {
             Some(_) => Some(format!(
                 "`properties.token` is the token of another project than project {p}, which this request writes to; send each project's events in their own request"
             )),
-            None => Some("`properties.token` is not the token of any project; send the project token from the project's settings".to_owned()),
+            None => Some(unknown_token("properties.token")),
         }
     }
 }
@@ -382,7 +387,11 @@ pub fn check_batch(
         if !check.is_valid() {
             let issues: Vec<(&'static str, &str)> = check.issues.iter().map(|i| (i.code.as_str(), i.message.as_str())).collect();
             let name = check.event.as_deref().unwrap_or_default();
-            reject(&mut out.findings.rejected, intake.route, name, &issues, &body[record.record.range], check.token.as_deref());
+            // The check reads no token of a record that is not JSON: the request's other tokens
+            // are redacted too, wherever the record holds them.
+            let known = intake.tokens.iter().flat_map(|t| t.known.keys().map(String::as_str));
+            let tokens: Vec<&str> = check.token.as_deref().into_iter().chain(known).collect();
+            reject(&mut out.findings.rejected, intake.route, name, &issues, &body[record.record.range], &tokens);
             out.findings.counts.bad(name);
             continue;
         }
@@ -390,7 +399,7 @@ pub fn check_batch(
             if let Some(message) = tokens.refusal(token) {
                 let issues = [(TOKEN_REFUSED, message.as_str())];
                 let name = check.event.as_deref().unwrap_or_default();
-                reject(&mut out.findings.rejected, intake.route, name, &issues, &body[record.record.range.clone()], Some(token));
+                reject(&mut out.findings.rejected, intake.route, name, &issues, &body[record.record.range.clone()], &[token]);
                 out.findings.counts.bad(name);
                 let insert_id = check.insert_id.as_deref().unwrap_or_default().to_owned();
                 refused.push(FailedRecord { index: record.record.pos.index as usize, insert_id, field: "properties.token".into(), message });

@@ -171,7 +171,7 @@ fn profile_findings(
             let text = serde_json::to_vec(&update).unwrap_or_default();
             let issues = [(r.issue.code.as_str(), r.issue.message.as_str())];
             // Parsed without its token: nothing to redact.
-            quality::reject(&mut findings.rejected, route, profile_schema_name(target), &issues, &text, None);
+            quality::reject(&mut findings.rejected, route, profile_schema_name(target), &issues, &text, &[]);
         }
     }
     if let Some(dictionary) = dictionary {

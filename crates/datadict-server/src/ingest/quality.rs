@@ -8,7 +8,7 @@
 //! transaction of the events ([`Findings::into_rows`]), those of profile updates in the
 //! transaction of the updates (`ingest::load::store_profile_updates`).
 
-use super::redact::redact;
+use super::redact::{redact, redact_refused};
 use super::shapes::ShapeCache;
 use crate::FastHash;
 use crate::store::quality::{BAD, GOOD};
@@ -174,6 +174,17 @@ fn record_sample(record: &[u8], token: Option<&str>) -> String {
     match std::str::from_utf8(record) {
         Ok(text) => cut_sample(&redact(text, token)),
         Err(_) => cut_sample(&redact(&String::from_utf8_lossy(record), token)),
+    }
+}
+
+/// A refused record's bytes as a sample's text: as [`record_sample`], with every token the scan
+/// of `redact_refused` finds or the caller knows (`tokens`) redacted, since the check may not have
+/// read the record's token (a record that is not JSON, say). Cut after the redaction, so that a
+/// cut cannot leave the start of a token unredacted.
+fn refused_sample(record: &[u8], tokens: &[&str]) -> String {
+    match std::str::from_utf8(record) {
+        Ok(text) => cut_sample(&redact_refused(text, tokens)),
+        Err(_) => cut_sample(&redact_refused(&String::from_utf8_lossy(record), tokens)),
     }
 }
 
@@ -350,15 +361,16 @@ fn operand<'o>(operation: &'o ProfileOperation, property: &str) -> Option<&'o Va
 }
 
 /// Tallies one rejected record of `route`: per code of its issues (each once), with the record's
-/// text and the first message of that code as the sample.
-pub fn reject(rejected: &mut Violations, route: &'static str, event: &str, issues: &[(&'static str, &str)], record: &[u8], token: Option<&str>) {
+/// text and the first message of that code as the sample, without the project tokens it holds
+/// (`tokens`: those the caller knows of; see [`refused_sample`]).
+pub fn reject(rejected: &mut Violations, route: &'static str, event: &str, issues: &[(&'static str, &str)], record: &[u8], tokens: &[&str]) {
     let mut seen: Vec<&str> = Vec::new();
     for (code, message) in issues {
         if seen.contains(code) {
             continue;
         }
         seen.push(code);
-        let sample = || json!({"record": record_sample(record, token), "message": message});
+        let sample = || json!({"record": refused_sample(record, tokens), "message": message});
         rejected.add(route, event, "", code, message, None, sample);
     }
 }

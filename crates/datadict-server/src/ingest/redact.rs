@@ -1,4 +1,5 @@
-//! Project tokens kept out of data-quality samples (see `quality::record_sample`).
+//! Project tokens kept out of data-quality samples (see `quality::record_sample` and
+//! `quality::refused_sample`).
 
 use std::borrow::Cow;
 
@@ -17,10 +18,60 @@ pub fn redact<'a>(text: &'a str, token: Option<&str>) -> Cow<'a, str> {
             _ => Cow::Borrowed(text),
         };
     }
-    let bytes = text.as_bytes();
     let mut out = String::new();
     let (mut copied, mut at) = (0, 0);
     while let Some(open) = text[at..].find('"').map(|p| p + at) {
+        let literal = Literal::at(text, open);
+        if !literal.closed {
+            break;
+        }
+        if literal.value(text).is_some_and(|value| value == token) {
+            out.push_str(&text[copied..open]);
+            out.push_str("\"[redacted]\"");
+            copied = literal.end;
+        }
+        at = literal.end;
+    }
+    if copied == 0 {
+        return Cow::Borrowed(text);
+    }
+    out.push_str(&text[copied..]);
+    Cow::Owned(out)
+}
+
+/// The sample text of a refused record: `text` (which may not be JSON: cut short, not UTF-8, a
+/// bad escape) with every token written `"[redacted]"` as [`redact`] does. The tokens are those
+/// the caller knows of (`known`: the one the check read, those of the request's other records)
+/// and the value of every member named `token` or `$token` that a scan finds without parsing the
+/// record (its name may be written with escapes). A value cut short by the end of the record is
+/// cut off from its opening quote, since what is left of it is the start of a token.
+pub fn redact_refused<'a>(text: &'a str, known: &[&str]) -> Cow<'a, str> {
+    let (found, cut) = token_members(text);
+    let mut out = match cut {
+        Some(open) => Cow::Owned(format!("{}\"[redacted]", &text[..open])),
+        None => Cow::Borrowed(text),
+    };
+    for token in known.iter().copied().chain(found.iter().map(|t| t.as_ref())) {
+        if let Cow::Owned(redacted) = redact(&out, Some(token)) {
+            out = Cow::Owned(redacted);
+        }
+    }
+    out
+}
+
+/// A string literal of text that may not be JSON: its opening quote, where it ends (after its
+/// closing quote, or at the end of the text when it is not closed), and whether it holds escapes.
+struct Literal {
+    open: usize,
+    end: usize,
+    closed: bool,
+    escaped: bool,
+}
+
+impl Literal {
+    /// The literal that opens at `open`, a `"` of `text`.
+    fn at(text: &str, open: usize) -> Self {
+        let bytes = text.as_bytes();
         let (mut end, mut escaped) = (open + 1, false);
         while end < bytes.len() && bytes[end] != b'"' {
             if bytes[end] == b'\\' {
@@ -29,27 +80,50 @@ pub fn redact<'a>(text: &'a str, token: Option<&str>) -> Cow<'a, str> {
             }
             end += 1;
         }
-        if end >= bytes.len() {
-            break;
+        match end < bytes.len() {
+            true => Self { open, end: end + 1, closed: true, escaped },
+            false => Self { open, end: bytes.len(), closed: false, escaped },
         }
-        // `open` and `end` are quotes (ASCII), so both are character boundaries.
-        let literal = &text[open..=end];
-        let equal = match escaped {
-            true => serde_json::from_str::<String>(literal).is_ok_and(|value| value == token),
-            false => &literal[1..literal.len() - 1] == token,
-        };
-        if equal {
-            out.push_str(&text[copied..open]);
-            out.push_str("\"[redacted]\"");
-            copied = end + 1;
+    }
+
+    /// Its value, when it is closed and its escapes are valid JSON.
+    fn value<'t>(&self, text: &'t str) -> Option<Cow<'t, str>> {
+        // Both ends are quotes (ASCII), hence character boundaries.
+        let literal = text.get(self.open..self.end).filter(|_| self.closed)?;
+        match self.escaped {
+            true => serde_json::from_str::<String>(literal).ok().map(Cow::Owned),
+            false => Some(Cow::Borrowed(&literal[1..literal.len() - 1])),
         }
-        at = end + 1;
     }
-    if copied == 0 {
-        return Cow::Borrowed(text);
+}
+
+/// The values of the members named `token` or `$token` in `text`, read without parsing it, and
+/// where such a value opens when the text ends inside it.
+fn token_members(text: &str) -> (Vec<Cow<'_, str>>, Option<usize>) {
+    let (mut found, mut cut) = (Vec::new(), None);
+    let blank = |c: char| matches!(c, ' ' | '\t' | '\n' | '\r');
+    let mut at = 0;
+    while let Some(open) = text[at..].find('"').map(|p| p + at) {
+        let name = Literal::at(text, open);
+        at = name.end;
+        if !matches!(name.value(text).as_deref(), Some("token" | "$token")) {
+            continue;
+        }
+        let Some(rest) = text[at..].trim_start_matches(blank).strip_prefix(':') else { continue };
+        let rest = rest.trim_start_matches(blank);
+        if !rest.starts_with('"') {
+            continue;
+        }
+        let value = Literal::at(text, text.len() - rest.len());
+        match value.value(text) {
+            Some(token) => found.push(token),
+            None if !value.closed => cut = Some(value.open),
+            // Closed, with an escape JSON does not have: no value to look for.
+            None => {}
+        }
+        at = value.end;
     }
-    out.push_str(&text[copied..]);
-    Cow::Owned(out)
+    (found, cut)
 }
 
 #[cfg(test)]
@@ -74,5 +148,27 @@ mod tests {
         check(r#"{"token":"s3cre\u0074!","tail":"s3cr"#, "s3cret", r#"{"token":"s3cre\u0074!","tail":"s3cr"#);
         check(r#"{"a":"x\n","b":"s3cret-ish"}"#, "s3cret", r#"{"a":"x\n","b":"s3cret-ish"}"#);
         check(r#"not json \ "s3cret"#, "s3cret", r#"not json \ "s3cret"#);
+    }
+
+    fn refused(text: &str, known: &[&str], expected: &str) {
+        assert_eq!(redact_refused(text, known), expected, "{text}");
+    }
+
+    /// In a refused record the values of `token` and `$token` members are redacted wherever they
+    /// are written, without a parse: the record may be no JSON at all.
+    #[test]
+    fn token_members_are_found_in_records_that_are_not_json() {
+        let not_utf8 = String::from_utf8_lossy(b"{\"\\u0074oken\":\"s3cret\",\"x\":\"\xff\"}").into_owned();
+        refused(&not_utf8, &[], "{\"\\u0074oken\":\"[redacted]\",\"x\":\"\u{fffd}\"}");
+        refused(r#"{"event":"e","properties":{"token":"s3cret","x":"\x41"},"y":"s3cret"}"#, &[], r#"{"event":"e","properties":{"token":"[redacted]","x":"\x41"},"y":"[redacted]"}"#);
+        refused(r#"{"$token" : "s3cret", "$set": {"#, &[], r#"{"$token" : "[redacted]", "$set": {"#);
+        refused(r#"{"token":"\u0073\u0033cret","a":"s3cret"}"#, &[], r#"{"token":"[redacted]","a":"[redacted]"}"#);
+        // Cut short inside the token: what is left of it goes.
+        refused(r#"{"event":"e","properties":{"token":"s3c"#, &[], r#"{"event":"e","properties":{"token":"[redacted]"#);
+        refused(r#"{"token":"s3c\"#, &[], r#"{"token":"[redacted]"#);
+        // The tokens the caller knows go wherever they are whole strings; other members stay.
+        refused(r#"{"properties":{"key":"s3cret"},"tokens":"x","token":5}"#, &["s3cret"], r#"{"properties":{"key":"[redacted]"},"tokens":"x","token":5}"#);
+        refused(r#"{"token":"","a":""}"#, &[""], r#"{"token":"","a":""}"#);
+        refused(r#"{"x":"token":"a"}"#, &[], r#"{"x":"token":"[redacted]"}"#);
     }
 }

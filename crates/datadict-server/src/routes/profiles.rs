@@ -2,14 +2,15 @@
 //! [`update_profiles`], for both kinds of update (the core's [`ProfileKind`]). A request in any
 //! wire format (`routes::wire`) is read into updates, each parsed and checked by the core's one
 //! profile parser; the project is the caller's (an `Authorization` header) or the one whose token
-//! the updates carry in `$token`; the valid updates of that project are applied in one
+//! the updates carry in `$token` (a request of updates that name no project is a 401 when all
+//! were read, else a 400 listing their problems); the valid updates of that project are applied in one
 //! transaction by `ingest::store_profile_updates` (the core's `profile::apply`, with the property
 //! cap; then the dictionary check on arrival of the applied user updates), and the others are
 //! reported.
 
 use crate::auth::{records_project, token_projects, IngestCaller};
 use crate::error::ApiError;
-use crate::ingest::batch::TOKEN_REFUSED;
+use crate::ingest::batch::{unknown_token, TOKEN_REFUSED};
 use crate::ingest::quality::{reject, Violations};
 use crate::ingest::store_profile_updates;
 use crate::routes::ingest::{charge, IngestError};
@@ -59,7 +60,17 @@ pub async fn update_profiles(
     let Parsed { updates, mut failed, records, tokens, mut rejected } = parsed.map_err(&refuse)?;
     let known = token_projects(&state, tokens.clone()).await.map_err(&refuse)?;
     let Some(project_id) = records_project(caller, &tokens, &known) else {
-        return Err(refuse(ApiError::Unauthorized(no_project(&received.style, kind, tokens.len()))));
+        // Every update read, only tokens missing or wrong: the request lacks credentials. Else a
+        // 401 would blame the credentials for what the sender must fix first, and a `$token`
+        // inside an update that cannot be read is not seen at all: nothing is applied, and every
+        // problem is listed, the tokens that name no project included.
+        if failed.iter().all(|f| f.field == TOKEN) {
+            return Err(refuse(ApiError::Unauthorized(no_project(&received.style, kind, tokens.len()))));
+        }
+        // Without a header every valid update carries a `$token` (the rule requires one), of no project.
+        failed.extend(updates.iter().map(|u| FailedRecord { index: u.index, insert_id: String::new(), field: TOKEN.into(), message: unknown_token(TOKEN) }));
+        failed.sort_by_key(|f| f.index);
+        return Ok(answer_batch(&received.style, Tally { records, stored: 0, failed, noun: "update", verb: "applied" }));
     };
     charge(&state, project_id, updates.iter().map(|u| u.bytes).sum()).await.map_err(&refuse)?;
     // Every `$token` must be the project's.
@@ -70,7 +81,7 @@ pub async fn update_profiles(
         // Kept in the bad store without the token, which is another project's.
         let update = ProfileUpdate { token: None, ..u.update };
         let text = serde_json::to_vec(&update).unwrap_or_default();
-        reject(&mut rejected, route_name(kind), profile_schema_name(&update.target), &[(TOKEN_REFUSED, message.as_str())], &text, None);
+        reject(&mut rejected, route_name(kind), profile_schema_name(&update.target), &[(TOKEN_REFUSED, message.as_str())], &text, &[]);
         failed.push(FailedRecord { index: u.index, insert_id: String::new(), field: "$token".into(), message });
     }
     let ours = ours.into_iter().map(|u| (u.index, u.update.target, u.update.operation)).collect();
@@ -80,7 +91,10 @@ pub async fn update_profiles(
     Ok(answer_batch(&received.style, Tally { records, stored: applied, failed, noun: "update", verb: "applied" }))
 }
 
-/// The 401 of a request whose updates carry no token of a project. The ingestion API's body keeps
+/// The field of an update that holds the project token.
+const TOKEN: &str = "$token";
+
+/// The 401 of a request whose updates, all read, carry no token of a project. The ingestion API's body keeps
 /// FACTS.md's words, which its clients match on; a tracking answer, read by a developer, says
 /// what to send.
 fn no_project(style: &Style, kind: ProfileKind, tokens: usize) -> String {
@@ -88,7 +102,7 @@ fn no_project(style: &Style, kind: ProfileKind, tokens: usize) -> String {
         return INVALID_CREDENTIALS.into();
     }
     let found = match tokens {
-        0 => "no valid update carries `$token`".to_owned(),
+        0 => "no update carries `$token`".to_owned(),
         n => format!("the {n} `$token` value(s) of the updates name no project"),
     };
     let route = if kind == ProfileKind::User { "/engage" } else { "/groups" };
@@ -157,7 +171,7 @@ fn parse_updates(body: &Bytes, format: InputFormat, kind: ProfileKind, limits: &
             let message: String = "the update is not UTF-8 text; send JSON encoded in UTF-8".into();
             // Not text: its `$token` cannot be told apart to redact it, so the record is not kept.
             let sample = b"[not UTF-8 text: not kept, as it may hold the project token]";
-            reject(&mut rejected, route, &refused_entity(None, kind), &[(IssueCode::InvalidJson.as_str(), message.as_str())], sample, None);
+            reject(&mut rejected, route, &refused_entity(None, kind), &[(IssueCode::InvalidJson.as_str(), message.as_str())], sample, &[]);
             failed.push(FailedRecord { index, insert_id: String::new(), field: String::new(), message });
             continue;
         };
@@ -172,7 +186,7 @@ fn parse_updates(body: &Bytes, format: InputFormat, kind: ProfileKind, limits: &
                 let value = serde_json::from_str::<serde_json::Value>(text).ok();
                 let token = value.as_ref().and_then(|v| v.get("$token")?.as_str().map(str::to_owned));
                 let codes: Vec<(&'static str, &str)> = issues.iter().map(|i| (i.code.as_str(), i.message.as_str())).collect();
-                reject(&mut rejected, route, &refused_entity(value.as_ref(), kind), &codes, text.as_bytes(), token.as_deref());
+                reject(&mut rejected, route, &refused_entity(value.as_ref(), kind), &codes, text.as_bytes(), token.as_deref().as_slice());
                 failed.extend(issues.into_iter().map(|i| FailedRecord { index, insert_id: String::new(), field: i.path, message: i.message }));
                 token
             }

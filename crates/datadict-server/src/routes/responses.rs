@@ -116,8 +116,8 @@ pub struct TrackingRefusals;
 impl IntoResponses for TrackingRefusals {
     fn responses() -> Responses {
         [
-            ("400", "a body that cannot be read as records (the error says what was found and what to send), a bad parameter, or some records refused: the valid ones are stored and the error says how many (`stored 2 of 3 events; event 1: ...`)"),
-            ("401", "no record names a project's token (`properties.token`, `$token`), or wrong `Authorization` credentials"),
+            ("400", "a body that cannot be read as records (the error says what was found and what to send), a bad parameter, or some records refused: the valid ones are stored and the error says how many (`stored 2 of 3 events; event 1: ...`); also when no record names a project but some cannot be read (not JSON, not UTF-8) or break other rules, with every problem"),
+            ("401", "every record was read and none names a project's token (`properties.token`, `$token`), or wrong `Authorization` credentials"),
             ("403", "valid credentials without a write role in the project, or another project's token"),
             ("413", "over the request limits (records per request, uncompressed bytes)"),
             ("415", "a `Content-Type` or `Content-Encoding` that is not read"),

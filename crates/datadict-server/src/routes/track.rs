@@ -7,7 +7,9 @@
 //! `Authorization` header (reference); a server-side sender may instead authenticate as on
 //! `/import` (the project token as Basic user name, or a service account with `project_id`), and
 //! its events may then leave the token out. Events naming another project's token, or a token of
-//! no project, are refused one by one; a request none of whose events names a project is a 401.
+//! no project, are refused one by one; a request none of whose events names a project is a 401,
+//! unless some of its events cannot be read or break other rules: it is then answered as a batch
+//! of which nothing was stored (400), with every problem.
 //!
 //! Rules: the core's [`EventRules::TRACK`]: `time` optional (absent, the server's clock; later
 //! than it, set to it), `distinct_id` and `$insert_id` optional (an event without `$insert_id`
@@ -23,6 +25,7 @@
 
 use crate::auth::{records_project, token_projects_versioned, IngestCaller};
 use crate::error::ApiError;
+use crate::ingest::batch::unknown_token;
 use crate::ingest::{body_tokens, check_body, now_ms, send_checked, Checked, Intake, Tokens, INLINE_BYTES};
 use crate::routes::ingest::{charge, IngestError};
 use crate::routes::responses::{EventsTracked, TrackingRefusals};
@@ -34,7 +37,7 @@ use axum::response::Response;
 use axum::routing::post;
 use datadict_core::event::{Presence, TokenField};
 use datadict_core::wire::Route;
-use datadict_core::{ClientIp, EventRules, InputFormat};
+use datadict_core::{ClientIp, EventRules, FailedRecord, ImportBodyCheck, InputFormat};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -106,7 +109,9 @@ async fn receive_events(caller: Result<Option<IngestCaller>, IngestError>, state
     };
     let (checked, pending) = sent.map_err(&refuse)?;
     // The answer waits for the commit: what it counts as stored is on disk.
-    pending.wait().await.map_err(|e| refuse(e.into()))?;
+    if let Some(pending) = pending {
+        pending.wait().await.map_err(|e| refuse(e.into()))?;
+    }
     let tally = Tally { records: checked.records, stored: checked.stored + checked.dropped, failed: checked.failed, noun: "event", verb: "stored" };
     Ok(answer_batch(&received.style, tally))
 }
@@ -114,7 +119,8 @@ async fn receive_events(caller: Result<Option<IngestCaller>, IngestError>, state
 /// Checks the events of `body` once under `rules`, finds their project (`caller`, the project of
 /// the request's `Authorization` header, or the one whose token they carry: it must be known
 /// before they are checked against its dictionary), charges it, and hands them to the event
-/// writer; returns what was checked and the commit to wait for.
+/// writer; returns what was checked and the commit to wait for (none when no project was found
+/// and nothing was sent, see [`without_project`]).
 async fn send_events(
     state: &AppState,
     caller: Option<i64>,
@@ -122,13 +128,33 @@ async fn send_events(
     ip: Option<String>,
     body: &[u8],
     format: InputFormat,
-) -> Result<(Checked, PendingInsert), ApiError> {
+) -> Result<(Checked, Option<PendingInsert>), ApiError> {
     let now = now_ms();
     let checked = check_body(body, format, &rules, &state.config.limits, now)?;
     let tokens = body_tokens(&checked)?;
     let (known, versions) = token_projects_versioned(state, tokens.clone()).await?;
     let Some(project_id) = records_project(caller, &tokens, &known) else {
-        let found = match tokens.len() {
+        return without_project(checked, tokens.len()).map(|checked| (checked, None));
+    };
+    charge(state, project_id, body.len()).await?;
+    let dictionary_version = versions.get(&project_id).copied();
+    let intake = Intake { rules, ip: ip.map(ClientIp::new), tokens: Some(Tokens { project_id, known }), route: "track", dictionary_version, ..Intake::default() };
+    let (checked, pending) = send_checked(state, project_id, body, checked, now, intake).await?;
+    Ok((checked, Some(pending)))
+}
+
+/// The answer to events none of which names a project, in a request without an `Authorization`
+/// header (which would name one); `tokens` is how many distinct tokens they carry.
+///
+/// When every event was read and only tokens are missing or wrong, the request lacks
+/// credentials: 401. When some events cannot be read (not JSON, not UTF-8, nested too deep) or
+/// break other rules, a 401 would blame the credentials for what the sender must fix first, and a
+/// token inside an event that cannot be read is not seen at all: the events are then a batch of
+/// which nothing was stored (a 400), with every problem, the tokens that name no project included.
+fn without_project(checked: ImportBodyCheck<'_>, tokens: usize) -> Result<Checked, ApiError> {
+    const TOKEN: &str = "properties.token";
+    if checked.failed_records.iter().all(|f| f.field == TOKEN) {
+        let found = match tokens {
             0 => "no event carries `properties.token`".to_owned(),
             n => format!("the {n} `properties.token` value(s) of the events name no project"),
         };
@@ -136,9 +162,17 @@ async fn send_events(
             "{found}; give each event the project token as `properties.token` (or send /track with the project token as the Basic user name)"
         );
         return Err(ApiError::Unauthorized(message));
-    };
-    charge(state, project_id, body.len()).await?;
-    let dictionary_version = versions.get(&project_id).copied();
-    let intake = Intake { rules, ip: ip.map(ClientIp::new), tokens: Some(Tokens { project_id, known }), route: "track", dictionary_version, ..Intake::default() };
-    send_checked(state, project_id, body, checked, now, intake).await
+    }
+    let mut failed = checked.failed_records;
+    // Without a header every valid event carries a token (the rules require one), of no project.
+    let strangers = checked.records.iter().filter(|r| r.check.is_valid() && r.check.token.is_some());
+    failed.extend(strangers.map(|r| FailedRecord {
+        index: r.record.pos.index as usize,
+        insert_id: r.check.insert_id.as_deref().unwrap_or_default().to_owned(),
+        field: TOKEN.into(),
+        message: unknown_token(TOKEN),
+    }));
+    // Stable: a record's problems keep their order.
+    failed.sort_by_key(|f| f.index);
+    Ok(Checked { records: checked.records.len(), failed, ..Checked::default() })
 }

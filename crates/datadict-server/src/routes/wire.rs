@@ -14,6 +14,9 @@
 //! - `/engage` and `/groups` answer the import's bodies to a JSON or NDJSON body or to `strict=1`
 //!   (the bulk dialect this server has always answered so, and the reference's strict mode, "a
 //!   JSON object with per-record error messages"), and `1` or `0` to a form or a `GET`.
+//! - A bad value of a parameter that picks the answer is refused in an answer that says why:
+//!   `verbose=2` and `img=yes` in the verbose JSON (the core's `Params`), `strict=2` on `/engage`
+//!   and `/groups` in the import's body.
 //!
 //! Whatever the style, an answer never claims what was not stored: a tracking answer is `1` only
 //! when every record was stored, and a batch of which nothing was stored is never a 200.
@@ -44,9 +47,11 @@ pub struct WireQuery {
     /// them. A request's path and query are at most 65,534 bytes (a longer one gets an empty
     /// 414 from the HTTP library): send more in a `POST` body.
     data: Option<String>,
-    /// `1`: answer `{"status":1,"error":null}` or `{"status":0,"error":"..."}`.
+    /// `1`: answer `{"status":1,"error":null}` or `{"status":0,"error":"..."}`. A value other
+    /// than `0` or `1` is a 400 answered so, saying what is allowed.
     verbose: Option<u8>,
-    /// `1`: answer a 1x1 transparent GIF (it wins over `callback` and `verbose`).
+    /// `1`: answer a 1x1 transparent GIF (it wins over `callback` and `verbose`). A value other
+    /// than `0` or `1` is a 400 in the verbose JSON (a pixel could not say why).
     img: Option<u8>,
     /// Answer `text/javascript` calling this function with the answer, always with 200 (a plain
     /// name such as `app.onTracked`; anything else is refused as JSON and never echoed).
@@ -56,7 +61,8 @@ pub struct WireQuery {
     /// effect on `/engage` and `/groups` (no geolocation here).
     ip: Option<u8>,
     /// `1`: a 400 listing every invalid record (the valid ones are still stored) in the import's
-    /// body; on `/engage` and `/groups` it asks for that body.
+    /// body; on `/engage` and `/groups` it asks for that body, in which a value other than `0`
+    /// or `1` is refused (400).
     strict: Option<u8>,
     /// The project, with service-account credentials (every route requires it then); may be a
     /// form field, like the others.
@@ -134,7 +140,13 @@ pub async fn receive(route: Route, request: Request, max_bytes: usize) -> Receiv
         Ok(payload) => payload.carrier == Carrier::JsonBody,
         Err(_) => content_type.is_some_and(|t| t.to_ascii_lowercase().contains("json")),
     };
-    let style = Style::of(route, &decoded.params, json_body);
+    let mut style = Style::of(route, &decoded.params, json_body);
+    // A bad `strict` where `strict=1` asks for the import's body (`/engage`, `/groups`) is refused
+    // in that body, which says why, as the core refuses a bad `verbose` in the verbose JSON.
+    let bad_strict = matches!(&decoded.payload, Err(WireError::BadFlag { name: wire::param::STRICT, .. }));
+    if bad_strict && matches!(route, Route::Engage | Route::Groups) && style == Style::Tracking(AnswerKind::Text) {
+        style = Style::Import { strict: true };
+    }
     let ip = peer.filter(|_| decoded.params.ip == Some(true)).map(|ip| ip.to_string());
     let records = match (unreadable, decoded.payload) {
         (Some(e), _) => Err(e),

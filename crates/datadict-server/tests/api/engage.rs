@@ -195,6 +195,58 @@ fn a_profile_holds_at_most_2000_properties(backend: Backend) {
     assert!(stored.get("one_more").is_none());
 }
 
+/// Updates that cannot be read (cut short, not UTF-8, nested past the parser's limit) or break
+/// other rules, sent without an `Authorization` header and naming no project, are answered as a
+/// batch of which nothing was applied (400, every problem listed), not as missing credentials:
+/// their `$token` may be in them, unseen. Only updates all read and without a project's token
+/// are a 401.
+fn unreadable_updates_naming_no_project_are_a_400_not_a_401(backend: Backend) {
+    let server = Server::start_on(backend);
+    let project = server.project("p");
+    let owner = server.account("owner", project.id, Some(Role::Owner));
+    let tok = project.token.as_str();
+    let json = ("Content-Type", "application/json");
+    let send = |query: &str, body: &[u8]| server.send("POST", &format!("/engage{query}"), None, &[json], Some(body.to_vec()));
+    let cut = format!(r#"{{"$token":"{tok}","$distinct_id":"u1","$set":{{"a":1}}"#);
+    let mut not_utf8 = format!(r#"{{"$token":"{tok}","$distinct_id":"u1","$set":{{"a":""#).into_bytes();
+    not_utf8.extend_from_slice(b"\xff\"}}");
+    let deep = format!(r#"{{"$token":"{tok}","$distinct_id":"u1","$set":{{"a":{}1{}}}}}"#, r#"{"b":"#.repeat(127), "}".repeat(127));
+    let cases: [(&str, &[u8], &str, &str); 4] = [
+        ("cut short", cut.as_bytes(), "", "the update is not valid JSON (EOF while parsing"),
+        ("not UTF-8", &not_utf8, "", "the update is not UTF-8 text"),
+        ("127 levels deep", deep.as_bytes(), "", "the update is not valid JSON (recursion limit exceeded"),
+        ("`$set` a string", br#"{"$distinct_id":"u1","$set":"abc"}"#, "$set", "`$set` is the string \"abc\""),
+    ];
+    for (what, body, field, says) in cases {
+        // The import's body to JSON: every problem in `failed_records`.
+        let r = send("", body);
+        assert_eq!(r.status, 400, "{what}: {}", r.text);
+        let answer = r.json();
+        assert_eq!(answer["num_records_imported"], 0, "{what}: {answer}");
+        let failed = answer["failed_records"].as_array().unwrap();
+        let problem = failed.iter().find(|f| f["field"] == field).unwrap_or_else(|| panic!("{what}: {answer}"));
+        assert!(problem["message"].as_str().unwrap().starts_with(says), "{what}: {answer}");
+        // And with `verbose=1`, the tracking answer.
+        let r = send("?verbose=1", body);
+        assert_eq!(r.status, 400, "{what}: {}", r.text);
+        let error = r.json()["error"].as_str().unwrap().to_owned();
+        assert!(error.starts_with("applied 0 of 1 updates; update 0: ") && error.contains(says), "{what}: {error}");
+    }
+    // Every problem is listed, a `$token` of no project's among them.
+    let mut batch = format!("{cut}\n").into_bytes();
+    batch.extend_from_slice(json!({"$token": "not-a-token", "$distinct_id": "u1", "$set": {"a": 1}}).to_string().as_bytes());
+    let r = server.send("POST", "/engage", None, &[("Content-Type", "application/x-ndjson")], Some(batch));
+    assert_eq!(r.status, 400, "{}", r.text);
+    let failed: Vec<(u64, String)> = r.json()["failed_records"].as_array().unwrap().iter().map(|f| (f["index"].as_u64().unwrap(), f["field"].as_str().unwrap().to_owned())).collect();
+    assert_eq!(failed, [(0, String::new()), (1, "$token".to_owned())], "{}", r.text);
+    assert!(r.text.contains("`$token` is not the token of any project"), "{}", r.text);
+    // All read, without a project's token: 401, as before.
+    let r = send("?verbose=1", br#"{"$distinct_id":"u1","$set":{"a":1}}"#);
+    assert_eq!(r.status, 401, "{}", r.text);
+    assert!(r.json()["error"].as_str().unwrap().starts_with("no update carries `$token`"), "{}", r.text);
+    assert_eq!(server.get(&format!("/api/app/projects/{}/profiles/u1", project.id), &owner).status, 404);
+}
+
 /// The profile updates of a request and the data-quality rows they make are written in one
 /// transaction: when writing the quality rows fails (here a trigger refuses them), the answer is
 /// an error and no update is stored, rather than an error for updates that were stored.
@@ -258,4 +310,4 @@ fn an_update_never_destroys_a_value_it_cannot_work_on(backend: Backend) {
     assert_eq!(profile("nobody-either").status, 404);
 }
 
-on_both_stores!(an_update_never_destroys_a_value_it_cannot_work_on, every_operation_and_the_latest_value_wins, updates_and_their_quality_rows_commit_together, engage_answers_403_to_readers_and_429_over_the_rate_limit, an_unsupported_content_encoding_is_answered_415, an_ndjson_body_is_applied_in_order, an_update_over_1_mb_is_refused_and_the_rest_applied, a_profile_holds_at_most_2000_properties);
+on_both_stores!(an_update_never_destroys_a_value_it_cannot_work_on, every_operation_and_the_latest_value_wins, unreadable_updates_naming_no_project_are_a_400_not_a_401, updates_and_their_quality_rows_commit_together, engage_answers_403_to_readers_and_429_over_the_rate_limit, an_unsupported_content_encoding_is_answered_415, an_ndjson_body_is_applied_in_order, an_update_over_1_mb_is_refused_and_the_rest_applied, a_profile_holds_at_most_2000_properties);

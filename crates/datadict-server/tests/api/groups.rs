@@ -102,7 +102,7 @@ fn refusals_and_tokens(backend: Backend) {
     assert_eq!((r.status, r.json()["error"].clone()), (401, json!("Invalid credentials")));
     let r = f.server.send("GET", &format!("/groups?verbose=1&data={}", urlencode(&no_token)), None, &[], None);
     assert_eq!(r.status, 401);
-    assert!(r.json()["error"].as_str().unwrap().contains("no valid update carries `$token`"), "{}", r.text);
+    assert!(r.json()["error"].as_str().unwrap().contains("no update carries `$token`"), "{}", r.text);
     let other = f.server.project("other");
     let theirs = json!([f.update("acme", "$set", json!({"mine": true})), {"$token": other.token, "$group_key": "Company", "$group_id": "acme", "$set": {"theirs": true}}]);
     let r = f.server.send("POST", "/groups", None, &[], Some(theirs.to_string().into_bytes()));
@@ -113,6 +113,35 @@ fn refusals_and_tokens(backend: Backend) {
     let path = format!("/groups?strict=1&project_id={}", f.p);
     let r = f.server.send("POST", &path, Some((&f.owner.username, &f.owner.secret)), &[], Some(no_token.into_bytes()));
     assert_eq!((r.status, r.json()["num_records_imported"].clone()), (200, json!(1)), "{}", r.text);
+}
+
+/// Group updates that cannot be read, sent without an `Authorization` header and naming no
+/// project, are a 400 listing their problems in the asked style, as on `/engage`, not a 401.
+fn unreadable_updates_naming_no_project_are_a_400_not_a_401(backend: Backend) {
+    let f = fixture(backend);
+    let cut = f.update("acme", "$set", json!({"x": 1})).to_string();
+    let cut = &cut[..cut.len() - 1];
+    let mut not_utf8 = format!(r#"{{"$token":"{}","$group_key":"Company","$group_id":"acme","$set":{{"x":""#, f.token).into_bytes();
+    not_utf8.extend_from_slice(b"\xff\"}}");
+    // A form's `data` cut short is refused by the wire format already, whatever its token.
+    let cases: [(&str, &[u8], &str, &str); 2] = [
+        ("cut short", cut.as_bytes(), "the update is not valid JSON (EOF while parsing", "the JSON object is not closed"),
+        ("not UTF-8", &not_utf8, "the update is not UTF-8 text", "applied 0 of 1 updates; update 0: the update is not UTF-8 text"),
+    ];
+    for (what, body, says, form_says) in cases {
+        let r = f.server.send("POST", "/groups", None, &[("Content-Type", "application/json")], Some(body.to_vec()));
+        assert_eq!(r.status, 400, "{what}: {}", r.text);
+        let answer = r.json();
+        assert_eq!((answer["num_records_imported"].clone(), answer["failed_records"][0]["index"].clone()), (json!(0), json!(0)), "{what}: {answer}");
+        assert!(answer["failed_records"][0]["message"].as_str().unwrap().starts_with(says), "{what}: {answer}");
+        let r = f.server.send("POST", "/groups?verbose=1", None, &[("Content-Type", "application/x-www-form-urlencoded")], Some(form(&[("data", &base64(body))])));
+        assert_eq!(r.status, 400, "{what}: {}", r.text);
+        let error = r.json()["error"].as_str().unwrap().to_owned();
+        assert!(error.starts_with(form_says), "{what}: {error}");
+        let r = f.server.send("POST", "/groups", None, &[("Content-Type", "application/x-www-form-urlencoded")], Some(form(&[("data", &base64(body))])));
+        assert_eq!((r.status, r.text.as_str()), (400, "0"), "{what}");
+    }
+    assert_eq!(f.group("Company", "acme").status, 404);
 }
 
 /// The read API: one group by key and id, and every group a page at a time, of one key or all.
@@ -168,5 +197,6 @@ fn groups_are_read_one_at_a_time_and_by_page(backend: Backend) {
 on_both_stores!(
     every_group_operation_in_every_format,
     refusals_and_tokens,
+    unreadable_updates_naming_no_project_are_a_400_not_a_401,
     groups_are_read_one_at_a_time_and_by_page,
 );

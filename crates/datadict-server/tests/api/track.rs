@@ -213,6 +213,21 @@ fn a_partial_batch_stores_the_valid_events_and_answers_0(backend: Backend) {
     assert_eq!((r.status, r.json()["error"].clone()), (400, json!("the body holds no events; send at least one event")));
 }
 
+/// A record that is not UTF-8 text is refused as such (not as a JSON syntax error), and its
+/// neighbours are stored.
+fn a_record_that_is_not_utf8_says_so(backend: Backend) {
+    let f = fixture(backend);
+    let mut body = format!("[{},", f.event("Readable", json!({}))).into_bytes();
+    body.extend_from_slice(format!(r#"{{"event":"Unreadable","properties":{{"token":"{}","x":""#, f.token).as_bytes());
+    body.extend_from_slice(b"\xff\"}}]");
+    let r = f.post("/track?verbose=1", &[JSON], body);
+    assert_eq!(r.status, 400, "{}", r.text);
+    let error = r.json()["error"].as_str().unwrap().to_owned();
+    assert!(error.starts_with("stored 1 of 2 events; event 1: the record is not UTF-8 text ("), "{error}");
+    assert!(error.ends_with("); send JSON encoded in UTF-8"), "{error}");
+    assert_eq!(f.stored("Readable").len(), 1);
+}
+
 /// A body over 16 KiB (a batching library's flush) is read off the request's task, and is
 /// answered, stored and refused as a small one: the valid events stored, each invalid one and each
 /// of another project named, 401 when no event names a project, and a broken body refused whole.
@@ -294,6 +309,64 @@ fn tokens_decide_the_project_and_refuse_strangers(backend: Backend) {
     let r = f.server.send("POST", "/track", Some(("not-a-token", "")), &[JSON], Some(b"not json".to_vec()));
     assert_eq!((r.status, r.text.as_str()), (401, "0"));
     assert!(f.stored("Never").is_empty());
+}
+
+/// Events that cannot be read (not UTF-8, not JSON, nested past the parser's limit) or that break
+/// other rules, sent without an `Authorization` header and naming no project, are answered as a
+/// batch of which nothing was stored (400, with every problem), not as missing credentials: their
+/// token may be in them, unseen. Only a request whose events were all read and lack a project's
+/// token is a 401.
+fn unreadable_events_naming_no_project_are_a_400_not_a_401(backend: Backend) {
+    let f = fixture(backend);
+    let send = |query: &str, body: Vec<u8>| f.post(&format!("/track{query}"), &[JSON], body);
+    let mut not_utf8 = format!(r#"{{"event":"Unreadable","properties":{{"token":"{}","x":""#, f.token).into_bytes();
+    not_utf8.extend_from_slice(b"\xff\"}}");
+    let escape = format!(r#"{{"event":"Unreadable","properties":{{"token":"{}","x":"\xff"}}}}"#, f.token);
+    let deep = format!(r#"{{"event":"Unreadable","properties":{{"token":"{}","d":{}1{}}}}}"#, f.token, r#"{"a":"#.repeat(127), "}".repeat(127));
+    let cases: [(&str, Vec<u8>, &str); 5] = [
+        ("not UTF-8", not_utf8.clone(), "event 0: the record is not UTF-8 text"),
+        ("a bad escape", escape.into_bytes(), "event 0: the record is not valid JSON (invalid escape"),
+        ("127 levels deep", deep.into_bytes(), "event 0: the record is not valid JSON (recursion limit exceeded"),
+        ("properties a string", br#"{"event":"Unreadable","properties":"abc"}"#.to_vec(), "event 0: `properties` is the string \"abc\""),
+        ("a bad time", br#"{"event":"Unreadable","properties":{"time":"now"}}"#.to_vec(), "event 0: `properties.time` is the string \"now\""),
+    ];
+    for (what, body, says) in cases {
+        let r = send("?verbose=1", body.clone());
+        assert_eq!(r.status, 400, "{what}: {}", r.text);
+        let error = r.json()["error"].as_str().unwrap().to_owned();
+        assert!(error.starts_with("stored 0 of 1 events; ") && error.contains(says), "{what}: {error}");
+        assert_eq!((send("", body).status), 400, "{what}");
+    }
+    // Every problem is listed, a token of no project's among them.
+    let mut batch = b"[".to_vec();
+    batch.extend_from_slice(&not_utf8);
+    batch.extend_from_slice(br#",{"event":"Unreadable","properties":{"token":"not-a-token"}}]"#);
+    let r = send("?verbose=1", batch);
+    assert_eq!(r.status, 400, "{}", r.text);
+    let error = r.json()["error"].as_str().unwrap().to_owned();
+    assert!(error.starts_with("stored 0 of 2 events; event 0: the record is not UTF-8 text"), "{error}");
+    assert!(error.contains("; event 1: `properties.token` is not the token of any project"), "{error}");
+    // Read, but without a project's token: 401, as before.
+    for events in [json!({"event": "Unreadable", "properties": {"token": 5}}), json!([{"event": "Unreadable", "properties": {}}])] {
+        let r = send("?verbose=1", events.to_string().into_bytes());
+        assert_eq!(r.status, 401, "{events}: {}", r.text);
+    }
+    assert!(f.stored("Unreadable").is_empty());
+}
+
+/// What `properties` must be is said by `/track`'s rules, under which `time`, `distinct_id` and
+/// `$insert_id` are optional: the token, or nothing when the header authenticates the request.
+fn the_properties_message_follows_the_track_rules(backend: Backend) {
+    let f = fixture(backend);
+    let events = json!([f.event("Said", json!({})), {"event": "Said", "properties": "abc"}]).to_string();
+    let cases = [(None, "an object with `token` (the project token)"), (Some((f.token.as_str(), "")), "an object of the event's properties")];
+    for (auth, expected) in cases {
+        let r = f.server.send("POST", "/track?verbose=1", auth, &[JSON], Some(events.clone().into_bytes()));
+        assert_eq!(r.status, 400, "{}", r.text);
+        let error = r.json()["error"].as_str().unwrap().to_owned();
+        assert_eq!(error, format!("stored 1 of 2 events; event 1: `properties` is the string \"abc\"; it must be {expected}"));
+    }
+    assert_eq!(f.stored("Said").len(), 2);
 }
 
 /// Tracked events take the import's path: the dictionary's drops, truncation, the events read
@@ -454,7 +527,10 @@ on_both_stores!(
     every_answer_form,
     time_insert_id_distinct_id_and_ip,
     a_partial_batch_stores_the_valid_events_and_answers_0,
+    a_record_that_is_not_utf8_says_so,
     a_batch_over_16_kib_is_answered_as_a_small_one,
     tokens_decide_the_project_and_refuse_strangers,
+    unreadable_events_naming_no_project_are_a_400_not_a_401,
+    the_properties_message_follows_the_track_rules,
     tracked_events_are_dropped_filtered_and_counted_like_imported_ones,
 );

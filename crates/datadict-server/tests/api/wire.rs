@@ -232,7 +232,40 @@ fn a_repeated_project_id_is_refused(backend: Backend) {
     assert_eq!(server.get(&format!("/api/app/projects/{p}/profiles/twice"), &owner).status, 404);
 }
 
+/// A bad value of a parameter that picks the answer (`verbose`, `img`, and `strict` on `/engage`
+/// and `/groups`) is a 400 whose answer names the parameter, the value and what is allowed: the
+/// verbose JSON for `verbose` (which asked for it) and `img` (a pixel could not say), inside the
+/// script's call with a `callback`, the import's body for `strict`. Nothing is stored.
+fn a_bad_answer_parameter_is_refused_saying_why(backend: Backend) {
+    let server = Server::start_on(backend);
+    let project = server.project("p");
+    let owner = server.account("owner", project.id, Some(Role::Owner));
+    let event = json!({"event": "Refused", "properties": {"token": project.token}}).to_string();
+    let json_type = ("Content-Type", "application/json");
+    for (query, name, value) in [("verbose=2", "verbose", "2"), ("verbose=abc", "verbose", "abc"), ("img=yes", "img", "yes"), ("verbose=1&img=2", "img", "2")] {
+        let r = server.send("POST", &format!("/track?{query}"), None, &[json_type], Some(event.clone().into_bytes()));
+        let says = format!("`{name}={value}` is not allowed; use `{name}=1` or `{name}=0`");
+        assert_eq!((r.status, r.header("content-type")), (400, Some("application/json")), "{query}: {}", r.text);
+        assert_eq!(r.json(), json!({"status": 0, "error": says}), "{query}");
+    }
+    // In a form body too, and on every tracking route.
+    for path in ["/track", "/engage", "/groups"] {
+        let r = server.send("POST", path, None, &[FORM], Some(form(&[("data", &event), ("verbose", "on")])));
+        assert_eq!((r.status, r.json()["error"].clone()), (400, json!("`verbose=on` is not allowed; use `verbose=1` or `verbose=0`")), "{path}");
+    }
+    let r = server.send("POST", "/track?img=2&callback=app.done", None, &[json_type], Some(event.clone().into_bytes()));
+    assert_eq!((r.status, r.text.as_str()), (200, r#"app.done({"status":0,"error":"`img=2` is not allowed; use `img=1` or `img=0`"})"#));
+    let update = json!({"$token": project.token, "$distinct_id": "u1", "$set": {"a": 1}}).to_string();
+    let r = server.send("POST", "/engage?strict=2", None, &[FORM], Some(form(&[("data", &update)])));
+    assert_eq!(r.status, 400, "{}", r.text);
+    assert_eq!(r.json(), json!({"code": 400, "error": "`strict=2` is not allowed; use `strict=1` or `strict=0`", "status": "Bad Request"}));
+    let stored = server.get(&format!("/api/app/projects/{}/events", project.id), &owner).json();
+    assert_eq!(stored["results"], json!([]));
+    assert_eq!(server.get(&format!("/api/app/projects/{}/profiles/u1", project.id), &owner).status, 404);
+}
+
 on_both_stores!(
+    a_bad_answer_parameter_is_refused_saying_why,
     a_form_encoded_import_is_stored_not_acknowledged_and_dropped,
     import_answers_forms_with_its_own_body,
     engage_takes_forms_and_gets,

@@ -259,9 +259,16 @@ fn parameters() {
     check_params("callback=cb", "", "script:cb ip=- strict=- project=-");
     check_params("", "callback=app.onTrack&verbose=1", "script-verbose:app.onTrack ip=- strict=- project=-");
     // Wrong values are refused; the rest are still read, to answer the refusal as asked.
-    check_params("verbose=2&ip=1", "", "text ip=1 strict=- project=- ! `verbose=2` is not allowed; use `verbose=1` or `verbose=0`");
     check_params("verbose=1", "img=yes", "verbose ip=- strict=- project=- ! `img=yes` is not allowed");
     check_params("strict=true", "", "text ip=- strict=- project=- ! `strict=true` is not allowed");
+    check_params("ip=2", "verbose=0", "text ip=- strict=- project=- ! `ip=2` is not allowed");
+    // A wrong `verbose` or `img` is refused in JSON, which says why (in the script's call with a
+    // safe `callback`); a valid `img=1` still gets its pixel.
+    check_params("verbose=2&ip=1", "", "verbose ip=1 strict=- project=- ! `verbose=2` is not allowed; use `verbose=1` or `verbose=0`");
+    check_params("verbose=abc", "", "verbose ip=- strict=- project=- ! `verbose=abc` is not allowed");
+    check_params("img=yes", "", "verbose ip=- strict=- project=- ! `img=yes` is not allowed");
+    check_params("img=2&callback=cb", "", "script-verbose:cb ip=- strict=- project=- ! `img=2` is not allowed");
+    check_params("img=1&verbose=x", "", "pixel ip=- strict=- project=- ! `verbose=x` is not allowed");
     check_params("verbose=1&verbose=1", "", "verbose ip=- strict=- project=- ! `verbose` appears more than once in the query string");
     check_params("%zz=1&verbose=1", "", "verbose ip=- strict=- project=- ! the query string has bad percent-encoding at byte 0 (`%zz`)");
     check_params("project_id=%FF", "", "text ip=- strict=- project=? ! `project_id` in the query string is not UTF-8");
