@@ -17,7 +17,7 @@ fn entries() -> Vec<SchemaEntry> {
             },
             "metadata": {"com.vendor": {"tags": ["shop", "a,b"], "contacts": ["ann@example.com"], "teamContacts": ["Growth"], "hidden": true, "dropped": false, "$source": "tracking-plan", "displayName": "Cart"}}
         }},
-        {"entityType": "event", "name": "Empty", "schemaJson": {}},
+        {"entityType": "event", "name": "Empty", "schemaJson": {"x-plan": {"owner": "ann", "n": 2}}},
         {"entityType": "event", "name": "NoProps", "schemaJson": {"properties": {}, "metadata": {"com.vendor": {}}}},
         {"entityType": "event", "name": "Odd", "schemaJson": {"metadata": {"com.vendor": {"displayName": "", "tags": [], "hidden": null}}}},
         {"entityType": "profile", "name": "$user", "schemaJson": {"properties": {"plan": {"type": "string"}}}}

@@ -189,7 +189,7 @@ async fn get_one(
 
 #[utoipa::path(post, path = "/projects/{project_id}/schemas/{entity_type}/{name}", tag = "Create Schemas",
     params(("project_id" = i64, Path, description = "the project id"), ("entity_type" = String, Path, description = "`event` or `profile`"), ("name" = String, Path, description = "the entity name (for an event, the event name; the user profile is `$user`)")),
-    request_body(content = Object, description = "a Schema"),
+    request_body(content = Object, description = "a Schema; keys other than `description`, `properties` and `metadata` are kept and served back as sent"),
     responses(
         (status = 200, description = "`{\"status\":\"ok\"}`; entity metadata is merged with the stored schema (absent keys kept, `null` removes)", body = Object),
         (status = 400, description = "bad path or body; `error` lists every problem", body = Object),
@@ -239,7 +239,7 @@ async fn upload_one(
 
 #[utoipa::path(post, path = "/projects/{project_id}/schemas", tag = "Create Schemas",
     params(("project_id" = i64, Path, description = "the project id")),
-    request_body(content = Object, description = "`{\"entries\":[SchemaEntry],\"truncate\":false}`, no other keys"),
+    request_body(content = Object, description = "`{\"entries\":[SchemaEntry],\"truncate\":false}`, no other keys; a `schemaJson` may hold keys other than `description`, `properties` and `metadata`, kept and served back as sent"),
     responses(
         (status = 200, description = "`{\"results\":{\"added\":N,\"deleted\":N},\"status\":\"ok\"}`", body = Object),
         (status = 400, description = "bad path or body (`error` lists every problem), or a `truncate` that would remove more schemas than one request may", body = Object),

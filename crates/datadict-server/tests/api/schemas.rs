@@ -78,6 +78,33 @@ fn create_list_get_replace_and_delete(backend: Backend) {
     assert_eq!(server.get(&base, &owner).json(), json!({"results": [], "status": "ok"}));
 }
 
+/// Spec §2.3 does not forbid other keys in a schema: they are stored and served back on every
+/// route, and a replace replaces them with the rest of the schema.
+fn keys_a_schema_does_not_define_are_kept(backend: Backend) {
+    let server = Server::start_on(backend);
+    let p = server.project("p").id;
+    let owner = server.account("owner", p, Some(Role::Owner));
+    let base = format!("/api/app/projects/{p}/schemas");
+
+    let order = json!({"description": "An order", "propertes": {"price": {"type": "number"}}, "x-owner": {"team": "growth", "since": null}});
+    let r = server.post_json(&format!("{base}/event/Order"), &owner, &order);
+    assert_eq!((r.status, r.json()), (200, json!({"status": "ok"})));
+    assert_eq!(server.get(&format!("{base}/event/Order"), &owner).json(), order);
+
+    let refund = json!({"entityType": "event", "name": "Refund", "schemaJson": {"$comment": "from the tracking plan", "properties": {"amount": {"type": "number"}}}});
+    let r = server.post_json(&base, &owner, &json!({"entries": [refund]}));
+    assert_eq!(r.status, 200, "{}", r.text);
+    let listed = server.get(&format!("{base}/event"), &owner).json();
+    assert_eq!(listed["results"][0], json!({"entityType": "event", "name": "Order", "schemaJson": order}));
+    assert_eq!(listed["results"][1], refund);
+    assert_eq!(server.get(&base, &owner).json()["results"][1], refund);
+
+    // A replace keeps absent entity metadata only; other keys are replaced with the schema.
+    let r = server.post_json(&format!("{base}/event/Order"), &owner, &json!({"properties": {"price": {"type": "number"}}, "x-new": 1}));
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(server.get(&format!("{base}/event/Order"), &owner).json(), json!({"properties": {"price": {"type": "number"}}, "x-new": 1}));
+}
+
 fn truncate_replaces_the_whole_dictionary(backend: Backend) {
     let server = Server::start_on(backend);
     let p = server.project("p").id;
@@ -172,4 +199,4 @@ fn a_schema_body_over_the_json_limit_is_answered_413(backend: Backend) {
     assert_eq!(server.get(&format!("/api/app/projects/{p}/schemas"), &owner).json()["results"], json!([]));
 }
 
-on_both_stores!(create_list_get_replace_and_delete, truncate_replaces_the_whole_dictionary, a_bad_body_lists_every_problem_and_changes_nothing, the_schemas_rate_limit_answers_429_with_retry_after, a_schema_body_over_the_json_limit_is_answered_413);
+on_both_stores!(create_list_get_replace_and_delete, keys_a_schema_does_not_define_are_kept, truncate_replaces_the_whole_dictionary, a_bad_body_lists_every_problem_and_changes_nothing, the_schemas_rate_limit_answers_429_with_retry_after, a_schema_body_over_the_json_limit_is_answered_413);
