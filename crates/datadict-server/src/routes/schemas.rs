@@ -20,15 +20,16 @@
 //!   more than the cap: the count then comes from the very statement that would delete, so it
 //!   cannot disagree with it, and a refused request removes nothing.
 
+mod query;
+
 use crate::auth::{AccessLevel, Project, ReadAccess, WriteAccess};
 use crate::error::{ApiError, ApiPath, JsonBody};
 use crate::ratelimit::{Kind, Limit};
 use crate::routes::responses::{SchemasReadRefusals, SchemasWriteRefusals};
-use crate::routes::{parse_entity_type, read_query};
+use crate::routes::parse_entity_type;
 use crate::store;
 use crate::AppState;
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{FromRequestParts, Query, State};
+use axum::extract::{FromRequestParts, RawQuery, State};
 use axum::http::request::Parts;
 use axum::Json;
 use utoipa_axum::{router::OpenApiRouter, routes};
@@ -38,8 +39,8 @@ use datadict_core::{
     merge_schema, validate_schema_entry, BatchUploadResponse, DeleteResponse, EntityType, Issue, IssueCode, ListSchemasResponse, Schema,
     SchemaEntry, SchemaRules, StatusResponse,
 };
-use serde::Deserialize;
 use serde_json::Value;
+use query::{read_params, Unknown};
 use std::time::Duration;
 
 /// The schemas routes, with their OpenAPI operations (the document is built from these very
@@ -51,10 +52,8 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(get_one, upload_one, delete_one))
 }
 
-#[derive(Debug, Deserialize)]
-pub struct ListQuery {
-    pub entity_name: Option<String>,
-}
+/// The parameters of `/schemas/{entityType}` (FACTS.md); every other schemas route takes none.
+const ENTITY_NAME: &[&str] = &["entity_name"];
 
 /// A schemas request admitted: the caller has the role `A` needs in the path's project
 /// ([`Project`]), and the request was then charged to the project's schemas rate limit (after
@@ -149,11 +148,11 @@ async fn list_by_type(
     admitted: Admitted<ReadAccess>,
     State(state): State<AppState>,
     ApiPath((_, entity_type)): ApiPath<(String, String)>,
-    query: Result<Query<ListQuery>, QueryRejection>,
+    RawQuery(query): RawQuery,
 ) -> Result<Json<ListSchemasResponse>, ApiError> {
     let project_id = admitted.id();
     let entity_type = parse_entity_type(&entity_type)?;
-    let query = read_query(query)?;
+    let query = read_params(query.as_deref(), ENTITY_NAME, Unknown::Ignore)?;
     let results = state
         .store
         .read(move |conn| store::list_schemas(conn, project_id, Some(entity_type), query.entity_name.as_deref()))
@@ -192,7 +191,7 @@ async fn get_one(
     request_body(content = Object, description = "a Schema; keys other than `description`, `properties` and `metadata` are kept and served back as sent"),
     responses(
         (status = 200, description = "`{\"status\":\"ok\"}`; entity metadata is merged with the stored schema (absent keys kept, `null` removes)", body = Object),
-        (status = 400, description = "bad path or body; `error` lists every problem", body = Object),
+        (status = 400, description = "bad path, a query parameter (the route takes none), or a bad body (`error` lists every problem)", body = Object),
         (status = 413, description = "the body is over the JSON body limit (16 MiB)", body = Object),
         SchemasWriteRefusals
     ),
@@ -202,10 +201,12 @@ async fn upload_one(
     admitted: Admitted<WriteAccess>,
     State(state): State<AppState>,
     ApiPath((_, entity_type, name)): ApiPath<(String, String, String)>,
+    RawQuery(query): RawQuery,
     body: Result<JsonBody, ApiError>,
 ) -> Result<Json<StatusResponse>, ApiError> {
     let project_id = admitted.id();
     let entity_type = parse_entity_type(&entity_type)?;
+    read_params(query.as_deref(), &[], Unknown::Refuse)?;
     let JsonBody(body) = body?;
     let rules = SchemaRules { namespace: state.config.namespace.clone() };
     let mut issues = Vec::new();
@@ -242,7 +243,7 @@ async fn upload_one(
     request_body(content = Object, description = "`{\"entries\":[SchemaEntry],\"truncate\":false}`, no other keys; a `schemaJson` may hold keys other than `description`, `properties` and `metadata`, kept and served back as sent"),
     responses(
         (status = 200, description = "`{\"results\":{\"added\":N,\"deleted\":N},\"status\":\"ok\"}`", body = Object),
-        (status = 400, description = "bad path or body (`error` lists every problem), or a `truncate` that would remove more schemas than one request may", body = Object),
+        (status = 400, description = "bad path, a query parameter (the route takes none), a bad body (`error` lists every problem), or a `truncate` that would remove more schemas than one request may", body = Object),
         (status = 413, description = "the body is over the JSON body limit (16 MiB)", body = Object),
         SchemasWriteRefusals
     ),
@@ -251,9 +252,11 @@ async fn upload_one(
 async fn upload_batch(
     admitted: Admitted<WriteAccess>,
     State(state): State<AppState>,
+    RawQuery(query): RawQuery,
     body: Result<JsonBody, ApiError>,
 ) -> Result<Json<BatchUploadResponse>, ApiError> {
     let project_id = admitted.id();
+    read_params(query.as_deref(), &[], Unknown::Refuse)?;
     let JsonBody(body) = body?;
     let rules = SchemaRules { namespace: state.config.namespace.clone() };
     let (entries, truncate) = parse_batch(&body, &rules)?;
@@ -348,7 +351,7 @@ fn parse_batch(body: &Value, rules: &SchemaRules) -> Result<(Vec<SchemaEntry>, b
     params(("project_id" = i64, Path, description = "the project id")),
     responses(
         (status = 200, description = "`{\"results\":{\"delete_count\":N},\"status\":\"ok\"}`", body = Object),
-        (status = 400, description = "bad path, or more schemas to remove than one request may (3,000 by default); nothing is removed", body = Object),
+        (status = 400, description = "bad path, a query parameter the route does not take, or more schemas to remove than one request may (3,000 by default); nothing is removed", body = Object),
         SchemasWriteRefusals
     ),
     security(("ServiceAccount" = []))
@@ -356,8 +359,10 @@ fn parse_batch(body: &Value, rules: &SchemaRules) -> Result<(Vec<SchemaEntry>, b
 async fn delete_all(
     admitted: Admitted<WriteAccess>,
     State(state): State<AppState>,
+    RawQuery(query): RawQuery,
 ) -> Result<Json<DeleteResponse>, ApiError> {
     let project_id = admitted.id();
+    read_params(query.as_deref(), &[], Unknown::Refuse)?;
     delete(&state, project_id, None, None).await
 }
 
@@ -365,7 +370,7 @@ async fn delete_all(
     params(("project_id" = i64, Path, description = "the project id"), ("entity_type" = String, Path, description = "`event` or `profile`"), ("entity_name" = Option<String>, Query, description = "narrows to one entity name")),
     responses(
         (status = 200, description = "`{\"results\":{\"delete_count\":N},\"status\":\"ok\"}`", body = Object),
-        (status = 400, description = "bad path, or more schemas to remove than one request may (3,000 by default); nothing is removed", body = Object),
+        (status = 400, description = "bad path, a query parameter the route does not take, or more schemas to remove than one request may (3,000 by default); nothing is removed", body = Object),
         SchemasWriteRefusals
     ),
     security(("ServiceAccount" = []))
@@ -374,11 +379,11 @@ async fn delete_by_type(
     admitted: Admitted<WriteAccess>,
     State(state): State<AppState>,
     ApiPath((_, entity_type)): ApiPath<(String, String)>,
-    query: Result<Query<ListQuery>, QueryRejection>,
+    RawQuery(query): RawQuery,
 ) -> Result<Json<DeleteResponse>, ApiError> {
     let project_id = admitted.id();
     let entity_type = parse_entity_type(&entity_type)?;
-    let query = read_query(query)?;
+    let query = read_params(query.as_deref(), ENTITY_NAME, Unknown::Refuse)?;
     delete(&state, project_id, Some(entity_type), query.entity_name).await
 }
 
@@ -386,7 +391,7 @@ async fn delete_by_type(
     params(("project_id" = i64, Path, description = "the project id"), ("entity_type" = String, Path, description = "`event` or `profile`"), ("name" = String, Path, description = "the entity name (for an event, the event name; the user profile is `$user`)")),
     responses(
         (status = 200, description = "`{\"results\":{\"delete_count\":N},\"status\":\"ok\"}`", body = Object),
-        (status = 400, description = "bad path, or more schemas to remove than one request may (3,000 by default); nothing is removed", body = Object),
+        (status = 400, description = "bad path, a query parameter the route does not take, or more schemas to remove than one request may (3,000 by default); nothing is removed", body = Object),
         SchemasWriteRefusals
     ),
     security(("ServiceAccount" = []))
@@ -395,9 +400,11 @@ async fn delete_one(
     admitted: Admitted<WriteAccess>,
     State(state): State<AppState>,
     ApiPath((_, entity_type, name)): ApiPath<(String, String, String)>,
+    RawQuery(query): RawQuery,
 ) -> Result<Json<DeleteResponse>, ApiError> {
     let project_id = admitted.id();
     let entity_type = parse_entity_type(&entity_type)?;
+    read_params(query.as_deref(), &[], Unknown::Refuse)?;
     delete(&state, project_id, Some(entity_type), Some(name)).await
 }
 

@@ -105,6 +105,47 @@ fn keys_a_schema_does_not_define_are_kept(backend: Backend) {
     assert_eq!(server.get(&format!("{base}/event/Order"), &owner).json(), json!({"properties": {"price": {"type": "number"}}, "x-new": 1}));
 }
 
+/// A write route refuses a query parameter it does not take, naming it and the ones it takes:
+/// ignored, a misspelled filter widened a delete to every schema. Reads still ignore them.
+fn a_write_refuses_query_parameters_it_does_not_take(backend: Backend) {
+    let server = Server::start_on(backend);
+    let p = server.project("p").id;
+    let owner = server.account("owner", p, Some(Role::Owner));
+    let base = format!("/api/app/projects/{p}/schemas");
+    let user = json!({"entityType": "profile", "name": "$user", "schemaJson": {}});
+    let a = json!({"entityType": "event", "name": "a", "schemaJson": {}});
+    let b = json!({"entityType": "event", "name": "b", "schemaJson": {}});
+    assert_eq!(server.post_json(&base, &owner, &json!({"entries": [a, b, user]})).status, 200);
+    let count = || server.get(&base, &owner).json()["results"].as_array().unwrap().len();
+
+    let name_only = "(unknown parameter `entityName`; this route takes only `entity_name`)";
+    let none = "this route takes no parameters";
+    for (method, path, needle) in [
+        ("DELETE", format!("{base}/event?entityName=a"), name_only),
+        ("DELETE", format!("{base}/event?entity_name=a&entityName=a"), name_only),
+        ("DELETE", format!("{base}?entity_name=%24user"), "(unknown parameter `entity_name`; this route takes no parameters)"),
+        ("DELETE", format!("{base}/event/a?dry_run=1&x"), "unknown parameters `dry_run`, `x`"),
+        ("POST", format!("{base}?truncate=true"), none),
+        ("POST", format!("{base}/event/a?merge=false"), none),
+    ] {
+        let body = (method == "POST").then(|| serde_json::to_vec(&json!({"entries": []})).unwrap());
+        let r = server.send(method, &path, Some((&owner.username, &owner.secret)), &[], body);
+        assert_eq!(r.status, 400, "{method} {path}: {}", r.text);
+        assert_eq!(r.json()["status"], "error");
+        let error = r.json()["error"].as_str().unwrap().to_owned();
+        for needle in [needle, "the query string cannot be read", "nothing was changed", "/openapi.json"] {
+            assert!(error.contains(needle), "`{needle}` missing from the answer to {method} {path}: {error}");
+        }
+        assert_eq!(count(), 3, "{method} {path} changed the dictionary");
+    }
+    // Reads ignore what they do not know; the filter they know still narrows.
+    let r = server.get(&format!("{base}/event?entityName=a&_=1"), &owner);
+    assert_eq!((r.status, r.json()["results"].as_array().unwrap().len()), (200, 2));
+    let r = server.delete(&format!("{base}/event?entity_name=a"), &owner);
+    assert_eq!(r.json(), json!({"results": {"delete_count": 1}, "status": "ok"}));
+    assert_eq!(count(), 2);
+}
+
 fn truncate_replaces_the_whole_dictionary(backend: Backend) {
     let server = Server::start_on(backend);
     let p = server.project("p").id;
@@ -199,4 +240,4 @@ fn a_schema_body_over_the_json_limit_is_answered_413(backend: Backend) {
     assert_eq!(server.get(&format!("/api/app/projects/{p}/schemas"), &owner).json()["results"], json!([]));
 }
 
-on_both_stores!(create_list_get_replace_and_delete, keys_a_schema_does_not_define_are_kept, truncate_replaces_the_whole_dictionary, a_bad_body_lists_every_problem_and_changes_nothing, the_schemas_rate_limit_answers_429_with_retry_after, a_schema_body_over_the_json_limit_is_answered_413);
+on_both_stores!(create_list_get_replace_and_delete, keys_a_schema_does_not_define_are_kept, a_write_refuses_query_parameters_it_does_not_take, truncate_replaces_the_whole_dictionary, a_bad_body_lists_every_problem_and_changes_nothing, the_schemas_rate_limit_answers_429_with_retry_after, a_schema_body_over_the_json_limit_is_answered_413);
