@@ -139,7 +139,7 @@ async fn list_all(
     params(("project_id" = i64, Path, description = "the project id"), ("entity_type" = String, Path, description = "`event` or `profile`"), ("entity_name" = Option<String>, Query, description = "narrows to one entity name")),
     responses(
         (status = 200, description = "the schemas of one entity type: `{\"results\":[SchemaEntry],\"status\":\"ok\"}`", body = Object),
-        (status = 400, description = "bad path or body; `error` lists every problem", body = Object),
+        (status = 400, description = "bad path, or an `entity_name` repeated or not UTF-8 once percent-decoded", body = Object),
         SchemasReadRefusals
     ),
     security(("ServiceAccount" = []))
@@ -351,7 +351,7 @@ fn parse_batch(body: &Value, rules: &SchemaRules) -> Result<(Vec<SchemaEntry>, b
     params(("project_id" = i64, Path, description = "the project id")),
     responses(
         (status = 200, description = "`{\"results\":{\"delete_count\":N},\"status\":\"ok\"}`", body = Object),
-        (status = 400, description = "bad path, a query parameter the route does not take, or more schemas to remove than one request may (3,000 by default); nothing is removed", body = Object),
+        (status = 400, description = "bad path, a query parameter the route does not take or that is not UTF-8, or more schemas to remove than one request may (3,000 by default); nothing is removed", body = Object),
         SchemasWriteRefusals
     ),
     security(("ServiceAccount" = []))
@@ -370,7 +370,7 @@ async fn delete_all(
     params(("project_id" = i64, Path, description = "the project id"), ("entity_type" = String, Path, description = "`event` or `profile`"), ("entity_name" = Option<String>, Query, description = "narrows to one entity name")),
     responses(
         (status = 200, description = "`{\"results\":{\"delete_count\":N},\"status\":\"ok\"}`", body = Object),
-        (status = 400, description = "bad path, a query parameter the route does not take, or more schemas to remove than one request may (3,000 by default); nothing is removed", body = Object),
+        (status = 400, description = "bad path, a query parameter the route does not take or that is not UTF-8, or more schemas to remove than one request may (3,000 by default); nothing is removed", body = Object),
         SchemasWriteRefusals
     ),
     security(("ServiceAccount" = []))
@@ -391,7 +391,7 @@ async fn delete_by_type(
     params(("project_id" = i64, Path, description = "the project id"), ("entity_type" = String, Path, description = "`event` or `profile`"), ("name" = String, Path, description = "the entity name (for an event, the event name; the user profile is `$user`)")),
     responses(
         (status = 200, description = "`{\"results\":{\"delete_count\":N},\"status\":\"ok\"}`", body = Object),
-        (status = 400, description = "bad path, a query parameter the route does not take, or more schemas to remove than one request may (3,000 by default); nothing is removed", body = Object),
+        (status = 400, description = "bad path, a query parameter the route does not take or that is not UTF-8, or more schemas to remove than one request may (3,000 by default); nothing is removed", body = Object),
         SchemasWriteRefusals
     ),
     security(("ServiceAccount" = []))

@@ -146,6 +146,27 @@ fn a_write_refuses_query_parameters_it_does_not_take(backend: Backend) {
     assert_eq!(count(), 2);
 }
 
+/// `entity_name` that is not UTF-8 once percent-decoded is refused as the path's `name` is,
+/// rather than decoded to U+FFFD, which matched (and deleted) a schema named `�`.
+fn an_entity_name_that_is_not_utf8_is_refused(backend: Backend) {
+    let server = Server::start_on(backend);
+    let p = server.project("p").id;
+    let owner = server.account("owner", p, Some(Role::Owner));
+    let base = format!("/api/app/projects/{p}/schemas");
+    assert_eq!(server.post_json(&format!("{base}/event/%EF%BF%BD"), &owner, &json!({})).status, 200);
+    for method in ["GET", "DELETE"] {
+        let r = server.send(method, &format!("{base}/event?entity_name=%ff"), Some((&owner.username, &owner.secret)), &[], None);
+        assert_eq!(r.status, 400, "{method}: {}", r.text);
+        let error = r.json()["error"].as_str().unwrap().to_owned();
+        assert!(error.contains("Invalid UTF-8 in `entity_name`"), "{method}: {error}");
+    }
+    let path = server.get(&format!("{base}/event/%ff"), &owner);
+    assert!(path.json()["error"].as_str().unwrap().contains("Invalid UTF-8 in `name`"), "{}", path.text);
+    // The schema named U+FFFD is still there, and found by its own name.
+    let r = server.get(&format!("{base}/event?entity_name=%EF%BF%BD"), &owner);
+    assert_eq!(r.json()["results"][0]["name"], "\u{fffd}");
+}
+
 fn truncate_replaces_the_whole_dictionary(backend: Backend) {
     let server = Server::start_on(backend);
     let p = server.project("p").id;
@@ -240,4 +261,4 @@ fn a_schema_body_over_the_json_limit_is_answered_413(backend: Backend) {
     assert_eq!(server.get(&format!("/api/app/projects/{p}/schemas"), &owner).json()["results"], json!([]));
 }
 
-on_both_stores!(create_list_get_replace_and_delete, keys_a_schema_does_not_define_are_kept, a_write_refuses_query_parameters_it_does_not_take, truncate_replaces_the_whole_dictionary, a_bad_body_lists_every_problem_and_changes_nothing, the_schemas_rate_limit_answers_429_with_retry_after, a_schema_body_over_the_json_limit_is_answered_413);
+on_both_stores!(create_list_get_replace_and_delete, keys_a_schema_does_not_define_are_kept, a_write_refuses_query_parameters_it_does_not_take, an_entity_name_that_is_not_utf8_is_refused, truncate_replaces_the_whole_dictionary, a_bad_body_lists_every_problem_and_changes_nothing, the_schemas_rate_limit_answers_429_with_retry_after, a_schema_body_over_the_json_limit_is_answered_413);

@@ -58,7 +58,10 @@ fn decode(encoded: &[u8], what: &str) -> Result<String, ApiError> {
     let bytes = percent_decode(encoded).map_err(|e| {
         unreadable(&format!("bad percent-encoding in {what} at `{}`", e.found), "write a `%` as `%25` and any other byte as `%` and two hex digits")
     })?;
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
+    // Decoded lossily, `%FF` would be U+FFFD and match a name made of it: refused instead, in
+    // the words of the path's refusal (`error::ApiPath`, axum's), so that both read alike.
+    String::from_utf8(bytes.into_owned())
+        .map_err(|_| unreadable(&format!("Invalid UTF-8 in {what}"), "percent-encode each parameter as UTF-8 text"))
 }
 
 /// The refusal of a query string: what was found, then what to do.
@@ -101,6 +104,9 @@ mod tests {
         check("a=1&b=2&a=3", &[], Refuse, Err("unknown parameters `a`, `b`;"));
         check("entityName=a&_=1", NAME, Ignore, Ok(None));
         check("entity_name=a&entity_name=b", NAME, Ignore, Err("duplicate field `entity_name`"));
+        check("entity_name=%ff", NAME, Ignore, Err("(Invalid UTF-8 in `entity_name`); percent-encode"));
+        check("entity_name=%EF%BF%BD", NAME, Refuse, Ok(Some("\u{fffd}")));
+        check("%ff=1", NAME, Ignore, Err("Invalid UTF-8 in a parameter name"));
         check("entity_name=50%off", NAME, Ignore, Err("bad percent-encoding in `entity_name` at `%of`"));
     }
 }
