@@ -24,14 +24,14 @@ pub fn validate_batch_body(value: &Value, rules: &SchemaRules) -> Vec<Issue> {
         return out;
     };
     for key in obj.keys().filter(|k| *k != "entries" && *k != "truncate") {
-        out.push(Issue::new(crate::issue::child_path("", key), IssueCode::UnknownField, format!("`{key}` is not a field of a batch upload; the fields are `entries` and `truncate`")));
+        out.push(Issue::new(crate::issue::child_path("", key), IssueCode::UnknownField, format!("`{key}` is not a field of a batch upload; the allowed fields are `entries`, `truncate`")));
     }
     match obj.get("truncate") {
         None | Some(Value::Bool(_)) => {}
         Some(_) => out.push(Issue::new("truncate", IssueCode::WrongType, "`truncate` must be `true` or `false`")),
     }
     match obj.get("entries") {
-        None => out.push(Issue::new("entries", IssueCode::MissingField, "`entries` is required; give an array of schema entries")),
+        None => out.push(Issue::new("entries", IssueCode::MissingField, "`entries` is required; give an array of schema entries (it may be empty)")),
         Some(Value::Array(entries)) => {
             for (i, entry) in entries.iter().enumerate() {
                 let prefix = index_path("entries", i);
@@ -46,10 +46,50 @@ pub fn validate_batch_body(value: &Value, rules: &SchemaRules) -> Vec<Issue> {
                     out.push(issue);
                 }
             }
+            out.extend(duplicate_entries(entries, "entries"));
         }
         Some(_) => out.push(Issue::new("entries", IssueCode::WrongType, "`entries` must be an array of schema entries")),
     }
     out
+}
+
+/// One issue per entity named by more than one of `entries` (the items of the array at `path`),
+/// at the second of them, listing every position. One upload cannot store two schemas for one
+/// entity: the last would replace the others, with the first one's metadata merged in, and each
+/// would be counted as added. Entries whose type or name is unusable are left to
+/// [`validate_schema_entry`].
+pub fn duplicate_entries(entries: &[Value], path: &str) -> Vec<Issue> {
+    // (type, name, positions), in the order of each entity's first entry; a linear search per
+    // entry keeps the wasm free of another map type, and bodies are checked once.
+    let mut seen: Vec<(&str, &str, Vec<usize>)> = Vec::new();
+    for (i, entry) in entries.iter().enumerate() {
+        let (Some(Value::String(kind)), Some(Value::String(name))) = (entry.get("entityType"), entry.get("name")) else {
+            continue;
+        };
+        if kind.parse::<EntityType>().is_err() {
+            continue;
+        }
+        match seen.iter_mut().find(|(k, n, _)| k == kind && n == name) {
+            Some((_, _, at)) => at.push(i),
+            None => seen.push((kind, name, vec![i])),
+        }
+    }
+    seen.into_iter()
+        .filter(|(_, _, at)| at.len() > 1)
+        .map(|(kind, name, at)| {
+            let places = at.iter().map(|i| index_path(path, *i)).collect::<Vec<_>>();
+            let (last, first) = places.split_last().expect("two or more");
+            Issue::new(
+                format!("{}.name", places[1]),
+                IssueCode::InvalidName,
+                format!(
+                    "{kind} `{name}` is given {} times, at {} and {last}; one upload stores one schema per entity: merge them into one entry",
+                    at.len(),
+                    first.join(", "),
+                ),
+            )
+        })
+        .collect()
 }
 
 /// The CSV columns, in order.

@@ -94,6 +94,23 @@ fn batch_bodies() {
 }
 
 #[test]
+fn a_batch_names_each_entity_once() {
+    let entry = |kind: &str, name: &str| json!({"entityType": kind, "name": name, "schemaJson": {}});
+    let body = json!({"entries": [
+        entry("event", "DD2"), entry("profile", "DD2"), entry("event", "DD2"), entry("event", "dd2"),
+        entry("event", "X"), entry("events", "X"), entry("event", "X"), entry("event", "DD2")
+    ], "truncate": true});
+    let issues = validate_batch_body(&body, &SchemaRules::default());
+    let got: Vec<(&str, IssueCode, &str)> = issues.iter().map(|i| (i.path.as_str(), i.code, i.message.as_str())).collect();
+    assert_eq!(got, vec![
+        ("entries[5].entityType", IssueCode::InvalidEnum, "unknown entity type `events`: use `event` or `profile`"),
+        ("entries[2].name", IssueCode::InvalidName, "event `DD2` is given 3 times, at entries[0], entries[2] and entries[7]; one upload stores one schema per entity: merge them into one entry"),
+        ("entries[6].name", IssueCode::InvalidName, "event `X` is given 2 times, at entries[4] and entries[6]; one upload stores one schema per entity: merge them into one entry"),
+    ]);
+    assert!(duplicate_entries(&[entry("event", "a"), entry("profile", "a")], "entries").is_empty());
+}
+
+#[test]
 fn csv_that_cannot_be_read_names_its_line() {
     check("entity_type,entity_name,property\nevent,a,\n\"open\nmore", &[("line 3", IssueCode::InvalidJson)]);
     // Empty lines before the header are skipped, as between rows; row paths keep the file's lines.

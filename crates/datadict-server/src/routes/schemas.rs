@@ -33,10 +33,9 @@ use axum::extract::{FromRequestParts, RawQuery, State};
 use axum::http::request::Parts;
 use axum::Json;
 use utoipa_axum::{router::OpenApiRouter, routes};
-use datadict_core::issue::{child_path, index_path};
 use datadict_core::validate::validate_schema;
 use datadict_core::{
-    merge_schema, validate_schema_entry, BatchUploadResponse, DeleteResponse, EntityType, Issue, IssueCode, ListSchemasResponse, Schema,
+    merge_schema, validate_batch_body, BatchUploadResponse, DeleteResponse, EntityType, Issue, IssueCode, ListSchemasResponse, Schema,
     SchemaEntry, SchemaRules, StatusResponse,
 };
 use serde_json::Value;
@@ -288,57 +287,16 @@ async fn upload_batch(
     Ok(Json(BatchUploadResponse::ok(added, deleted)))
 }
 
-/// Checks the batch body `{"entries":[SchemaEntry],"truncate":bool}` (no other keys) and every
-/// entry in it, and reports every problem at once.
+/// Checks the batch body `{"entries":[SchemaEntry],"truncate":bool}` with the core's
+/// `validate_batch_body` (no other keys, every entry, each entity named once) and reports every
+/// problem at once.
 fn parse_batch(body: &Value, rules: &SchemaRules) -> Result<(Vec<SchemaEntry>, bool), ApiError> {
-    let mut issues = Vec::new();
-    let Value::Object(obj) = body else {
-        return Err(ApiError::Invalid(vec![Issue::new(
-            "",
-            IssueCode::WrongType,
-            "the body must be an object `{\"entries\": [...], \"truncate\": false}`",
-        )]));
-    };
-    for key in obj.keys().filter(|k| !matches!(k.as_str(), "entries" | "truncate")) {
-        issues.push(Issue::new(
-            child_path("", key),
-            IssueCode::UnknownField,
-            format!("`{key}` is not a field of a batch upload; the allowed fields are `entries`, `truncate`"),
-        ));
-    }
-    let truncate = match obj.get("truncate") {
-        None => false,
-        Some(Value::Bool(b)) => *b,
-        Some(_) => {
-            issues.push(Issue::new("truncate", IssueCode::WrongType, "`truncate` must be `true` or `false`"));
-            false
-        }
-    };
-    let items = match obj.get("entries") {
-        Some(Value::Array(items)) => items.as_slice(),
-        Some(_) => {
-            issues.push(Issue::new("entries", IssueCode::WrongType, "`entries` must be an array of schema entries"));
-            &[]
-        }
-        None => {
-            issues.push(Issue::new("entries", IssueCode::MissingField, "`entries` is required; give an array of schema entries (it may be empty)"));
-            &[]
-        }
-    };
-    for (i, item) in items.iter().enumerate() {
-        let prefix = index_path("entries", i);
-        for mut issue in validate_schema_entry(item, rules) {
-            issue.path = match issue.path.as_str() {
-                "" => prefix.clone(),
-                p if p.starts_with('[') => format!("{prefix}{p}"),
-                p => format!("{prefix}.{p}"),
-            };
-            issues.push(issue);
-        }
-    }
+    let issues = validate_batch_body(body, rules);
     if !issues.is_empty() {
         return Err(ApiError::Invalid(issues));
     }
+    let truncate = body.get("truncate").and_then(Value::as_bool).unwrap_or(false);
+    let items = body.get("entries").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
     let entries = items
         .iter()
         .map(|v| serde_json::from_value::<SchemaEntry>(v.clone()))

@@ -167,6 +167,33 @@ fn an_entity_name_that_is_not_utf8_is_refused(backend: Backend) {
     assert_eq!(r.json()["results"][0]["name"], "\u{fffd}");
 }
 
+/// One upload names each entity once: two entries for one entity were both counted as added,
+/// and the first one's metadata leaked into the stored schema. Every duplicate is named, with
+/// its positions, and nothing is stored (nor truncated).
+fn a_batch_naming_an_entity_twice_is_refused(backend: Backend) {
+    let server = Server::start_on(backend);
+    let p = server.project("p").id;
+    let owner = server.account("owner", p, Some(Role::Owner));
+    let base = format!("/api/app/projects/{p}/schemas");
+    assert_eq!(server.post_json(&base, &owner, &json!({"entries": [purchase()]})).status, 200);
+    let hidden = json!({"entityType": "event", "name": "DD2", "schemaJson": {"metadata": {"com.vendor": {"hidden": true}}}});
+    let plain = json!({"entityType": "event", "name": "DD2", "schemaJson": {"description": "second"}});
+    let user = json!({"entityType": "profile", "name": "$user", "schemaJson": {}});
+    let body = json!({"entries": [hidden, plain, user.clone(), purchase(), user], "truncate": true});
+    let r = server.post_json(&base, &owner, &body);
+    assert_eq!(r.status, 400, "{}", r.text);
+    let error = r.json()["error"].as_str().unwrap().to_owned();
+    for needle in [
+        "event `DD2` is given 2 times, at entries[0] and entries[1]",
+        "profile `$user` is given 2 times, at entries[2] and entries[4]",
+        "merge them into one entry",
+    ] {
+        assert!(error.contains(needle), "`{needle}` missing from: {error}");
+    }
+    assert!(!error.contains("Purchase"), "{error}");
+    assert_eq!(server.get(&base, &owner).json(), json!({"results": [purchase()], "status": "ok"}));
+}
+
 fn truncate_replaces_the_whole_dictionary(backend: Backend) {
     let server = Server::start_on(backend);
     let p = server.project("p").id;
@@ -261,4 +288,4 @@ fn a_schema_body_over_the_json_limit_is_answered_413(backend: Backend) {
     assert_eq!(server.get(&format!("/api/app/projects/{p}/schemas"), &owner).json()["results"], json!([]));
 }
 
-on_both_stores!(create_list_get_replace_and_delete, keys_a_schema_does_not_define_are_kept, a_write_refuses_query_parameters_it_does_not_take, an_entity_name_that_is_not_utf8_is_refused, truncate_replaces_the_whole_dictionary, a_bad_body_lists_every_problem_and_changes_nothing, the_schemas_rate_limit_answers_429_with_retry_after, a_schema_body_over_the_json_limit_is_answered_413);
+on_both_stores!(create_list_get_replace_and_delete, keys_a_schema_does_not_define_are_kept, a_write_refuses_query_parameters_it_does_not_take, an_entity_name_that_is_not_utf8_is_refused, a_batch_naming_an_entity_twice_is_refused, truncate_replaces_the_whole_dictionary, a_bad_body_lists_every_problem_and_changes_nothing, the_schemas_rate_limit_answers_429_with_retry_after, a_schema_body_over_the_json_limit_is_answered_413);
