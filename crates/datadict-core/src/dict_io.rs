@@ -4,7 +4,7 @@
 
 use crate::api::BatchUploadRequest;
 use crate::csv::{self, CsvError};
-use crate::issue::{index_path, Issue, IssueCode};
+use crate::issue::{child_path, index_path, Issue, IssueCode};
 use crate::schema::{EntityType, PropertyDef, PropertyType, SchemaEntry};
 use crate::validate::{validate_schema_entry, SchemaRules};
 use serde_json::{Map, Value};
@@ -24,7 +24,7 @@ pub fn validate_batch_body(value: &Value, rules: &SchemaRules) -> Vec<Issue> {
         return out;
     };
     for key in obj.keys().filter(|k| *k != "entries" && *k != "truncate") {
-        out.push(Issue::new(crate::issue::child_path("", key), IssueCode::UnknownField, format!("`{key}` is not a field of a batch upload; the allowed fields are `entries`, `truncate`")));
+        out.push(Issue::new(child_path("", key), IssueCode::UnknownField, format!("`{key}` is not a field of a batch upload; the allowed fields are `entries`, `truncate`")));
     }
     match obj.get("truncate") {
         None | Some(Value::Bool(_)) => {}
@@ -243,8 +243,9 @@ pub fn dictionary_from_csv(text: &str, namespace: &str) -> Result<Vec<SchemaEntr
     if !issues.is_empty() {
         return Err(issues);
     }
-    // Per entity, in file order: its key, its schema fields, and its properties by name.
-    type Rows = (EntityType, String, Map<String, Value>, BTreeMap<String, Value>);
+    // Per entity, in file order: its key, its row's line, its schema fields, and its properties
+    // by name with their rows' lines.
+    type Rows = (EntityType, String, u64, Map<String, Value>, BTreeMap<String, (u64, Value)>);
     let mut entries: Vec<Rows> = Vec::new();
     for csv::Record { line, fields: row } in body {
         if row.iter().all(|c| c.is_empty()) {
@@ -313,11 +314,11 @@ pub fn dictionary_from_csv(text: &str, namespace: &str) -> Result<Vec<SchemaEntr
                 }
             }
         }
-        let position = entries.iter().position(|(t, n, _, _)| *t == entity_type && *n == name);
+        let position = entries.iter().position(|(t, n, _, _, _)| *t == entity_type && *n == name);
         if property.is_empty() {
             match position {
                 Some(_) => issues.push(Issue::new(path("entity_name"), IssueCode::InvalidName, format!("{entity_type} `{name}` has two entity rows; keep one"))),
-                None => entries.push((entity_type, name, obj, BTreeMap::new())),
+                None => entries.push((entity_type, name, *line, obj, BTreeMap::new())),
             }
             continue;
         }
@@ -337,14 +338,22 @@ pub fn dictionary_from_csv(text: &str, namespace: &str) -> Result<Vec<SchemaEntr
             issues.push(Issue::new(path("entity_name"), IssueCode::MissingField, format!("property `{property}` comes before a row for {entity_type} `{name}`; add the entity row first")));
             continue;
         };
-        entries[i].3.insert(property.to_owned(), Value::Object(obj));
+        entries[i].4.insert(property.to_owned(), (*line, Value::Object(obj)));
     }
     let mut out = Vec::with_capacity(entries.len());
-    for (entity_type, name, mut obj, props) in entries {
+    let rules = SchemaRules { namespace: namespace.to_owned() };
+    for (entity_type, name, line, mut obj, props) in entries {
+        let lines: Vec<(String, u64)> = props.iter().map(|(p, (l, _))| (child_path("schemaJson.properties", p), *l)).collect();
         if !props.is_empty() {
-            obj.insert("properties".into(), Value::Object(props.into_iter().collect()));
+            obj.insert("properties".into(), Value::Object(props.into_iter().map(|(p, (_, def))| (p, def)).collect()));
         }
         let entry = serde_json::json!({"entityType": entity_type.as_str(), "name": name, "schemaJson": obj});
+        // The rows are checked by the rules every other way in applies, each issue at its row.
+        let found = validate_schema_entry(&entry, &rules);
+        if !found.is_empty() {
+            issues.extend(found.into_iter().map(|issue| Issue { path: row_path(&issue.path, line, &lines), ..issue }));
+            continue;
+        }
         match SchemaEntry::from_json(&entry) {
             Ok(entry) => out.push(entry),
             Err(e) => issues.push(Issue::new(format!("{entity_type}.{name}"), IssueCode::WrongType, format!("the rows of {entity_type} `{name}` do not form a schema ({e}); fix the cells named in the message"))),
@@ -354,6 +363,29 @@ pub fn dictionary_from_csv(text: &str, namespace: &str) -> Result<Vec<SchemaEntr
         Ok(out)
     } else {
         Err(issues)
+    }
+}
+
+/// The path of an entry's issue in the CSV: the row of the property it concerns, or else the
+/// entity's row, then the rest of the path inside that row's schema or property definition
+/// (`rows[4].metadata["com.vendor"].dropped`). `properties` pairs each property's path in the
+/// entry with its row's line.
+fn row_path(path: &str, entity_line: u64, properties: &[(String, u64)]) -> String {
+    let inside = |prefix: &str| {
+        let rest = path.strip_prefix(prefix)?;
+        (rest.is_empty() || rest.starts_with('.') || rest.starts_with('[')).then_some(rest)
+    };
+    if path == "name" {
+        return format!("rows[{entity_line}].entity_name");
+    }
+    for (prefix, line) in properties {
+        if let Some(rest) = inside(prefix) {
+            return format!("rows[{line}]{rest}");
+        }
+    }
+    match inside("schemaJson") {
+        Some(rest) => format!("rows[{entity_line}]{rest}"),
+        None => format!("rows[{entity_line}].{path}"),
     }
 }
 

@@ -2,6 +2,7 @@
 //! the first: a caller gets a list of [`Issue`]s to show beside the fields they concern.
 
 use crate::issue::{child_path, index_path, Issue, IssueCode};
+use crate::event::REQUIRED_EVENT_PROPERTIES;
 use crate::schema::{EntityType, PropertyType, DEFAULT_NAMESPACE};
 use serde_json::{Map, Value};
 
@@ -99,7 +100,7 @@ pub fn validate_schema(
                 if name.trim().is_empty() {
                     out.push(Issue::new(&p, IssueCode::InvalidName, "a property name is empty; name every property"));
                 }
-                validate_property(def, &p, entity_type, rules, out);
+                validate_property(name, def, &p, entity_type, rules, out);
             }
         }
     }
@@ -142,6 +143,7 @@ pub fn validate_schema(
 }
 
 fn validate_property(
+    name: &str,
     value: &Value,
     path: &str,
     entity_type: Option<EntityType>,
@@ -179,6 +181,13 @@ fn validate_property(
                 "dropped" => {
                     expect_bool(v, &p, out);
                     events_only(entity_type, &p, "a property", out);
+                    if v == &Value::Bool(true) && entity_type == Some(EntityType::Event) && REQUIRED_EVENT_PROPERTIES.contains(&name) {
+                        out.push(Issue::new(
+                            &p,
+                            IssueCode::RequiredProperty,
+                            format!("`{name}` cannot be dropped: `/import` requires `time`, `distinct_id` and `$insert_id` on every event, so events would be stored without it; remove `dropped` or set it to `false`"),
+                        ));
+                    }
                 }
                 _ => {}
             }

@@ -111,6 +111,25 @@ fn a_batch_names_each_entity_once() {
 }
 
 #[test]
+fn csv_rows_are_checked_by_the_schema_rules_at_their_row() {
+    let csv = "entity_type,entity_name,property,type,dropped,rest\n\
+        event,Buy,,,,\n\
+        event,Buy,time,number,true,\n\
+        event,Buy,price,number,,\"{\"\"metadata\"\":{\"\"com.vendor\"\":{\"\"label\"\":1}}}\"\n\
+        profile,$user,,,true,\n\
+        event, ,,,,\n";
+    check(
+        csv,
+        &[
+            ("rows[4].metadata[\"com.vendor\"].label", IssueCode::UnknownField),
+            ("rows[3].metadata[\"com.vendor\"].dropped", IssueCode::RequiredProperty),
+            ("rows[5].metadata[\"com.vendor\"].dropped", IssueCode::EventsOnly),
+            ("rows[6].entity_name", IssueCode::InvalidName),
+        ],
+    );
+}
+
+#[test]
 fn csv_that_cannot_be_read_names_its_line() {
     check("entity_type,entity_name,property\nevent,a,\n\"open\nmore", &[("line 3", IssueCode::InvalidJson)]);
     // Empty lines before the header are skipped, as between rows; row paths keep the file's lines.

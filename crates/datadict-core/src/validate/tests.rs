@@ -84,6 +84,29 @@ fn dropped_is_for_events_only() {
 }
 
 #[test]
+fn the_properties_import_requires_cannot_be_dropped() {
+    let dropping = |kind: &str, name: &str, dropped: Value| {
+        json!({"entityType": kind, "name": "e", "schemaJson": {"properties": {
+            name: {"type": "string", "metadata": {"com.vendor": {"dropped": dropped}}}
+        }}})
+    };
+    let at = |name: &str| format!("schemaJson.properties.{name}.metadata[\"com.vendor\"].dropped");
+    for name in ["time", "distinct_id", "$insert_id"] {
+        check(dropping("event", name, json!(true)), &[(&at(name), RequiredProperty)]);
+        check(dropping("event", name, json!(false)), &[]);
+        check(dropping("event", name, Value::Null), &[]);
+    }
+    // Other properties may be dropped, and so may the whole event.
+    for name in ["$device_id", "Time", "distinct_id_2", "token"] {
+        check(dropping("event", name, json!(true)), &[]);
+    }
+    let message = &validate_schema_entry(&dropping("event", "time", json!(true)), &SchemaRules::default())[0].message;
+    assert!(message.starts_with("`time` cannot be dropped: `/import` requires"), "{message}");
+    // A profile is refused as before, once.
+    check(dropping("profile", "time", json!(true)), &[(&at("time"), EventsOnly)]);
+}
+
+#[test]
 fn entity_metadata_types_and_contacts() {
     check(
         json!({"entityType": "event", "name": "e", "schemaJson": {"metadata": {"com.vendor": {

@@ -194,6 +194,33 @@ fn a_batch_naming_an_entity_twice_is_refused(backend: Backend) {
     assert_eq!(server.get(&base, &owner).json(), json!({"results": [purchase()], "status": "ok"}));
 }
 
+/// The properties `/import` requires (`time`, `distinct_id`, `$insert_id`) cannot be marked
+/// dropped: the import would store events without them.
+fn the_properties_import_requires_cannot_be_dropped(backend: Backend) {
+    let server = Server::start_on(backend);
+    let p = server.project("p").id;
+    let owner = server.account("owner", p, Some(Role::Owner));
+    let base = format!("/api/app/projects/{p}/schemas");
+    let dropped = json!({"type": "string", "metadata": {"com.vendor": {"dropped": true}}});
+    let one = json!({"properties": {"time": {"type": "number", "metadata": {"com.vendor": {"dropped": true}}}}});
+    let r = server.post_json(&format!("{base}/event/Order"), &owner, &one);
+    assert_eq!(r.status, 400, "{}", r.text);
+    let error = r.json()["error"].as_str().unwrap().to_owned();
+    assert!(error.contains("properties.time.metadata[\"com.vendor\"].dropped: [required_property] `time` cannot be dropped: `/import` requires"), "{error}");
+    let entry = json!({"entityType": "event", "name": "Order", "schemaJson": {"properties": {"distinct_id": dropped, "$insert_id": dropped, "card": dropped}}});
+    let r = server.post_json(&base, &owner, &json!({"entries": [entry]}));
+    assert_eq!(r.status, 400, "{}", r.text);
+    let error = r.json()["error"].as_str().unwrap().to_owned();
+    for needle in ["`distinct_id` cannot be dropped", "`$insert_id` cannot be dropped"] {
+        assert!(error.contains(needle), "`{needle}` missing from: {error}");
+    }
+    assert!(!error.contains("`card`"), "{error}");
+    assert_eq!(server.get(&base, &owner).json()["results"], json!([]));
+    // `false` is the default and stays allowed; so is dropping any other property.
+    let kept = json!({"properties": {"time": {"type": "number", "metadata": {"com.vendor": {"dropped": false}}}, "card": dropped}});
+    assert_eq!(server.post_json(&format!("{base}/event/Order"), &owner, &kept).status, 200);
+}
+
 fn truncate_replaces_the_whole_dictionary(backend: Backend) {
     let server = Server::start_on(backend);
     let p = server.project("p").id;
@@ -288,4 +315,4 @@ fn a_schema_body_over_the_json_limit_is_answered_413(backend: Backend) {
     assert_eq!(server.get(&format!("/api/app/projects/{p}/schemas"), &owner).json()["results"], json!([]));
 }
 
-on_both_stores!(create_list_get_replace_and_delete, keys_a_schema_does_not_define_are_kept, a_write_refuses_query_parameters_it_does_not_take, an_entity_name_that_is_not_utf8_is_refused, a_batch_naming_an_entity_twice_is_refused, truncate_replaces_the_whole_dictionary, a_bad_body_lists_every_problem_and_changes_nothing, the_schemas_rate_limit_answers_429_with_retry_after, a_schema_body_over_the_json_limit_is_answered_413);
+on_both_stores!(create_list_get_replace_and_delete, keys_a_schema_does_not_define_are_kept, a_write_refuses_query_parameters_it_does_not_take, an_entity_name_that_is_not_utf8_is_refused, a_batch_naming_an_entity_twice_is_refused, the_properties_import_requires_cannot_be_dropped, truncate_replaces_the_whole_dictionary, a_bad_body_lists_every_problem_and_changes_nothing, the_schemas_rate_limit_answers_429_with_retry_after, a_schema_body_over_the_json_limit_is_answered_413);
