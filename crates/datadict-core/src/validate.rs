@@ -124,7 +124,7 @@ pub fn validate_schema(
                 "hidden" => expect_bool(v, &p, out),
                 "dropped" => {
                     expect_bool(v, &p, out);
-                    events_only(entity_type, &p, "an entity", out);
+                    events_only(entity_type, v, &p, "an entity", out);
                 }
                 "tags" | "teamContacts" => expect_string_array(v, &p, out, |_, _, _| {}),
                 "contacts" => expect_string_array(v, &p, out, |s, p, out| {
@@ -180,7 +180,7 @@ fn validate_property(
                 "hidden" => expect_bool(v, &p, out),
                 "dropped" => {
                     expect_bool(v, &p, out);
-                    events_only(entity_type, &p, "a property", out);
+                    events_only(entity_type, v, &p, "a property", out);
                     if v == &Value::Bool(true) && entity_type == Some(EntityType::Event) && REQUIRED_EVENT_PROPERTIES.contains(&name) {
                         out.push(Issue::new(
                             &p,
@@ -277,12 +277,14 @@ fn expect_string_array(
     }
 }
 
-fn events_only(entity_type: Option<EntityType>, path: &str, what: &str, out: &mut Vec<Issue>) {
-    if entity_type == Some(EntityType::Profile) {
+/// Refuses `dropped: true` on a profile or its properties. `false` is the default (spec §2.4,
+/// §2.5), so a profile may say it, as a tool that writes every field does.
+fn events_only(entity_type: Option<EntityType>, value: &Value, path: &str, what: &str, out: &mut Vec<Issue>) {
+    if entity_type == Some(EntityType::Profile) && value == &Value::Bool(true) {
         out.push(Issue::new(
             path,
             IssueCode::EventsOnly,
-            format!("only events can be dropped at ingestion; remove `dropped` from {what} of a profile, or use `hidden`"),
+            format!("only events can be dropped at ingestion; remove `dropped: true` from {what} of a profile (`false` is allowed), or use `hidden`"),
         ));
     }
 }

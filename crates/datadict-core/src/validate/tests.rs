@@ -67,16 +67,20 @@ fn property_problems_carry_their_path() {
 
 #[test]
 fn dropped_is_for_events_only() {
-    check(
+    let profile = |entity: Value, property: Value| {
         json!({"entityType": "profile", "name": "$user", "schemaJson": {
-            "properties": {"p": {"type": "string", "metadata": {"com.vendor": {"dropped": true}}}},
-            "metadata": {"com.vendor": {"dropped": false}}
-        }}),
-        &[
-            ("schemaJson.properties.p.metadata[\"com.vendor\"].dropped", EventsOnly),
-            ("schemaJson.metadata[\"com.vendor\"].dropped", EventsOnly),
-        ],
-    );
+            "properties": {"p": {"type": "string", "metadata": {"com.vendor": {"dropped": property}}}},
+            "metadata": {"com.vendor": {"dropped": entity}}
+        }})
+    };
+    let (property, entity) = ("schemaJson.properties.p.metadata[\"com.vendor\"].dropped", "schemaJson.metadata[\"com.vendor\"].dropped");
+    check(profile(json!(true), json!(true)), &[(property, EventsOnly), (entity, EventsOnly)]);
+    check(profile(json!(true), json!(false)), &[(entity, EventsOnly)]);
+    check(profile(json!(false), json!(true)), &[(property, EventsOnly)]);
+    // `false` is the default (spec §2.4, §2.5): saying it drops nothing, so a profile may.
+    check(profile(json!(false), json!(false)), &[]);
+    check(profile(Value::Null, Value::Null), &[]);
+    check(profile(json!("no"), json!(0)), &[(property, WrongType), (entity, WrongType)]);
     check(
         json!({"entityType": "event", "name": "e", "schemaJson": {"metadata": {"com.vendor": {"dropped": true}}}}),
         &[],

@@ -221,6 +221,25 @@ fn the_properties_import_requires_cannot_be_dropped(backend: Backend) {
     assert_eq!(server.post_json(&format!("{base}/event/Order"), &owner, &kept).status, 200);
 }
 
+/// `dropped: false` is the default (spec §2.4, §2.5), so a profile and its properties may say it;
+/// only `true` is for events only.
+fn a_profile_may_say_dropped_false(backend: Backend) {
+    let server = Server::start_on(backend);
+    let p = server.project("p").id;
+    let owner = server.account("owner", p, Some(Role::Owner));
+    let base = format!("/api/app/projects/{p}/schemas");
+    let not_dropped = json!({"com.vendor": {"dropped": false}});
+    let user = json!({"properties": {"plan": {"type": "string", "metadata": not_dropped}}, "metadata": not_dropped});
+    let r = server.post_json(&format!("{base}/profile/$user"), &owner, &user);
+    assert_eq!((r.status, r.json()), (200, json!({"status": "ok"})), "{}", r.text);
+    assert_eq!(server.get(&format!("{base}/profile/$user"), &owner).json(), user);
+    let entry = json!({"entityType": "profile", "name": "$user", "schemaJson": user});
+    assert_eq!(server.post_json(&base, &owner, &json!({"entries": [entry]})).status, 200);
+    let r = server.post_json(&format!("{base}/profile/$user"), &owner, &json!({"metadata": {"com.vendor": {"dropped": true}}}));
+    assert_eq!(r.status, 400, "{}", r.text);
+    assert!(r.json()["error"].as_str().unwrap().contains("[events_only] only events can be dropped"), "{}", r.text);
+}
+
 fn truncate_replaces_the_whole_dictionary(backend: Backend) {
     let server = Server::start_on(backend);
     let p = server.project("p").id;
@@ -315,4 +334,4 @@ fn a_schema_body_over_the_json_limit_is_answered_413(backend: Backend) {
     assert_eq!(server.get(&format!("/api/app/projects/{p}/schemas"), &owner).json()["results"], json!([]));
 }
 
-on_both_stores!(create_list_get_replace_and_delete, keys_a_schema_does_not_define_are_kept, a_write_refuses_query_parameters_it_does_not_take, an_entity_name_that_is_not_utf8_is_refused, a_batch_naming_an_entity_twice_is_refused, the_properties_import_requires_cannot_be_dropped, truncate_replaces_the_whole_dictionary, a_bad_body_lists_every_problem_and_changes_nothing, the_schemas_rate_limit_answers_429_with_retry_after, a_schema_body_over_the_json_limit_is_answered_413);
+on_both_stores!(create_list_get_replace_and_delete, keys_a_schema_does_not_define_are_kept, a_write_refuses_query_parameters_it_does_not_take, an_entity_name_that_is_not_utf8_is_refused, a_batch_naming_an_entity_twice_is_refused, the_properties_import_requires_cannot_be_dropped, a_profile_may_say_dropped_false, truncate_replaces_the_whole_dictionary, a_bad_body_lists_every_problem_and_changes_nothing, the_schemas_rate_limit_answers_429_with_retry_after, a_schema_body_over_the_json_limit_is_answered_413);
