@@ -67,7 +67,8 @@ struct ServeArgs {
     schema_rate_limit: Option<u64>,
     /// Events plus properties written per minute per project by schemas create/replace requests
     /// (the service allows 4000); unlimited when unset, since a local stand-in should not slow
-    /// down the tests and scripts it serves.
+    /// down the tests and scripts it serves. A request writing more than this alone is refused
+    /// with 400 (split it).
     #[arg(long, env = "DATADICT_SCHEMA_UPDATE_RATE_LIMIT")]
     schema_update_rate_limit: Option<u64>,
     /// Schemas one delete or `truncate` upload may remove (the service allows 3000); 0 removes

@@ -12,9 +12,10 @@
 //! - The update budget (FACTS.md: 4,000 events+properties a minute per project) is off unless
 //!   configured (`--schema-update-rate-limit`), for the same reason. A create/replace costs one
 //!   per entity plus one per property it writes; it is charged inside the write's transaction,
-//!   after validation, so a refused or invalid request costs nothing and writes nothing. As with
-//!   every bucket of `ratelimit`, one request larger than the whole budget passes on a full bucket
-//!   (otherwise it could never pass at all).
+//!   after validation, so a refused or invalid request costs nothing and writes nothing. A request
+//!   that alone costs more than the whole budget can never fit: it is refused with a 400 that says
+//!   to split it (a 429 would have clients retry it forever), rather than let through on a full
+//!   bucket with the overage forgiven; every other request is charged its full cost.
 //! - The deletion cap (FACTS.md: 3,000 truncations or deletions per request) is on by default,
 //!   since it protects data. The delete runs in a transaction that is rolled back when it removed
 //!   more than the cap: the count then comes from the very statement that would delete, so it
@@ -89,8 +90,20 @@ fn update_cost(schema: &Schema) -> u64 {
     1 + schema.properties.as_ref().map_or(0, |p| p.len() as u64)
 }
 
+/// Refuses a write that costs more than the whole update budget, when one is configured: no wait
+/// makes it fit, so the answer is a 400 that says to split it, before anything is read or written.
+fn check_update_size(config: &crate::Config, cost: u64) -> Result<(), ApiError> {
+    match config.schema_update_rate_limit {
+        Some(per_minute) if cost > per_minute => Err(ApiError::BadRequest(format!(
+            "this request updates {cost} events+properties (an entity counts 1, each of its properties 1), more than the {per_minute} a project may update per minute, so it can never be accepted; nothing was written; split it into requests of at most {per_minute} events+properties each"
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// Charges `cost` events+properties to the project's update budget, when one is configured, on
-/// the connection of the request's write (in its transaction, when one is open).
+/// the connection of the request's write (in its transaction, when one is open). The cost is
+/// within the budget ([`check_update_size`]), so it is charged in full.
 fn charge_updates(config: &crate::Config, conn: &store::Conn<'_>, project_id: i64, cost: u64) -> anyhow::Result<Result<(), ApiError>> {
     let Some(per_minute) = config.schema_update_rate_limit else { return Ok(Ok(())) };
     Ok(config.rate_limiter.charge_on(conn, Kind::SchemaUpdates, project_id, Limit { per_minute }, cost)?.map_err(|wait: Duration| {
@@ -190,7 +203,7 @@ async fn get_one(
     request_body(content = Object, description = "a Schema; keys other than `description`, `properties` and `metadata` are kept and served back as sent"),
     responses(
         (status = 200, description = "`{\"status\":\"ok\"}`; entity metadata is merged with the stored schema (absent keys kept, `null` removes)", body = Object),
-        (status = 400, description = "bad path, a query parameter (the route takes none), or a bad body (`error` lists every problem)", body = Object),
+        (status = 400, description = "bad path, a query parameter (the route takes none), a bad body (`error` lists every problem), or a schema that updates more events+properties than the per-minute update budget holds (it can never pass: split it)", body = Object),
         (status = 413, description = "the body is over the JSON body limit (16 MiB)", body = Object),
         SchemasWriteRefusals
     ),
@@ -218,6 +231,7 @@ async fn upload_one(
     }
     let schema: Schema = serde_json::from_value(body)
         .map_err(|e| ApiError::BadRequest(format!("the schema cannot be read ({e}); send a schema object")))?;
+    check_update_size(&state.config, update_cost(&schema))?;
     let namespace = rules.namespace;
     let config = state.config.clone();
     state
@@ -242,7 +256,7 @@ async fn upload_one(
     request_body(content = Object, description = "`{\"entries\":[SchemaEntry],\"truncate\":false}`, no other keys; a `schemaJson` may hold keys other than `description`, `properties` and `metadata`, kept and served back as sent"),
     responses(
         (status = 200, description = "`{\"results\":{\"added\":N,\"deleted\":N},\"status\":\"ok\"}`", body = Object),
-        (status = 400, description = "bad path, a query parameter (the route takes none), a bad body (`error` lists every problem), or a `truncate` that would remove more schemas than one request may", body = Object),
+        (status = 400, description = "bad path, a query parameter (the route takes none), a bad body (`error` lists every problem), entries that update more events+properties than the per-minute update budget holds (they can never pass: split them), or a `truncate` that would remove more schemas than one request may", body = Object),
         (status = 413, description = "the body is over the JSON body limit (16 MiB)", body = Object),
         SchemasWriteRefusals
     ),
@@ -259,6 +273,8 @@ async fn upload_batch(
     let JsonBody(body) = body?;
     let rules = SchemaRules { namespace: state.config.namespace.clone() };
     let (entries, truncate) = parse_batch(&body, &rules)?;
+    let cost = entries.iter().map(|e| update_cost(&e.schema_json)).sum();
+    check_update_size(&state.config, cost)?;
     let namespace = rules.namespace;
     let config = state.config.clone();
     let (added, deleted) = state
@@ -269,7 +285,7 @@ async fn upload_batch(
             let deleted = if truncate { store::delete_schemas(&tx, project_id, None, None)? } else { 0 };
             let mut checked = check_deletions(&config, deleted, "delete one entity type at a time (`DELETE .../schemas/event`) or by `entity_name` first, then upload without `truncate`");
             if checked.is_ok() {
-                checked = charge_updates(&config, &tx, project_id, entries.iter().map(|e| update_cost(&e.schema_json)).sum())?;
+                checked = charge_updates(&config, &tx, project_id, cost)?;
             }
             if let Err(refused) = checked {
                 return Ok(Err(refused));

@@ -67,6 +67,44 @@ fn the_update_budget_refuses_with_429_writes_nothing_and_refills(backend: Backen
     assert_eq!(names(&server, &base, &owner), ["E0", "E1", "E2"]);
 }
 
+/// A request that alone costs more than the whole per-minute budget can never fit: it is a 400
+/// that says to split it (a 429 would be retried forever), not let through on a full bucket.
+/// One within the budget is charged in full.
+fn a_request_over_the_whole_update_budget_is_refused_with_400(backend: Backend) {
+    let clock = ManualClock::default();
+    let config = Config {
+        schema_update_rate_limit: Some(10),
+        rate_limiter: RateLimiter::with_clock(clock.clone()),
+        ..Default::default()
+    };
+    let server = Server::start_with_on(backend, config);
+    let p = server.project("p").id;
+    let owner = server.account("owner", p, Some(Role::Owner));
+    let base = format!("/api/app/projects/{p}/schemas");
+
+    // Ten entities of four properties: 50 units, on a full bucket of 10.
+    let entries: Vec<_> = (0..10).map(|i| event(&format!("E{i}"), &["a", "b", "c", "d"])).collect();
+    let one = json!({"properties": {"a": {"type": "string"}, "b": {"type": "string"}, "c": {"type": "string"}, "d": {"type": "string"}, "e": {"type": "string"}, "f": {"type": "string"}, "g": {"type": "string"}, "h": {"type": "string"}, "i": {"type": "string"}, "j": {"type": "string"}}});
+    for (path, body, cost) in [(base.clone(), json!({"entries": entries}), 50), (format!("{base}/event/Big"), one, 11)] {
+        let r = server.post_json(&path, &owner, &body);
+        assert_eq!(r.status, 400, "{path}: {}", r.text);
+        assert_eq!(r.header("retry-after"), None);
+        let error = r.json()["error"].as_str().unwrap().to_owned();
+        for needle in [format!("updates {cost} events+properties"), "more than the 10 a project may update per minute".into(), "nothing was written".into(), "split it".into()] {
+            assert!(error.contains(&needle), "`{needle}` missing from: {error}");
+        }
+    }
+    assert!(names(&server, &base, &owner).is_empty());
+
+    // Exactly the budget passes, and is charged in full: the next unit waits for the refill.
+    let r = server.post_json(&base, &owner, &json!({"entries": [event("A", &["a", "b", "c", "d"]), event("B", &["a", "b", "c", "d"])]}));
+    assert_eq!(r.status, 200, "{}", r.text);
+    let r = server.post_json(&format!("{base}/event/C"), &owner, &json!({}));
+    assert_eq!((r.status, r.header("retry-after")), (429, Some("6")), "{}", r.text);
+    clock.advance(Duration::from_secs(6));
+    assert_eq!(server.post_json(&format!("{base}/event/C"), &owner, &json!({})).status, 200);
+}
+
 fn the_update_budget_is_off_by_default_and_reported_when_set(backend: Backend) {
     let server = Server::start_on(backend);
     let p = server.project("p").id;
@@ -122,4 +160,4 @@ fn deletions_over_the_cap_are_refused_and_remove_nothing(backend: Backend) {
     assert!(names(&server, &base, &owner).is_empty());
 }
 
-on_both_stores!(the_update_budget_refuses_with_429_writes_nothing_and_refills, the_update_budget_is_off_by_default_and_reported_when_set, deletions_over_the_cap_are_refused_and_remove_nothing);
+on_both_stores!(the_update_budget_refuses_with_429_writes_nothing_and_refills, a_request_over_the_whole_update_budget_is_refused_with_400, the_update_budget_is_off_by_default_and_reported_when_set, deletions_over_the_cap_are_refused_and_remove_nothing);
