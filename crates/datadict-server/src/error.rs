@@ -173,8 +173,12 @@ pub fn unreadable_path(why: &str) -> ApiError {
     ApiError::BadRequest(format!("the URL path cannot be read ({why}); percent-encode each path segment as UTF-8 text"))
 }
 
-/// Parses a JSON document, with an error that says where and what to do.
+/// Parses a JSON document, with an error that says where and what to do. A leading UTF-8 byte
+/// order mark is skipped: RFC 8259 lets a parser ignore it, and editors on Windows write one into
+/// the dictionary files people then send with `curl -d @file`; serde_json alone would answer
+/// "expected value at line 1 column 1", which names nothing the sender can see.
 pub fn parse_json(bytes: &[u8]) -> Result<serde_json::Value, ApiError> {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(ApiError::BadRequest("the request body is empty; send a JSON object".into()));
     }

@@ -240,6 +240,25 @@ fn a_profile_may_say_dropped_false(backend: Backend) {
     assert!(r.json()["error"].as_str().unwrap().contains("[events_only] only events can be dropped"), "{}", r.text);
 }
 
+/// A body that starts with a UTF-8 byte order mark (as editors on Windows save files) is read
+/// as the JSON after it.
+fn a_leading_byte_order_mark_is_skipped(backend: Backend) {
+    let server = Server::start_on(backend);
+    let p = server.project("p").id;
+    let owner = server.account("owner", p, Some(Role::Owner));
+    let base = format!("/api/app/projects/{p}/schemas");
+    let auth = Some((owner.username.as_str(), owner.secret.as_str()));
+    let with_bom = |value: &serde_json::Value| [&b"\xEF\xBB\xBF"[..], &serde_json::to_vec(value).unwrap()].concat();
+    let r = server.send("POST", &format!("{base}/event/A"), auth, &[], Some(with_bom(&json!({"description": "a"}))));
+    assert_eq!((r.status, r.json()), (200, json!({"status": "ok"})), "{}", r.text);
+    let r = server.send("POST", &base, auth, &[], Some(with_bom(&json!({"entries": [purchase()]}))));
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(server.get(&format!("{base}/event/A"), &owner).json(), json!({"description": "a"}));
+    let r = server.send("POST", &base, auth, &[], Some(b"\xEF\xBB\xBF \n".to_vec()));
+    assert_eq!(r.status, 400);
+    assert!(r.json()["error"].as_str().unwrap().contains("the request body is empty"), "{}", r.text);
+}
+
 fn truncate_replaces_the_whole_dictionary(backend: Backend) {
     let server = Server::start_on(backend);
     let p = server.project("p").id;
@@ -334,4 +353,4 @@ fn a_schema_body_over_the_json_limit_is_answered_413(backend: Backend) {
     assert_eq!(server.get(&format!("/api/app/projects/{p}/schemas"), &owner).json()["results"], json!([]));
 }
 
-on_both_stores!(create_list_get_replace_and_delete, keys_a_schema_does_not_define_are_kept, a_write_refuses_query_parameters_it_does_not_take, an_entity_name_that_is_not_utf8_is_refused, a_batch_naming_an_entity_twice_is_refused, the_properties_import_requires_cannot_be_dropped, a_profile_may_say_dropped_false, truncate_replaces_the_whole_dictionary, a_bad_body_lists_every_problem_and_changes_nothing, the_schemas_rate_limit_answers_429_with_retry_after, a_schema_body_over_the_json_limit_is_answered_413);
+on_both_stores!(create_list_get_replace_and_delete, keys_a_schema_does_not_define_are_kept, a_write_refuses_query_parameters_it_does_not_take, an_entity_name_that_is_not_utf8_is_refused, a_batch_naming_an_entity_twice_is_refused, the_properties_import_requires_cannot_be_dropped, a_profile_may_say_dropped_false, a_leading_byte_order_mark_is_skipped, truncate_replaces_the_whole_dictionary, a_bad_body_lists_every_problem_and_changes_nothing, the_schemas_rate_limit_answers_429_with_retry_after, a_schema_body_over_the_json_limit_is_answered_413);
