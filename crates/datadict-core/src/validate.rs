@@ -62,7 +62,7 @@ pub fn validate_schema_entry(value: &Value, rules: &SchemaRules) -> Vec<Issue> {
         Some(Value::String(s)) if s.trim().is_empty() => out.push(Issue::new(
             "name",
             IssueCode::InvalidName,
-            "`name` is empty; give the entity name (for an event, the event name)",
+            format!("`name` is {}; give the entity name (for an event, the event name)", emptiness(s)),
         )),
         Some(Value::String(s)) => out.extend(crate::issue::nul_character("name", s)),
         Some(other) => out.push(wrong_type("name", "a string", other)),
@@ -98,7 +98,7 @@ pub fn validate_schema(
             for (name, def) in props {
                 let p = child_path(&props_path, name);
                 if name.trim().is_empty() {
-                    out.push(Issue::new(&p, IssueCode::InvalidName, "a property name is empty; name every property"));
+                    out.push(Issue::new(&p, IssueCode::InvalidName, format!("a property name is {}; name every property", emptiness(name))));
                 }
                 validate_property(name, def, &p, entity_type, rules, out);
             }
@@ -208,6 +208,16 @@ fn vendor_section<'a>(
     let vendor = meta.get(&rules.namespace)?;
     let what = format!("an object of `{}` metadata", rules.namespace);
     as_object(vendor, &vendor_path, &what, out).map(|v| (v, vendor_path))
+}
+
+/// How a name that trims to nothing is described: `empty`, or `blank` with what it holds, since
+/// "empty" would send someone looking at `" "` for a bug elsewhere.
+pub fn emptiness(name: &str) -> &'static str {
+    if name.is_empty() {
+        "empty"
+    } else {
+        "blank (whitespace only)"
+    }
 }
 
 fn type_choices() -> &'static str {

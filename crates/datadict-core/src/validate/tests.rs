@@ -44,6 +44,18 @@ fn top_level_problems_are_all_reported() {
 }
 
 #[test]
+fn empty_and_blank_names_are_told_apart() {
+    for (name, says) in [("", "`name` is empty;"), (" ", "`name` is blank (whitespace only);"), ("\t\n", "`name` is blank (whitespace only);")] {
+        let issues = validate_schema_entry(&json!({"entityType": "event", "name": name, "schemaJson": {}}), &SchemaRules::default());
+        assert_eq!(issues.len(), 1, "{issues:?}");
+        assert!(issues[0].message.starts_with(says), "{name:?}: {}", issues[0].message);
+    }
+    let issues = validate_schema_entry(&json!({"entityType": "event", "name": "e", "schemaJson": {"properties": {" ": {"type": "string"}, "": {"type": "string"}}}}), &SchemaRules::default());
+    let messages: Vec<&str> = issues.iter().map(|i| i.message.as_str()).collect();
+    assert_eq!(messages, ["a property name is blank (whitespace only); name every property", "a property name is empty; name every property"]);
+}
+
+#[test]
 fn property_problems_carry_their_path() {
     check(
         json!({"entityType": "event", "name": "e", "schemaJson": {"properties": {

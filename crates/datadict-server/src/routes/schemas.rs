@@ -223,7 +223,8 @@ async fn upload_one(
     let rules = SchemaRules { namespace: state.config.namespace.clone() };
     let mut issues = Vec::new();
     if name.trim().is_empty() {
-        issues.push(Issue::new("name", IssueCode::InvalidName, "the entity name in the path is empty; put the entity name in the path"));
+        let found = datadict_core::validate::emptiness(&name);
+        issues.push(Issue::new("name", IssueCode::InvalidName, format!("the entity name in the path is {found}; put the entity name in the path")));
     }
     validate_schema(&body, "", Some(entity_type), &rules, &mut issues);
     if !issues.is_empty() {

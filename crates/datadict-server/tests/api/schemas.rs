@@ -302,6 +302,9 @@ fn a_bad_body_lists_every_problem_and_changes_nothing(backend: Backend) {
         (format!("{base}/event/X"), json!({"properties": []}), "`properties` is an array; it must be an object"),
         (format!("{base}/event/X"), json!({"properties": {"p": {}}}), "properties.p.type"),
         (format!("{base}/profile/$user"), json!({"properties": {"p": {"type": "string", "metadata": {"com.vendor": {"dropped": true}}}}}), "only events"),
+        (format!("{base}/event/%20"), json!({}), "the entity name in the path is blank (whitespace only)"),
+        (base.clone(), json!({"entries": [{"entityType": "event", "name": " ", "schemaJson": {}}]}), "entries[0].name: [invalid_name] `name` is blank (whitespace only)"),
+        (base.clone(), json!({"entries": [{"entityType": "event", "name": "", "schemaJson": {}}]}), "entries[0].name: [invalid_name] `name` is empty"),
     ] {
         let r = server.post_json(&path, &owner, &body);
         assert_eq!(r.status, 400, "{path} {body}");
