@@ -18,9 +18,11 @@
 //!   bucket with the overage forgiven; every other request is charged its full cost.
 //! - The deletion cap (FACTS.md: 3,000 truncations or deletions per request) is on by default,
 //!   since it protects data. The delete runs in a transaction that is rolled back when it removed
-//!   more than the cap: the count then comes from the very statement that would delete, so it
-//!   cannot disagree with it, and a refused request removes nothing.
+//!   more than the cap: the count then comes from the very statements that would delete (one per
+//!   entity type, so that the refusal can say which smaller deletes pass), so it cannot disagree
+//!   with them, and a refused request removes nothing.
 
+mod deletions;
 mod query;
 
 use crate::auth::{AccessLevel, Project, ReadAccess, WriteAccess};
@@ -40,6 +42,7 @@ use datadict_core::{
     SchemaEntry, SchemaRules, StatusResponse,
 };
 use serde_json::Value;
+use deletions::{check_deletions, delete_counting};
 use query::{read_params, Unknown};
 use std::time::Duration;
 
@@ -114,19 +117,6 @@ fn charge_updates(config: &crate::Config, conn: &store::Conn<'_>, project_id: i6
             wait,
         )
     }))
-}
-
-/// Refuses a request that would remove more schemas than one request may. The answer is 400, not
-/// 413: the body is not too large (a DELETE has none, and a `truncate` upload may send a single
-/// entry), the request's scope is, and only a narrower request succeeds, which is what a 400 tells
-/// a client; a 413 would invite it to send fewer bytes, which changes nothing.
-fn check_deletions(config: &crate::Config, count: usize, narrow: &str) -> Result<(), ApiError> {
-    match config.schema_deletion_limit {
-        Some(max) if count as u64 > max => Err(ApiError::BadRequest(format!(
-            "this request would remove {count} schemas, more than the {max} one request may remove; nothing was removed; {narrow}"
-        ))),
-        _ => Ok(()),
-    }
 }
 
 #[utoipa::path(get, path = "/projects/{project_id}/schemas", tag = "Retrieve Schemas",
@@ -283,8 +273,9 @@ async fn upload_batch(
         .call(move |conn| {
             // Dropping `tx` without a commit rolls back the truncation of a refused request.
             let tx = conn.transaction()?;
-            let deleted = if truncate { store::delete_schemas(&tx, project_id, None, None)? } else { 0 };
-            let mut checked = check_deletions(&config, deleted, "delete one entity type at a time (`DELETE .../schemas/event`) or by `entity_name` first, then upload without `truncate`");
+            let removed = if truncate { delete_counting(&tx, project_id, None, None)? } else { Vec::new() };
+            let deleted: usize = removed.iter().map(|(_, n)| n).sum();
+            let mut checked = check_deletions(&config, &removed, "; then upload without `truncate`");
             if checked.is_ok() {
                 checked = charge_updates(&config, &tx, project_id, cost)?;
             }
@@ -389,24 +380,18 @@ async fn delete(
     entity_type: Option<EntityType>,
     name: Option<String>,
 ) -> Result<Json<DeleteResponse>, ApiError> {
-    let narrow = match (entity_type, &name) {
-        (None, _) => "delete one entity type at a time (`DELETE .../schemas/event`), or narrow further with `?entity_name=`",
-        (Some(_), None) => "narrow the request to one name with `?entity_name=`",
-        // One type and one name match at most one schema, so this cannot be refused in practice.
-        (Some(_), Some(_)) => "delete fewer schemas at a time",
-    };
     let config = state.config.clone();
     let count = state
         .store
         .call(move |conn| {
             // Dropping `tx` without a commit rolls back the deletion of a refused request.
             let tx = conn.transaction()?;
-            let count = store::delete_schemas(&tx, project_id, entity_type, name.as_deref())?;
-            if let Err(refused) = check_deletions(&config, count, narrow) {
+            let removed = delete_counting(&tx, project_id, entity_type, name.as_deref())?;
+            if let Err(refused) = check_deletions(&config, &removed, "") {
                 return Ok(Err(refused));
             }
             tx.commit()?;
-            Ok(Ok(count))
+            Ok(Ok(removed.iter().map(|(_, n)| n).sum::<usize>()))
         })
         .await??;
     Ok(Json(DeleteResponse::ok(count as u64)))

@@ -134,23 +134,32 @@ fn deletions_over_the_cap_are_refused_and_remove_nothing(backend: Backend) {
     };
     assert_eq!(sorted(names(&server, &base, &owner)), all);
 
+    // The hints name only requests that pass: the 4 event schemas are over the cap on their own,
+    // so no hint suggests deleting them as a type.
+    let events_over = "the 4 event schemas are over the cap on their own: raise the server's `--schema-deletion-limit` (0 removes the cap), or delete by name (`DELETE .../schemas/event/{name}`)";
+    let and_profile = ", and use `DELETE .../schemas/profile` for the 1 profile schema";
     for (reply, count, hint) in [
-        (server.delete(&base, &owner), 5, "one entity type at a time"),
-        (server.delete(&format!("{base}/event"), &owner), 4, "?entity_name="),
-        (server.post_json(&base, &owner, &json!({"entries": [event("New", &[])], "truncate": true})), 5, "without `truncate`"),
+        (server.delete(&base, &owner), 5, format!("{events_over}{and_profile}")),
+        (server.delete(&format!("{base}/event"), &owner), 4, events_over.to_owned()),
+        (server.post_json(&base, &owner, &json!({"entries": [event("New", &[])], "truncate": true})), 5, format!("{events_over}{and_profile}; then upload without `truncate`")),
     ] {
         assert_eq!(reply.status, 400, "{}", reply.text);
         assert_eq!(reply.json()["status"], "error");
         let error = reply.json()["error"].as_str().unwrap().to_owned();
-        for needle in [format!("would remove {count} schemas"), "more than the 3".into(), "nothing was removed".into(), hint.into()] {
-            assert!(error.contains(&needle), "`{needle}` missing from: {error}");
-        }
+        let expected = format!("this request would remove {count} schemas, more than the 3 one request may remove; nothing was removed; {hint}");
+        assert_eq!(error, expected);
+        assert!(!error.contains("`DELETE .../schemas/event`"), "{error}");
         assert_eq!(sorted(names(&server, &base, &owner)), all);
     }
 
     // Under the cap, the same deletes pass.
     let r = server.delete(&format!("{base}/event?entity_name=E0"), &owner);
     assert_eq!(r.json(), json!({"results": {"delete_count": 1}, "status": "ok"}));
+    // With each type within the cap, the hint is a delete per type.
+    let r = server.delete(&base, &owner);
+    assert_eq!(r.status, 400, "{}", r.text);
+    let error = r.json()["error"].as_str().unwrap().to_owned();
+    assert!(error.ends_with("nothing was removed; delete one entity type at a time: `DELETE .../schemas/event` for the 3 event schemas, then `DELETE .../schemas/profile` for the 1 profile schema"), "{error}");
     let r = server.delete(&format!("{base}/event"), &owner);
     assert_eq!(r.json(), json!({"results": {"delete_count": 3}, "status": "ok"}));
     let r = server.post_json(&base, &owner, &json!({"entries": [event("New", &[])], "truncate": true}));
