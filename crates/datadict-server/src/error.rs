@@ -49,9 +49,19 @@ impl From<anyhow::Error> for ApiError {
     }
 }
 
+/// How many problems one error message lists. Every problem is counted, but a body with thousands
+/// of bad entries made a message of megabytes, which no one reads and some clients cut or choke
+/// on; the first ones show what is wrong, and fixing them reveals the rest.
+pub const MAX_LISTED_ISSUES: usize = 100;
+
 fn format_issues(issues: &[Issue]) -> String {
-    let list = issues.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ");
-    format!("the request has {} problem(s): {list}", issues.len())
+    let listed = &issues[..issues.len().min(MAX_LISTED_ISSUES)];
+    let list = listed.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ");
+    let more = match issues.len() - listed.len() {
+        0 => String::new(),
+        n => format!("; and {n} more not listed here (the first {MAX_LISTED_ISSUES} are): fix these and send again to see the rest"),
+    };
+    format!("the request has {} problem(s): {list}{more}", issues.len())
 }
 
 impl ApiError {

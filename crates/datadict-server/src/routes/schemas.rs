@@ -123,7 +123,7 @@ fn charge_updates(config: &crate::Config, conn: &store::Conn<'_>, project_id: i6
     params(("project_id" = i64, Path, description = "the project id")),
     responses(
         (status = 200, description = "every schema of the project: `{\"results\":[SchemaEntry],\"status\":\"ok\"}`", body = Object),
-        (status = 400, description = "bad path or body; `error` lists every problem", body = Object),
+        (status = 400, description = "bad path", body = Object),
         SchemasReadRefusals
     ),
     security(("ServiceAccount" = []))
@@ -167,7 +167,7 @@ async fn list_by_type(
     responses(
         (status = 200, description = "the bare Schema object", body = Object),
         (status = 404, description = "no schema of that type and name", body = Object),
-        (status = 400, description = "bad path or body; `error` lists every problem", body = Object),
+        (status = 400, description = "bad path", body = Object),
         SchemasReadRefusals
     ),
     security(("ServiceAccount" = []))
@@ -193,7 +193,7 @@ async fn get_one(
     request_body(content = Object, description = "a Schema; keys other than `description`, `properties` and `metadata` are kept and served back as sent"),
     responses(
         (status = 200, description = "`{\"status\":\"ok\"}`; entity metadata is merged with the stored schema (absent keys kept, `null` removes)", body = Object),
-        (status = 400, description = "bad path, a query parameter (the route takes none), a bad body (`error` lists every problem), or a schema that updates more events+properties than the per-minute update budget holds (it can never pass: split it)", body = Object),
+        (status = 400, description = "bad path, a query parameter (the route takes none), a bad body (`error` counts every problem and lists the first 100), or a schema that updates more events+properties than the per-minute update budget holds (it can never pass: split it)", body = Object),
         (status = 413, description = "the body is over the JSON body limit (16 MiB)", body = Object),
         SchemasWriteRefusals
     ),
@@ -247,7 +247,7 @@ async fn upload_one(
     request_body(content = Object, description = "`{\"entries\":[SchemaEntry],\"truncate\":false}`, no other keys; a `schemaJson` may hold keys other than `description`, `properties` and `metadata`, kept and served back as sent"),
     responses(
         (status = 200, description = "`{\"results\":{\"added\":N,\"deleted\":N},\"status\":\"ok\"}`", body = Object),
-        (status = 400, description = "bad path, a query parameter (the route takes none), a bad body (`error` lists every problem), entries that update more events+properties than the per-minute update budget holds (they can never pass: split them), or a `truncate` that would remove more schemas than one request may", body = Object),
+        (status = 400, description = "bad path, a query parameter (the route takes none), a bad body (`error` counts every problem and lists the first 100), entries that update more events+properties than the per-minute update budget holds (they can never pass: split them), or a `truncate` that would remove more schemas than one request may", body = Object),
         (status = 413, description = "the body is over the JSON body limit (16 MiB)", body = Object),
         SchemasWriteRefusals
     ),

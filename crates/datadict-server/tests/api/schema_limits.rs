@@ -1,5 +1,6 @@
 //! The schemas API's limits beyond the request rate (FACTS.md), over real HTTP: the budget of
-//! events+properties written per minute, and the cap on schemas removed by one request.
+//! events+properties written per minute, the cap on schemas removed by one request, and the
+//! length of a refusal that lists problems.
 
 use crate::common::{on_both_stores, Account, Backend, Server};
 use datadict_server::ratelimit::{ManualClock, RateLimiter};
@@ -169,4 +170,22 @@ fn deletions_over_the_cap_are_refused_and_remove_nothing(backend: Backend) {
     assert!(names(&server, &base, &owner).is_empty());
 }
 
-on_both_stores!(the_update_budget_refuses_with_429_writes_nothing_and_refills, a_request_over_the_whole_update_budget_is_refused_with_400, the_update_budget_is_off_by_default_and_reported_when_set, deletions_over_the_cap_are_refused_and_remove_nothing);
+/// A body with thousands of bad entries is counted whole, but its message lists the first 100
+/// problems only (it was megabytes long), and says how many more there are.
+fn a_message_lists_at_most_100_problems(backend: Backend) {
+    let server = Server::start_on(backend);
+    let p = server.project("p").id;
+    let owner = server.account("owner", p, Some(Role::Owner));
+    let base = format!("/api/app/projects/{p}/schemas");
+    let entries: Vec<_> = (0..5000).map(|i| json!({"entityType": "events", "name": format!("E{i}"), "schemaJson": {"properties": {"p": {"type": "text"}}}})).collect();
+    let r = server.post_json(&base, &owner, &json!({"entries": entries}));
+    assert_eq!(r.status, 400);
+    let error = r.json()["error"].as_str().unwrap().to_owned();
+    assert!(error.len() < 40_000, "{} bytes", error.len());
+    assert!(error.starts_with("the request has 10000 problem(s): entries[0].entityType: [invalid_enum]"), "{}", &error[..200]);
+    assert!(error.contains("entries[49].schemaJson.properties.p.type") && !error.contains("entries[50]."), "{error}");
+    assert!(error.ends_with("; and 9900 more not listed here (the first 100 are): fix these and send again to see the rest"), "{error}");
+    assert!(names(&server, &base, &owner).is_empty());
+}
+
+on_both_stores!(the_update_budget_refuses_with_429_writes_nothing_and_refills, a_request_over_the_whole_update_budget_is_refused_with_400, the_update_budget_is_off_by_default_and_reported_when_set, deletions_over_the_cap_are_refused_and_remove_nothing, a_message_lists_at_most_100_problems);
