@@ -272,7 +272,7 @@ fn run_admin(store: &Store, cmd: AdminCommand) -> anyhow::Result<()> {
 }
 
 fn serve(store: Store, data_dir: &std::path::Path, database: &str, args: ServeArgs) -> anyhow::Result<()> {
-    let demo = if args.no_demo { None } else { demo::ensure_demo(&store, data_dir)? };
+    let demo = if args.no_demo { None } else { demo::ensure_demo(&store, data_dir, &args.namespace)? };
     let web_dir = args.web_dir.join("index.html").is_file().then_some(args.web_dir.clone());
     let mut config = Config {
         web_dir: web_dir.clone(),
