@@ -54,42 +54,46 @@ pub fn validate_batch_body(value: &Value, rules: &SchemaRules) -> Vec<Issue> {
 }
 
 /// One issue per entity named by more than one of `entries` (the items of the array at `path`),
-/// at the second of them, listing every position. One upload cannot store two schemas for one
-/// entity: the last would replace the others, with the first one's metadata merged in, and each
-/// would be counted as added. Entries whose type or name is unusable are left to
-/// [`validate_schema_entry`].
+/// at the second of them, listing every position, by entity type and name. One upload cannot
+/// store two schemas for one entity: the last would replace the others, with the first one's
+/// metadata merged in, and each would be counted as added. Entries whose type or name is unusable
+/// are left to [`validate_schema_entry`].
 pub fn duplicate_entries(entries: &[Value], path: &str) -> Vec<Issue> {
-    // (type, name, positions), in the order of each entity's first entry; a linear search per
-    // entry keeps the wasm free of another map type, and bodies are checked once.
-    let mut seen: Vec<(&str, &str, Vec<usize>)> = Vec::new();
-    for (i, entry) in entries.iter().enumerate() {
-        let (Some(Value::String(kind)), Some(Value::String(name))) = (entry.get("entityType"), entry.get("name")) else {
-            continue;
-        };
-        if kind.parse::<EntityType>().is_err() {
-            continue;
+    // Sorted by entity (stably, so each entity's entries are adjacent and in input order): a
+    // search per entry would be quadratic in a body of many thousand entries, and the crate's one
+    // sort (`order`) is already in the web app's wasm, which is at its size budget.
+    let key = |i: usize| entity_key(&entries[i]);
+    let order = crate::order::sorted_indices(entries.len(), &|a, b| key(a).cmp(&key(b)));
+    let mut out = Vec::new();
+    let mut run = 0;
+    while run < order.len() {
+        let mut end = run + 1;
+        while end < order.len() && key(order[end]) == key(order[run]) {
+            end += 1;
         }
-        match seen.iter_mut().find(|(k, n, _)| k == kind && n == name) {
-            Some((_, _, at)) => at.push(i),
-            None => seen.push((kind, name, vec![i])),
-        }
-    }
-    seen.into_iter()
-        .filter(|(_, _, at)| at.len() > 1)
-        .map(|(kind, name, at)| {
-            let places = at.iter().map(|i| index_path(path, *i)).collect::<Vec<_>>();
-            let (last, first) = places.split_last().expect("two or more");
-            Issue::new(
-                format!("{}.name", places[1]),
+        if let (Some((kind, name)), true) = (key(order[run]), end - run > 1) {
+            let mut places = String::new();
+            for (k, i) in order[run..end].iter().enumerate() {
+                places.push_str(if k == 0 { "" } else if run + k + 1 == end { " and " } else { ", " });
+                places.push_str(&index_path(path, *i));
+            }
+            out.push(Issue::new(
+                format!("{}.name", index_path(path, order[run + 1])),
                 IssueCode::InvalidName,
-                format!(
-                    "{kind} `{name}` is given {} times, at {} and {last}; one upload stores one schema per entity: merge them into one entry",
-                    at.len(),
-                    first.join(", "),
-                ),
-            )
-        })
-        .collect()
+                format!("{kind} `{name}` is given {} times, at {places}; one upload stores one schema per entity: merge them into one entry", end - run),
+            ));
+        }
+        run = end;
+    }
+    out
+}
+
+/// The entity an entry names, when its type and name are usable.
+fn entity_key(entry: &Value) -> Option<(&str, &str)> {
+    match (entry.get("entityType"), entry.get("name")) {
+        (Some(Value::String(kind)), Some(Value::String(name))) if kind.parse::<EntityType>().is_ok() => Some((kind, name)),
+        _ => None,
+    }
 }
 
 /// The CSV columns, in order.

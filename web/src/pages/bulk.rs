@@ -88,7 +88,9 @@ pub fn parse_dictionary(text: &str) -> Result<Vec<SchemaEntry>, Vec<String>> {
         })
         .collect();
     // The server refuses an upload that names an entity twice; say so before sending it.
-    problems.extend(duplicate_entries(items, "entries").iter().map(ToString::to_string));
+    for issue in duplicate_entries(items, "entries") {
+        problems.push(issue.to_string());
+    }
     if !problems.is_empty() {
         return Err(problems);
     }
