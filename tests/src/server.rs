@@ -36,7 +36,7 @@ impl TestServer {
     fn serve(web_dir: Option<PathBuf>, https: bool) -> Self {
         let data_dir = tempfile::tempdir().expect("can create a temporary folder");
         let store = Store::open(&data_dir.path().join("datadict.sqlite3")).expect("can open the database");
-        let demo = ensure_demo(&store, data_dir.path()).expect("demo set-up works").expect("a new database gets the demo");
+        let demo = ensure_demo(&store, data_dir.path(), datadict_core::DEFAULT_NAMESPACE).expect("demo set-up works").expect("a new database gets the demo");
         let state = AppState::new(store.clone(), Arc::new(Config { web_dir, ..Config::default() }));
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("can bind 127.0.0.1");
         listener.set_nonblocking(true).unwrap();

@@ -4,7 +4,7 @@
 
 use crate::api::BatchUploadRequest;
 use crate::csv::{self, CsvError};
-use crate::issue::{index_path, Issue, IssueCode};
+use crate::issue::{child_path, index_path, Issue, IssueCode};
 use crate::schema::{EntityType, PropertyDef, PropertyType, SchemaEntry};
 use crate::validate::{validate_schema_entry, SchemaRules};
 use serde_json::{Map, Value};
@@ -24,14 +24,14 @@ pub fn validate_batch_body(value: &Value, rules: &SchemaRules) -> Vec<Issue> {
         return out;
     };
     for key in obj.keys().filter(|k| *k != "entries" && *k != "truncate") {
-        out.push(Issue::new(crate::issue::child_path("", key), IssueCode::UnknownField, format!("`{key}` is not a field of a batch upload; the fields are `entries` and `truncate`")));
+        out.push(Issue::new(child_path("", key), IssueCode::UnknownField, format!("`{key}` is not a field of a batch upload; the allowed fields are `entries`, `truncate`")));
     }
     match obj.get("truncate") {
         None | Some(Value::Bool(_)) => {}
         Some(_) => out.push(Issue::new("truncate", IssueCode::WrongType, "`truncate` must be `true` or `false`")),
     }
     match obj.get("entries") {
-        None => out.push(Issue::new("entries", IssueCode::MissingField, "`entries` is required; give an array of schema entries")),
+        None => out.push(Issue::new("entries", IssueCode::MissingField, "`entries` is required; give an array of schema entries (it may be empty)")),
         Some(Value::Array(entries)) => {
             for (i, entry) in entries.iter().enumerate() {
                 let prefix = index_path("entries", i);
@@ -46,10 +46,54 @@ pub fn validate_batch_body(value: &Value, rules: &SchemaRules) -> Vec<Issue> {
                     out.push(issue);
                 }
             }
+            out.extend(duplicate_entries(entries, "entries"));
         }
         Some(_) => out.push(Issue::new("entries", IssueCode::WrongType, "`entries` must be an array of schema entries")),
     }
     out
+}
+
+/// One issue per entity named by more than one of `entries` (the items of the array at `path`),
+/// at the second of them, listing every position, by entity type and name. One upload cannot
+/// store two schemas for one entity: the last would replace the others, with the first one's
+/// metadata merged in, and each would be counted as added. Entries whose type or name is unusable
+/// are left to [`validate_schema_entry`].
+pub fn duplicate_entries(entries: &[Value], path: &str) -> Vec<Issue> {
+    // Sorted by entity (stably, so each entity's entries are adjacent and in input order): a
+    // search per entry would be quadratic in a body of many thousand entries, and the crate's one
+    // sort (`order`) is already in the web app's wasm, which is at its size budget.
+    let key = |i: usize| entity_key(&entries[i]);
+    let order = crate::order::sorted_indices(entries.len(), &|a, b| key(a).cmp(&key(b)));
+    let mut out = Vec::new();
+    let mut run = 0;
+    while run < order.len() {
+        let mut end = run + 1;
+        while end < order.len() && key(order[end]) == key(order[run]) {
+            end += 1;
+        }
+        if let (Some((kind, name)), true) = (key(order[run]), end - run > 1) {
+            let mut places = String::new();
+            for (k, i) in order[run..end].iter().enumerate() {
+                places.push_str(if k == 0 { "" } else if run + k + 1 == end { " and " } else { ", " });
+                places.push_str(&index_path(path, *i));
+            }
+            out.push(Issue::new(
+                format!("{}.name", index_path(path, order[run + 1])),
+                IssueCode::InvalidName,
+                format!("{kind} `{name}` is given {} times, at {places}; one upload stores one schema per entity: merge them into one entry", end - run),
+            ));
+        }
+        run = end;
+    }
+    out
+}
+
+/// The entity an entry names, when its type and name are usable.
+fn entity_key(entry: &Value) -> Option<(&str, &str)> {
+    match (entry.get("entityType"), entry.get("name")) {
+        (Some(Value::String(kind)), Some(Value::String(name))) if kind.parse::<EntityType>().is_ok() => Some((kind, name)),
+        _ => None,
+    }
 }
 
 /// The CSV columns, in order.
@@ -203,8 +247,9 @@ pub fn dictionary_from_csv(text: &str, namespace: &str) -> Result<Vec<SchemaEntr
     if !issues.is_empty() {
         return Err(issues);
     }
-    // Per entity, in file order: its key, its schema fields, and its properties by name.
-    type Rows = (EntityType, String, Map<String, Value>, BTreeMap<String, Value>);
+    // Per entity, in file order: its key, its row's line, its schema fields, and its properties
+    // by name with their rows' lines.
+    type Rows = (EntityType, String, u64, Map<String, Value>, BTreeMap<String, (u64, Value)>);
     let mut entries: Vec<Rows> = Vec::new();
     for csv::Record { line, fields: row } in body {
         if row.iter().all(|c| c.is_empty()) {
@@ -273,11 +318,11 @@ pub fn dictionary_from_csv(text: &str, namespace: &str) -> Result<Vec<SchemaEntr
                 }
             }
         }
-        let position = entries.iter().position(|(t, n, _, _)| *t == entity_type && *n == name);
+        let position = entries.iter().position(|(t, n, _, _, _)| *t == entity_type && *n == name);
         if property.is_empty() {
             match position {
                 Some(_) => issues.push(Issue::new(path("entity_name"), IssueCode::InvalidName, format!("{entity_type} `{name}` has two entity rows; keep one"))),
-                None => entries.push((entity_type, name, obj, BTreeMap::new())),
+                None => entries.push((entity_type, name, *line, obj, BTreeMap::new())),
             }
             continue;
         }
@@ -297,14 +342,22 @@ pub fn dictionary_from_csv(text: &str, namespace: &str) -> Result<Vec<SchemaEntr
             issues.push(Issue::new(path("entity_name"), IssueCode::MissingField, format!("property `{property}` comes before a row for {entity_type} `{name}`; add the entity row first")));
             continue;
         };
-        entries[i].3.insert(property.to_owned(), Value::Object(obj));
+        entries[i].4.insert(property.to_owned(), (*line, Value::Object(obj)));
     }
     let mut out = Vec::with_capacity(entries.len());
-    for (entity_type, name, mut obj, props) in entries {
+    let rules = SchemaRules { namespace: namespace.to_owned() };
+    for (entity_type, name, line, mut obj, props) in entries {
+        let lines: Vec<(String, u64)> = props.iter().map(|(p, (l, _))| (child_path("schemaJson.properties", p), *l)).collect();
         if !props.is_empty() {
-            obj.insert("properties".into(), Value::Object(props.into_iter().collect()));
+            obj.insert("properties".into(), Value::Object(props.into_iter().map(|(p, (_, def))| (p, def)).collect()));
         }
         let entry = serde_json::json!({"entityType": entity_type.as_str(), "name": name, "schemaJson": obj});
+        // The rows are checked by the rules every other way in applies, each issue at its row.
+        let found = validate_schema_entry(&entry, &rules);
+        if !found.is_empty() {
+            issues.extend(found.into_iter().map(|issue| Issue { path: row_path(&issue.path, line, &lines), ..issue }));
+            continue;
+        }
         match SchemaEntry::from_json(&entry) {
             Ok(entry) => out.push(entry),
             Err(e) => issues.push(Issue::new(format!("{entity_type}.{name}"), IssueCode::WrongType, format!("the rows of {entity_type} `{name}` do not form a schema ({e}); fix the cells named in the message"))),
@@ -314,6 +367,29 @@ pub fn dictionary_from_csv(text: &str, namespace: &str) -> Result<Vec<SchemaEntr
         Ok(out)
     } else {
         Err(issues)
+    }
+}
+
+/// The path of an entry's issue in the CSV: the row of the property it concerns, or else the
+/// entity's row, then the rest of the path inside that row's schema or property definition
+/// (`rows[4].metadata["com.vendor"].dropped`). `properties` pairs each property's path in the
+/// entry with its row's line.
+fn row_path(path: &str, entity_line: u64, properties: &[(String, u64)]) -> String {
+    let inside = |prefix: &str| {
+        let rest = path.strip_prefix(prefix)?;
+        (rest.is_empty() || rest.starts_with('.') || rest.starts_with('[')).then_some(rest)
+    };
+    if path == "name" {
+        return format!("rows[{entity_line}].entity_name");
+    }
+    for (prefix, line) in properties {
+        if let Some(rest) = inside(prefix) {
+            return format!("rows[{line}]{rest}");
+        }
+    }
+    match inside("schemaJson") {
+        Some(rest) => format!("rows[{entity_line}]{rest}"),
+        None => format!("rows[{entity_line}].{path}"),
     }
 }
 

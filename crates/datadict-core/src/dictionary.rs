@@ -78,8 +78,15 @@ fn property_rules(entry: &SchemaEntry, namespace: &str) -> Map<PropertyRule> {
 }
 
 /// [`property_rules`] plus the system properties the schema does not define, for an event schema.
+/// The properties `/import` requires are never dropped, even where a dictionary stored before the
+/// schema rules refused it says so ([`crate::event::REQUIRED_EVENT_PROPERTIES`]).
 fn event_property_rules(entry: &SchemaEntry, namespace: &str) -> Map<PropertyRule> {
     let mut rules = property_rules(entry, namespace);
+    for name in crate::event::REQUIRED_EVENT_PROPERTIES {
+        if let Some(PropertyRule::Defined { dropped, .. }) = rules.get_mut(name) {
+            *dropped = false;
+        }
+    }
     for name in SYSTEM_PROPERTIES {
         rules.entry(name.to_owned()).or_insert(PropertyRule::System);
     }

@@ -24,7 +24,7 @@ use std::borrow::Cow;
 use walk::{Ctx, Found, RecordSeed, Seen};
 
 pub use complete::{complete_event, complete_event_with, ClientIp, Completion, PropertyLayout};
-pub use rules::{check_insert_id, EventRules, Presence, TimeRule, TimeSet, TokenField};
+pub use rules::{check_insert_id, EventRules, Presence, TimeRule, TimeSet, TokenField, REQUIRED_EVENT_PROPERTIES};
 
 /// A top-level property of an event as the checker saw it: its name and its JSON type.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -23,6 +23,9 @@ pub enum IssueCode {
     InvalidEmail,
     /// A name is empty or otherwise unusable.
     InvalidName,
+    /// A property every imported event must carry (`time`, `distinct_id`, `$insert_id`) is
+    /// marked `dropped` in a schema.
+    RequiredProperty,
     // Event and profile rules (FACTS.md "Event import" and "Profiles").
     /// A record, an update or a request body is over its byte limit.
     TooLarge,
@@ -79,7 +82,7 @@ pub enum IssueCode {
 
 impl IssueCode {
     /// Every code, in declaration order (used by tests and by readers of fixture files).
-    pub const ALL: [IssueCode; 32] = [
+    pub const ALL: [IssueCode; 33] = [
         Self::InvalidJson,
         Self::MissingField,
         Self::UnknownField,
@@ -88,6 +91,7 @@ impl IssueCode {
         Self::EventsOnly,
         Self::InvalidEmail,
         Self::InvalidName,
+        Self::RequiredProperty,
         Self::TooLarge,
         Self::TooManyRecords,
         Self::TooManyProperties,
@@ -130,6 +134,7 @@ impl IssueCode {
             Self::EventsOnly => "events_only",
             Self::InvalidEmail => "invalid_email",
             Self::InvalidName => "invalid_name",
+            Self::RequiredProperty => "required_property",
             Self::TooLarge => "too_large",
             Self::TooManyRecords => "too_many_records",
             Self::TooManyProperties => "too_many_properties",
@@ -170,6 +175,7 @@ impl IssueCode {
             Self::EventsOnly => "a field only events may have",
             Self::InvalidEmail => "not an e-mail address",
             Self::InvalidName => "an empty or unusable name",
+            Self::RequiredProperty => "a property every event needs, marked dropped",
             Self::TooLarge => "too large",
             Self::TooManyRecords => "too many records in one request",
             Self::TooManyProperties => "too many properties",

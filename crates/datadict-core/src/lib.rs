@@ -58,7 +58,7 @@
 //!   export archive [`ExportArchive`] (zip of gzipped NDJSON, member by member, read by the small
 //!   [`unzip::ZipReader`]); the FACTS.md
 //!   mapping [`transform_event`], [`transform_ndjson`], [`ProfileAccumulator`].
-//! - Dictionary I/O: [`batch_body`], [`validate_batch_body`], [`dictionary_to_csv`],
+//! - Dictionary I/O: [`batch_body`], [`validate_batch_body`] (with [`duplicate_entries`]), [`dictionary_to_csv`],
 //!   [`dictionary_from_csv`] (round-trips exactly), [`entity_json_schema`] (draft-07),
 //!   [`diff_dictionaries`]; CSV (RFC 4180) for dictionary files, warehouse files and import
 //!   reports in module [`csv`]: [`csv::push_record`], and [`csv::Reader`] for input in chunks with
@@ -134,6 +134,6 @@ pub use upload::{Acknowledged, BatchMeta, Failed, Outcome, Registered, Reply, Re
 pub use amplitude::{transform_event, transform_ndjson, ExportArchive, ExportError, ProfileAccumulator, TransformError, Transformed};
 pub use migration::{validate_migration_request, validate_source_tool, DateRange, MigrationCheck, MigrationRequest};
 pub use time::Date;
-pub use dict_io::{batch_body, dictionary_from_csv, dictionary_to_csv, validate_batch_body};
+pub use dict_io::{batch_body, dictionary_from_csv, dictionary_to_csv, duplicate_entries, validate_batch_body};
 pub use diff::{diff_dictionaries, DictionaryDiff, EntityChange, EntityKey, FieldChange};
 pub use json_schema::entity_json_schema;

@@ -75,6 +75,17 @@ mod tests {
     }
 
     #[test]
+    fn keys_the_spec_does_not_name_are_replaced_like_the_rest() {
+        let old = schema(json!({"x-old": 1, "x-both": "old", "metadata": {"com.vendor": {"hidden": true}}}));
+        let new = schema(json!({"x-both": "new", "x-null": null}));
+        let merged = merge_schema(Some(old), new, "com.vendor");
+        assert_eq!(
+            serde_json::to_value(merged).unwrap(),
+            json!({"metadata": {"com.vendor": {"hidden": true}}, "x-both": "new", "x-null": null})
+        );
+    }
+
+    #[test]
     fn a_new_schema_loses_its_nulls() {
         let new = schema(json!({"metadata": {"com.vendor": {"hidden": null}},
             "properties": {"p": {"type": "string", "metadata": {"com.vendor": {"hidden": null}}}}}));

@@ -152,16 +152,69 @@ impl PropertyDef {
     }
 }
 
-/// Spec §2.3: the value of `schemaJson`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+/// Spec §2.3: the value of `schemaJson`. Unlike an entry (§2.2) and a property definition (§2.4),
+/// the spec does not forbid other keys in a schema, so they are kept in `extra` and written back
+/// after the known fields: a schema is served back with every key it was sent with.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Schema {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// Ordered by name so that listings and exports are deterministic.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub properties: Option<BTreeMap<String, PropertyDef>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Map<String, Value>>,
+    /// The keys other than `description`, `properties` and `metadata`, in the order sent. It never
+    /// holds one of those three names (they would be written twice).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// Written by hand rather than derived: a derived `flatten` buffers every key of every schema in
+/// serde's private `Content` before sorting them out, which costs time on large dictionaries and
+/// code in the wasm builds; this visitor reads each value once, straight into its field.
+impl<'de> Deserialize<'de> for Schema {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct SchemaVisitor;
+
+        impl<'de> serde::de::Visitor<'de> for SchemaVisitor {
+            type Value = Schema;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a schema object")
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Schema, A::Error> {
+                use serde::de::Error;
+                let mut schema = Schema::default();
+                let (mut description, mut properties, mut metadata) = (false, false, false);
+                while let Some(key) = map.next_key::<String>()? {
+                    // A known field given twice is refused, as a derived implementation does.
+                    let seen = match key.as_str() {
+                        "description" => std::mem::replace(&mut description, true),
+                        "properties" => std::mem::replace(&mut properties, true),
+                        "metadata" => std::mem::replace(&mut metadata, true),
+                        _ => false,
+                    };
+                    if seen {
+                        return Err(A::Error::custom(format_args!("duplicate field `{key}`")));
+                    }
+                    match key.as_str() {
+                        "description" => schema.description = map.next_value()?,
+                        "properties" => schema.properties = map.next_value()?,
+                        "metadata" => schema.metadata = map.next_value()?,
+                        _ => {
+                            let value = map.next_value()?;
+                            schema.extra.insert(key, value);
+                        }
+                    }
+                }
+                Ok(schema)
+            }
+        }
+
+        deserializer.deserialize_map(SchemaVisitor)
+    }
 }
 
 impl Schema {
@@ -262,6 +315,28 @@ mod tests {
         assert_eq!(price.vendor(DEFAULT_NAMESPACE).display_name.as_deref(), Some("Price"));
         assert_eq!(price.vendor("com.other"), PropertyMetadata::default());
         assert_eq!(serde_json::to_value(&entry).unwrap(), raw);
+    }
+
+    #[test]
+    fn a_schema_keeps_keys_the_spec_does_not_name() {
+        let raw = json!({
+            "description": "An order",
+            "propertes": {"price": {"type": "number"}},
+            "x-owner": null,
+            "$comment": [1, 2.5, "x"]
+        });
+        let schema: Schema = serde_json::from_value(raw.clone()).unwrap();
+        assert_eq!(schema.description.as_deref(), Some("An order"));
+        assert_eq!(schema.properties, None);
+        assert_eq!(schema.extra.keys().collect::<Vec<_>>(), ["propertes", "x-owner", "$comment"]);
+        assert_eq!(serde_json::to_value(&schema).unwrap(), raw);
+        // Through text as well, the way the stores keep a schema.
+        let text = serde_json::to_string(&schema).unwrap();
+        assert_eq!(serde_json::from_str::<Schema>(&text).unwrap(), schema);
+        // A known field given twice is still refused, as it was by the derived implementation.
+        let twice = serde_json::from_str::<Schema>(r#"{"description": "a", "description": "b"}"#).unwrap_err();
+        assert!(twice.to_string().contains("duplicate field `description`"), "{twice}");
+        assert!(serde_json::from_value::<Schema>(json!([])).is_err());
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! the first: a caller gets a list of [`Issue`]s to show beside the fields they concern.
 
 use crate::issue::{child_path, index_path, Issue, IssueCode};
+use crate::event::REQUIRED_EVENT_PROPERTIES;
 use crate::schema::{EntityType, PropertyType, DEFAULT_NAMESPACE};
 use serde_json::{Map, Value};
 
@@ -61,7 +62,7 @@ pub fn validate_schema_entry(value: &Value, rules: &SchemaRules) -> Vec<Issue> {
         Some(Value::String(s)) if s.trim().is_empty() => out.push(Issue::new(
             "name",
             IssueCode::InvalidName,
-            "`name` is empty; give the entity name (for an event, the event name)",
+            format!("`name` is {}; give the entity name (for an event, the event name)", emptiness(s)),
         )),
         Some(Value::String(s)) => out.extend(crate::issue::nul_character("name", s)),
         Some(other) => out.push(wrong_type("name", "a string", other)),
@@ -97,9 +98,9 @@ pub fn validate_schema(
             for (name, def) in props {
                 let p = child_path(&props_path, name);
                 if name.trim().is_empty() {
-                    out.push(Issue::new(&p, IssueCode::InvalidName, "a property name is empty; name every property"));
+                    out.push(Issue::new(&p, IssueCode::InvalidName, format!("a property name is {}; name every property", emptiness(name))));
                 }
-                validate_property(def, &p, entity_type, rules, out);
+                validate_property(name, def, &p, entity_type, rules, out);
             }
         }
     }
@@ -123,7 +124,7 @@ pub fn validate_schema(
                 "hidden" => expect_bool(v, &p, out),
                 "dropped" => {
                     expect_bool(v, &p, out);
-                    events_only(entity_type, &p, "an entity", out);
+                    events_only(entity_type, v, &p, "an entity", out);
                 }
                 "tags" | "teamContacts" => expect_string_array(v, &p, out, |_, _, _| {}),
                 "contacts" => expect_string_array(v, &p, out, |s, p, out| {
@@ -142,6 +143,7 @@ pub fn validate_schema(
 }
 
 fn validate_property(
+    name: &str,
     value: &Value,
     path: &str,
     entity_type: Option<EntityType>,
@@ -178,7 +180,14 @@ fn validate_property(
                 "hidden" => expect_bool(v, &p, out),
                 "dropped" => {
                     expect_bool(v, &p, out);
-                    events_only(entity_type, &p, "a property", out);
+                    events_only(entity_type, v, &p, "a property", out);
+                    if v == &Value::Bool(true) && entity_type == Some(EntityType::Event) && REQUIRED_EVENT_PROPERTIES.contains(&name) {
+                        out.push(Issue::new(
+                            &p,
+                            IssueCode::RequiredProperty,
+                            format!("`{name}` cannot be dropped: `/import` requires `time`, `distinct_id` and `$insert_id` on every event, so events would be stored without it; remove `dropped` or set it to `false`"),
+                        ));
+                    }
                 }
                 _ => {}
             }
@@ -199,6 +208,16 @@ fn vendor_section<'a>(
     let vendor = meta.get(&rules.namespace)?;
     let what = format!("an object of `{}` metadata", rules.namespace);
     as_object(vendor, &vendor_path, &what, out).map(|v| (v, vendor_path))
+}
+
+/// How a name that trims to nothing is described: `empty`, or `blank` with what it holds, since
+/// "empty" would send someone looking at `" "` for a bug elsewhere.
+pub fn emptiness(name: &str) -> &'static str {
+    if name.is_empty() {
+        "empty"
+    } else {
+        "blank (whitespace only)"
+    }
 }
 
 fn type_choices() -> &'static str {
@@ -268,12 +287,14 @@ fn expect_string_array(
     }
 }
 
-fn events_only(entity_type: Option<EntityType>, path: &str, what: &str, out: &mut Vec<Issue>) {
-    if entity_type == Some(EntityType::Profile) {
+/// Refuses `dropped: true` on a profile or its properties. `false` is the default (spec §2.4,
+/// §2.5), so a profile may say it, as a tool that writes every field does.
+fn events_only(entity_type: Option<EntityType>, value: &Value, path: &str, what: &str, out: &mut Vec<Issue>) {
+    if entity_type == Some(EntityType::Profile) && value == &Value::Bool(true) {
         out.push(Issue::new(
             path,
             IssueCode::EventsOnly,
-            format!("only events can be dropped at ingestion; remove `dropped` from {what} of a profile, or use `hidden`"),
+            format!("only events can be dropped at ingestion; remove `dropped: true` from {what} of a profile (`false` is allowed), or use `hidden`"),
         ));
     }
 }

@@ -5,7 +5,7 @@
 
 use crate::admin;
 use crate::store::{self, Role, Store};
-use datadict_core::SchemaEntry;
+use datadict_core::{SchemaEntry, DEFAULT_NAMESPACE};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -20,9 +20,11 @@ pub struct DemoCredentials {
 
 pub const CREDENTIALS_FILE: &str = "demo-credentials.json";
 
-/// Creates the demo project when the database has no project yet, and returns the demo
-/// credentials (read back from the data folder on later starts, when the file is still there).
-pub fn ensure_demo(store: &Store, data_dir: &Path) -> anyhow::Result<Option<DemoCredentials>> {
+/// Creates the demo project when the database has no project yet, its dictionary's metadata under
+/// `namespace` (the server's `--namespace`, so that its hidden and dropped flags take effect), and
+/// returns the demo credentials (read back from the data folder on later starts, when the file is
+/// still there).
+pub fn ensure_demo(store: &Store, data_dir: &Path, namespace: &str) -> anyhow::Result<Option<DemoCredentials>> {
     let file = data_dir.join(CREDENTIALS_FILE);
     if store.call_sync(|conn| store::project_count(conn))? > 0 {
         let Ok(text) = std::fs::read_to_string(&file) else { return Ok(None) };
@@ -31,7 +33,7 @@ pub fn ensure_demo(store: &Store, data_dir: &Path) -> anyhow::Result<Option<Demo
     let project = admin::create_project(store, "Demo project")?;
     let account = admin::create_service_account(store, "demo-owner")?;
     admin::grant(store, &account.username, project.id, Role::Owner)?;
-    let entries = sample_dictionary();
+    let entries = sample_dictionary_under(namespace);
     store.call_sync(|conn| {
         let tx = conn.transaction()?;
         for entry in &entries {
@@ -60,8 +62,28 @@ fn write_private(path: &Path, text: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// [`sample_dictionary`] with its metadata under `namespace` instead of the default one.
+pub fn sample_dictionary_under(namespace: &str) -> Vec<SchemaEntry> {
+    let mut entries = sample_dictionary();
+    if namespace == DEFAULT_NAMESPACE {
+        return entries;
+    }
+    let rename = |metadata: &mut Option<serde_json::Map<String, serde_json::Value>>| {
+        if let Some(vendor) = metadata.as_mut().and_then(|m| m.remove(DEFAULT_NAMESPACE)) {
+            metadata.get_or_insert_with(Default::default).insert(namespace.to_owned(), vendor);
+        }
+    };
+    for entry in &mut entries {
+        rename(&mut entry.schema_json.metadata);
+        for def in entry.schema_json.properties.iter_mut().flat_map(|p| p.values_mut()) {
+            rename(&mut def.metadata);
+        }
+    }
+    entries
+}
+
 /// A small dictionary that shows every feature: descriptions, display names, tags, contacts,
-/// hidden and dropped entities and properties, and the user profile.
+/// hidden and dropped entities and properties, and the user profile, under the default namespace.
 pub fn sample_dictionary() -> Vec<SchemaEntry> {
     let raw = serde_json::json!([
         {"entityType": "event", "name": "Sign Up", "schemaJson": {
@@ -119,5 +141,38 @@ mod tests {
             let value = serde_json::to_value(&entry).unwrap();
             assert_eq!(validate_schema_entry(&value, &SchemaRules::default()), vec![], "{}", entry.name);
         }
+    }
+
+    /// A server started with another `--namespace` seeds the demo dictionary under it, so that its
+    /// hidden and dropped flags take effect there.
+    #[test]
+    fn the_demo_is_seeded_under_the_configured_namespace() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open_in_memory().unwrap();
+        let creds = ensure_demo(&store, dir.path(), "com.mixpanel").unwrap().unwrap();
+        let stored = store.call_sync(|conn| store::list_schemas(conn, creds.project_id, None, None)).unwrap();
+        assert_eq!(stored.len(), sample_dictionary().len());
+        let debug = stored.iter().find(|e| e.name == "Debug Ping").unwrap();
+        assert_eq!(debug.schema_json.vendor("com.mixpanel").dropped, Some(true));
+        assert!(!serde_json::to_string(&stored).unwrap().contains(DEFAULT_NAMESPACE));
+    }
+
+    /// Under another namespace the same flags are read there, and nothing is left under the
+    /// default one, where the server would not look.
+    #[test]
+    fn the_sample_dictionary_moves_to_another_namespace() {
+        let entries = sample_dictionary_under("com.mixpanel");
+        let text = serde_json::to_string(&entries).unwrap();
+        assert!(!text.contains(DEFAULT_NAMESPACE), "{text}");
+        let rules = SchemaRules { namespace: "com.mixpanel".into() };
+        for entry in &entries {
+            assert_eq!(validate_schema_entry(&serde_json::to_value(entry).unwrap(), &rules), vec![], "{}", entry.name);
+        }
+        // The dictionary the checks read (hidden, dropped) is the default one's, read there.
+        use datadict_core::Dictionary;
+        let read = Dictionary::new(&entries, "com.mixpanel");
+        assert_eq!(read, Dictionary::new(&sample_dictionary(), DEFAULT_NAMESPACE));
+        assert_ne!(read, Dictionary::new(&sample_dictionary(), "com.mixpanel"));
+        assert_eq!(sample_dictionary_under(DEFAULT_NAMESPACE), sample_dictionary());
     }
 }

@@ -49,9 +49,19 @@ impl From<anyhow::Error> for ApiError {
     }
 }
 
+/// How many problems one error message lists. Every problem is counted, but a body with thousands
+/// of bad entries made a message of megabytes, which no one reads and some clients cut or choke
+/// on; the first ones show what is wrong, and fixing them reveals the rest.
+pub const MAX_LISTED_ISSUES: usize = 100;
+
 fn format_issues(issues: &[Issue]) -> String {
-    let list = issues.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ");
-    format!("the request has {} problem(s): {list}", issues.len())
+    let listed = &issues[..issues.len().min(MAX_LISTED_ISSUES)];
+    let list = listed.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ");
+    let more = match issues.len() - listed.len() {
+        0 => String::new(),
+        n => format!("; and {n} more not listed here (the first {MAX_LISTED_ISSUES} are): fix these and send again to see the rest"),
+    };
+    format!("the request has {} problem(s): {list}{more}", issues.len())
 }
 
 impl ApiError {
@@ -173,8 +183,12 @@ pub fn unreadable_path(why: &str) -> ApiError {
     ApiError::BadRequest(format!("the URL path cannot be read ({why}); percent-encode each path segment as UTF-8 text"))
 }
 
-/// Parses a JSON document, with an error that says where and what to do.
+/// Parses a JSON document, with an error that says where and what to do. A leading UTF-8 byte
+/// order mark is skipped: RFC 8259 lets a parser ignore it, and editors on Windows write one into
+/// the dictionary files people then send with `curl -d @file`; serde_json alone would answer
+/// "expected value at line 1 column 1", which names nothing the sender can see.
 pub fn parse_json(bytes: &[u8]) -> Result<serde_json::Value, ApiError> {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(ApiError::BadRequest("the request body is empty; send a JSON object".into()));
     }

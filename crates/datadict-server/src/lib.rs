@@ -175,7 +175,7 @@ pub fn app(state: AppState) -> Router {
             let read = matches!(*request.method(), axum::http::Method::GET | axum::http::Method::HEAD);
             let uri = request.uri().clone();
             if !read || routes::meta::is_under(&api_roots, uri.path()) {
-                return routes::meta::not_found(uri).await.into_response();
+                return routes::meta::not_found(axum::extract::OriginalUri(uri)).await.into_response();
             }
             let file = uri.path().rsplit('/').next().is_some_and(|last| last.contains('.'));
             let served = match file {
@@ -183,7 +183,7 @@ pub fn app(state: AppState) -> Router {
                 false => files.clone().oneshot(request).await,
             };
             match served {
-                Ok(response) if response.status() == axum::http::StatusCode::NOT_FOUND => routes::meta::not_found(uri).await.into_response(),
+                Ok(response) if response.status() == axum::http::StatusCode::NOT_FOUND => routes::meta::not_found(axum::extract::OriginalUri(uri)).await.into_response(),
                 Ok(response) => response.into_response(),
                 Err(never) => match never {},
             }

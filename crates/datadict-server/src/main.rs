@@ -67,7 +67,8 @@ struct ServeArgs {
     schema_rate_limit: Option<u64>,
     /// Events plus properties written per minute per project by schemas create/replace requests
     /// (the service allows 4000); unlimited when unset, since a local stand-in should not slow
-    /// down the tests and scripts it serves.
+    /// down the tests and scripts it serves. A request writing more than this alone is refused
+    /// with 400 (split it).
     #[arg(long, env = "DATADICT_SCHEMA_UPDATE_RATE_LIMIT")]
     schema_update_rate_limit: Option<u64>,
     /// Schemas one delete or `truncate` upload may remove (the service allows 3000); 0 removes
@@ -271,7 +272,7 @@ fn run_admin(store: &Store, cmd: AdminCommand) -> anyhow::Result<()> {
 }
 
 fn serve(store: Store, data_dir: &std::path::Path, database: &str, args: ServeArgs) -> anyhow::Result<()> {
-    let demo = if args.no_demo { None } else { demo::ensure_demo(&store, data_dir)? };
+    let demo = if args.no_demo { None } else { demo::ensure_demo(&store, data_dir, &args.namespace)? };
     let web_dir = args.web_dir.join("index.html").is_file().then_some(args.web_dir.clone());
     let mut config = Config {
         web_dir: web_dir.clone(),

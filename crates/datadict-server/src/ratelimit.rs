@@ -132,7 +132,9 @@ impl RateLimiter {
 
     /// Takes `cost` units from this process's bucket of `(kind, project_id)`, or says how long to
     /// wait before the same request would be accepted. A cost above the limit is charged as the
-    /// whole limit, so that one large request is possible on a fresh bucket.
+    /// whole limit, so that one large request is possible on a fresh bucket; the schemas routes
+    /// refuse such a request before charging it (`routes::schemas`), so only an ingestion body
+    /// larger than a configured byte budget gets this.
     pub fn check(&self, kind: Kind, project_id: i64, limit: Limit, cost: u64) -> Result<(), Duration> {
         let now = self.clock.as_ref().map_or_else(Instant::now, ManualClock::now);
         self.check_at(kind, project_id, limit, cost, now)

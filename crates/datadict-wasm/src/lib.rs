@@ -85,10 +85,12 @@ export interface PropertyDef {
   metadata?: Record<string, unknown>;
 }
 
+/** Keys other than these three are allowed (spec §2.3) and kept as sent. */
 export interface Schema {
   description?: string;
   properties?: Record<string, PropertyDef>;
   metadata?: Record<string, unknown>;
+  [key: string]: unknown;
 }
 
 export interface SchemaEntry {

@@ -40,6 +40,9 @@ pub struct Draft {
     /// Metadata of the entity the form does not edit (`$source`, other namespaces), kept as is.
     pub other_metadata: Map<String, Value>,
     pub other_vendor: Map<String, Value>,
+    /// Keys of the schema the spec does not name (`schemaJson.extra`), kept as is: replacing a
+    /// schema with the form's would otherwise delete them.
+    pub other_fields: Map<String, Value>,
 }
 
 fn list(text: &str) -> Vec<String> {
@@ -88,6 +91,7 @@ impl Draft {
             properties,
             other_metadata,
             other_vendor,
+            other_fields: entry.schema_json.extra.clone(),
         }
     }
 
@@ -140,6 +144,9 @@ impl Draft {
             schema.insert("properties".into(), Value::Object(properties));
         }
         schema.insert("metadata".into(), Value::Object(metadata));
+        for (key, value) in &self.other_fields {
+            schema.entry(key.clone()).or_insert_with(|| value.clone());
+        }
         json!({ "entityType": entity_type.as_str(), "name": self.name, "schemaJson": schema })
     }
 
@@ -438,7 +445,8 @@ mod tests {
             "entityType": "event", "name": "Purchase",
             "schemaJson": {"description": "d", "properties": {"price": {"type": "number",
                 "metadata": {"com.vendor": {"displayName": "Price", "hidden": true}}}},
-                "metadata": {"com.vendor": {"$source": "crm", "tags": ["a", "b"], "hidden": false, "dropped": false}}}
+                "metadata": {"com.vendor": {"$source": "crm", "tags": ["a", "b"], "hidden": false, "dropped": false}},
+                "x-owner": {"team": "growth"}}
         }))
         .unwrap();
         let draft = Draft::from_entry(&entry, DEFAULT_NAMESPACE);

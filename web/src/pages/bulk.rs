@@ -7,7 +7,7 @@ use crate::state::use_app_state;
 use crate::components::log::{log_request, push};
 use crate::pages::dictionary::load_dictionary;
 use crate::state::Level;
-use datadict_core::{dictionary_from_csv, diff_dictionaries, merge_schema, validate_schema_entry, BatchUploadRequest, SchemaEntry, SchemaRules, DEFAULT_NAMESPACE};
+use datadict_core::{dictionary_from_csv, diff_dictionaries, duplicate_entries, merge_schema, validate_schema_entry, BatchUploadRequest, SchemaEntry, SchemaRules, DEFAULT_NAMESPACE};
 use serde_json::Value;
 use std::rc::Rc;
 use wasm_bindgen_futures::JsFuture;
@@ -79,7 +79,7 @@ pub fn parse_dictionary(text: &str) -> Result<Vec<SchemaEntry>, Vec<String>> {
         _ => return Err(vec!["expected a JSON array of schema entries".into()]),
     };
     let rules = SchemaRules::default();
-    let problems: Vec<String> = items
+    let mut problems: Vec<String> = items
         .iter()
         .enumerate()
         .flat_map(|(i, item)| {
@@ -87,6 +87,10 @@ pub fn parse_dictionary(text: &str) -> Result<Vec<SchemaEntry>, Vec<String>> {
             validate_schema_entry(item, &rules).into_iter().map(move |issue| format!("entry {} ({name}): {issue}", i + 1))
         })
         .collect();
+    // The server refuses an upload that names an entity twice; say so before sending it.
+    for issue in duplicate_entries(items, "entries") {
+        problems.push(issue.to_string());
+    }
     if !problems.is_empty() {
         return Err(problems);
     }
@@ -283,5 +287,8 @@ mod tests {
         assert!(problems.iter().all(|p| p.starts_with("entry 2")), "{problems:?}");
         assert_eq!(parse_dictionary(r#"[{"entityType":"profile","name":"$user","schemaJson":{}}]"#).unwrap().len(), 1);
         assert!(parse_dictionary("nope").is_err());
+        let twice = parse_dictionary(r#"[{"entityType":"event","name":"a","schemaJson":{}},{"entityType":"event","name":"a","schemaJson":{}}]"#).unwrap_err();
+        assert_eq!(twice.len(), 1, "{twice:?}");
+        assert!(twice[0].contains("event `a` is given 2 times, at entries[0] and entries[1]"), "{twice:?}");
     }
 }

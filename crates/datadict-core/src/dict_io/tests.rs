@@ -17,7 +17,7 @@ fn entries() -> Vec<SchemaEntry> {
             },
             "metadata": {"com.vendor": {"tags": ["shop", "a,b"], "contacts": ["ann@example.com"], "teamContacts": ["Growth"], "hidden": true, "dropped": false, "$source": "tracking-plan", "displayName": "Cart"}}
         }},
-        {"entityType": "event", "name": "Empty", "schemaJson": {}},
+        {"entityType": "event", "name": "Empty", "schemaJson": {"x-plan": {"owner": "ann", "n": 2}}},
         {"entityType": "event", "name": "NoProps", "schemaJson": {"properties": {}, "metadata": {"com.vendor": {}}}},
         {"entityType": "event", "name": "Odd", "schemaJson": {"metadata": {"com.vendor": {"displayName": "", "tags": [], "hidden": null}}}},
         {"entityType": "profile", "name": "$user", "schemaJson": {"properties": {"plan": {"type": "string"}}}}
@@ -91,6 +91,42 @@ fn batch_bodies() {
         ("entries[1].schemaJson.properties.p.type".to_owned(), IssueCode::MissingField),
     ]);
     assert_eq!(validate_batch_body(&json!({}), &SchemaRules::default())[0].code, IssueCode::MissingField);
+}
+
+#[test]
+fn a_batch_names_each_entity_once() {
+    let entry = |kind: &str, name: &str| json!({"entityType": kind, "name": name, "schemaJson": {}});
+    let body = json!({"entries": [
+        entry("event", "DD2"), entry("profile", "DD2"), entry("event", "DD2"), entry("event", "dd2"),
+        entry("event", "X"), entry("events", "X"), entry("event", "X"), entry("event", "DD2")
+    ], "truncate": true});
+    let issues = validate_batch_body(&body, &SchemaRules::default());
+    let got: Vec<(&str, IssueCode, &str)> = issues.iter().map(|i| (i.path.as_str(), i.code, i.message.as_str())).collect();
+    assert_eq!(got, vec![
+        ("entries[5].entityType", IssueCode::InvalidEnum, "unknown entity type `events`: use `event` or `profile`"),
+        ("entries[2].name", IssueCode::InvalidName, "event `DD2` is given 3 times, at entries[0], entries[2] and entries[7]; one upload stores one schema per entity: merge them into one entry"),
+        ("entries[6].name", IssueCode::InvalidName, "event `X` is given 2 times, at entries[4] and entries[6]; one upload stores one schema per entity: merge them into one entry"),
+    ]);
+    assert!(duplicate_entries(&[entry("event", "a"), entry("profile", "a")], "entries").is_empty());
+}
+
+#[test]
+fn csv_rows_are_checked_by_the_schema_rules_at_their_row() {
+    let csv = "entity_type,entity_name,property,type,dropped,rest\n\
+        event,Buy,,,,\n\
+        event,Buy,time,number,true,\n\
+        event,Buy,price,number,,\"{\"\"metadata\"\":{\"\"com.vendor\"\":{\"\"label\"\":1}}}\"\n\
+        profile,$user,,,true,\n\
+        event, ,,,,\n";
+    check(
+        csv,
+        &[
+            ("rows[4].metadata[\"com.vendor\"].label", IssueCode::UnknownField),
+            ("rows[3].metadata[\"com.vendor\"].dropped", IssueCode::RequiredProperty),
+            ("rows[5].metadata[\"com.vendor\"].dropped", IssueCode::EventsOnly),
+            ("rows[6].entity_name", IssueCode::InvalidName),
+        ],
+    );
 }
 
 #[test]

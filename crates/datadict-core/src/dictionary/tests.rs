@@ -62,6 +62,25 @@ fn dropped_data_is_listed_and_removed() {
     assert!(remove_properties(b"{", &[]).is_err());
 }
 
+/// A dictionary stored before the schema rules refused it may mark a property `/import` requires
+/// as dropped: the check never drops those, so events are never stored without them.
+#[test]
+fn the_properties_import_requires_are_never_dropped() {
+    let dropped = json!({"type": "string", "metadata": {"com.vendor": {"dropped": true}}});
+    let entries: Vec<SchemaEntry> = serde_json::from_value(json!([
+        {"entityType": "event", "name": "E", "schemaJson": {"properties": {
+            "time": {"type": "number", "metadata": {"com.vendor": {"dropped": true}}},
+            "distinct_id": dropped, "$insert_id": dropped, "card": dropped
+        }}}
+    ]))
+    .unwrap();
+    let record = br#"{"event":"E","properties":{"time":1767225600,"distinct_id":"u","$insert_id":"i","card":"4111"}}"#;
+    let checked = check_event(record, &Limits::default(), NOW);
+    let findings = check_against_dictionary(&checked, &Dictionary::new(&entries, DEFAULT_NAMESPACE));
+    assert_eq!(findings.dropped_properties, ["card"]);
+    assert_eq!(findings.issues.len(), 1, "{:#?}", findings.issues);
+}
+
 #[test]
 fn other_namespaces_and_empty_dictionaries() {
     let entries: Vec<SchemaEntry> = serde_json::from_value(json!([

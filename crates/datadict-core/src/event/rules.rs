@@ -51,6 +51,12 @@ pub enum TokenField {
     Credential(Presence),
 }
 
+/// The properties `/import` requires of every event (FACTS.md "Event import"; `event` is not a
+/// property). A dictionary may not drop them: an import would then store events without them, or
+/// with the check's values silently gone. The schema rules refuse `dropped: true` on them, and the
+/// dictionary check never drops them, whatever an older stored dictionary says.
+pub const REQUIRED_EVENT_PROPERTIES: [&str; 3] = ["time", "distinct_id", "$insert_id"];
+
 /// The rules a route applies to each event: which fields are required and how time is treated.
 /// Every other rule (sizes, nesting, forbidden ids, the `$insert_id` alphabet, truncation) is the
 /// same for every route and comes from [`Limits`].

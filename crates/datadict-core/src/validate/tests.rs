@@ -44,6 +44,18 @@ fn top_level_problems_are_all_reported() {
 }
 
 #[test]
+fn empty_and_blank_names_are_told_apart() {
+    for (name, says) in [("", "`name` is empty;"), (" ", "`name` is blank (whitespace only);"), ("\t\n", "`name` is blank (whitespace only);")] {
+        let issues = validate_schema_entry(&json!({"entityType": "event", "name": name, "schemaJson": {}}), &SchemaRules::default());
+        assert_eq!(issues.len(), 1, "{issues:?}");
+        assert!(issues[0].message.starts_with(says), "{name:?}: {}", issues[0].message);
+    }
+    let issues = validate_schema_entry(&json!({"entityType": "event", "name": "e", "schemaJson": {"properties": {" ": {"type": "string"}, "": {"type": "string"}}}}), &SchemaRules::default());
+    let messages: Vec<&str> = issues.iter().map(|i| i.message.as_str()).collect();
+    assert_eq!(messages, ["a property name is blank (whitespace only); name every property", "a property name is empty; name every property"]);
+}
+
+#[test]
 fn property_problems_carry_their_path() {
     check(
         json!({"entityType": "event", "name": "e", "schemaJson": {"properties": {
@@ -67,20 +79,47 @@ fn property_problems_carry_their_path() {
 
 #[test]
 fn dropped_is_for_events_only() {
-    check(
+    let profile = |entity: Value, property: Value| {
         json!({"entityType": "profile", "name": "$user", "schemaJson": {
-            "properties": {"p": {"type": "string", "metadata": {"com.vendor": {"dropped": true}}}},
-            "metadata": {"com.vendor": {"dropped": false}}
-        }}),
-        &[
-            ("schemaJson.properties.p.metadata[\"com.vendor\"].dropped", EventsOnly),
-            ("schemaJson.metadata[\"com.vendor\"].dropped", EventsOnly),
-        ],
-    );
+            "properties": {"p": {"type": "string", "metadata": {"com.vendor": {"dropped": property}}}},
+            "metadata": {"com.vendor": {"dropped": entity}}
+        }})
+    };
+    let (property, entity) = ("schemaJson.properties.p.metadata[\"com.vendor\"].dropped", "schemaJson.metadata[\"com.vendor\"].dropped");
+    check(profile(json!(true), json!(true)), &[(property, EventsOnly), (entity, EventsOnly)]);
+    check(profile(json!(true), json!(false)), &[(entity, EventsOnly)]);
+    check(profile(json!(false), json!(true)), &[(property, EventsOnly)]);
+    // `false` is the default (spec §2.4, §2.5): saying it drops nothing, so a profile may.
+    check(profile(json!(false), json!(false)), &[]);
+    check(profile(Value::Null, Value::Null), &[]);
+    check(profile(json!("no"), json!(0)), &[(property, WrongType), (entity, WrongType)]);
     check(
         json!({"entityType": "event", "name": "e", "schemaJson": {"metadata": {"com.vendor": {"dropped": true}}}}),
         &[],
     );
+}
+
+#[test]
+fn the_properties_import_requires_cannot_be_dropped() {
+    let dropping = |kind: &str, name: &str, dropped: Value| {
+        json!({"entityType": kind, "name": "e", "schemaJson": {"properties": {
+            name: {"type": "string", "metadata": {"com.vendor": {"dropped": dropped}}}
+        }}})
+    };
+    let at = |name: &str| format!("schemaJson.properties.{name}.metadata[\"com.vendor\"].dropped");
+    for name in ["time", "distinct_id", "$insert_id"] {
+        check(dropping("event", name, json!(true)), &[(&at(name), RequiredProperty)]);
+        check(dropping("event", name, json!(false)), &[]);
+        check(dropping("event", name, Value::Null), &[]);
+    }
+    // Other properties may be dropped, and so may the whole event.
+    for name in ["$device_id", "Time", "distinct_id_2", "token"] {
+        check(dropping("event", name, json!(true)), &[]);
+    }
+    let message = &validate_schema_entry(&dropping("event", "time", json!(true)), &SchemaRules::default())[0].message;
+    assert!(message.starts_with("`time` cannot be dropped: `/import` requires"), "{message}");
+    // A profile is refused as before, once.
+    check(dropping("profile", "time", json!(true)), &[(&at("time"), EventsOnly)]);
 }
 
 #[test]

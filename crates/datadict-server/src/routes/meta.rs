@@ -3,8 +3,8 @@
 
 use crate::error::ApiError;
 use crate::AppState;
-use axum::extract::State;
-use axum::http::{Method, Uri};
+use axum::extract::{OriginalUri, State};
+use axum::http::Method;
 use axum::routing::get;
 use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
@@ -58,8 +58,9 @@ async fn limits(State(state): State<AppState>) -> Json<LimitsResponse> {
     })
 }
 
-/// The JSON 404 of a path no route serves.
-pub async fn not_found(uri: Uri) -> ApiError {
+/// The JSON 404 of a path no route serves. The path is the one the client sent: inside the nested
+/// `/api/app` router, `Uri` has lost that prefix.
+pub async fn not_found(OriginalUri(uri): OriginalUri) -> ApiError {
     ApiError::NotFound(format!("no route serves `{}`; see /openapi.json for the routes", uri.path()))
 }
 
@@ -83,8 +84,8 @@ fn first_segment(path: &str) -> &str {
     path.trim_start_matches('/').split('/').next().unwrap_or_default()
 }
 
-/// The JSON 405 of a known path with another method.
-pub async fn method_not_allowed(method: Method, uri: Uri) -> ApiError {
+/// The JSON 405 of a known path with another method, naming the path as sent.
+pub async fn method_not_allowed(method: Method, OriginalUri(uri): OriginalUri) -> ApiError {
     ApiError::MethodNotAllowed(format!(
         "`{method}` is not allowed on `{}`; see /openapi.json for the methods of each route",
         uri.path()

@@ -32,7 +32,7 @@ pub fn status_url(job_id: &str) -> String {
     request_body(content = Object, description = "spec §4.3: `{\"SOURCE_API_KEY\",\"SOURCE_API_SECRET\",\"TARGET_TOKEN\" (the receiving project's token),\"START_DATE\",\"END_DATE\" (`YYYY-MM-DD`),\"REGION\" (optional, `EU` for the EU host),\"DRY_RUN\" (optional: count only, load nothing)}`; no Authorization header, the project is the one of `TARGET_TOKEN`"),
     responses(
         (status = 202, description = "the job was queued and runs in the background: `{\"status\":\"ok\",\"results\":{\"job_id\",\"status_url\":\"/migrate/jobs/{job_id}\",\"job\":MigrationJob}}`; the job never holds the credentials", body = Object),
-        (status = 400, description = "an unknown source tool, an unreadable body, or an invalid request (missing fields, a bad date range, a `TARGET_TOKEN` of no project); `error` lists every problem", body = Object),
+        (status = 400, description = "an unknown source tool, an unreadable body, or an invalid request (missing fields, a bad date range, a `TARGET_TOKEN` of no project); `error` counts every problem and lists the first 100", body = Object),
         (status = 413, description = "the body is larger than the server reads", body = Object)
     )
 )]

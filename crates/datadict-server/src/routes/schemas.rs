@@ -12,34 +12,38 @@
 //! - The update budget (FACTS.md: 4,000 events+properties a minute per project) is off unless
 //!   configured (`--schema-update-rate-limit`), for the same reason. A create/replace costs one
 //!   per entity plus one per property it writes; it is charged inside the write's transaction,
-//!   after validation, so a refused or invalid request costs nothing and writes nothing. As with
-//!   every bucket of `ratelimit`, one request larger than the whole budget passes on a full bucket
-//!   (otherwise it could never pass at all).
+//!   after validation, so a refused or invalid request costs nothing and writes nothing. A request
+//!   that alone costs more than the whole budget can never fit: it is refused with a 400 that says
+//!   to split it (a 429 would have clients retry it forever), rather than let through on a full
+//!   bucket with the overage forgiven; every other request is charged its full cost.
 //! - The deletion cap (FACTS.md: 3,000 truncations or deletions per request) is on by default,
 //!   since it protects data. The delete runs in a transaction that is rolled back when it removed
-//!   more than the cap: the count then comes from the very statement that would delete, so it
-//!   cannot disagree with it, and a refused request removes nothing.
+//!   more than the cap: the count then comes from the very statements that would delete (one per
+//!   entity type, so that the refusal can say which smaller deletes pass), so it cannot disagree
+//!   with them, and a refused request removes nothing.
+
+mod deletions;
+mod query;
 
 use crate::auth::{AccessLevel, Project, ReadAccess, WriteAccess};
 use crate::error::{ApiError, ApiPath, JsonBody};
 use crate::ratelimit::{Kind, Limit};
 use crate::routes::responses::{SchemasReadRefusals, SchemasWriteRefusals};
-use crate::routes::{parse_entity_type, read_query};
+use crate::routes::parse_entity_type;
 use crate::store;
 use crate::AppState;
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{FromRequestParts, Query, State};
+use axum::extract::{FromRequestParts, RawQuery, State};
 use axum::http::request::Parts;
 use axum::Json;
 use utoipa_axum::{router::OpenApiRouter, routes};
-use datadict_core::issue::{child_path, index_path};
 use datadict_core::validate::validate_schema;
 use datadict_core::{
-    merge_schema, validate_schema_entry, BatchUploadResponse, DeleteResponse, EntityType, Issue, IssueCode, ListSchemasResponse, Schema,
+    merge_schema, validate_batch_body, BatchUploadResponse, DeleteResponse, EntityType, Issue, IssueCode, ListSchemasResponse, Schema,
     SchemaEntry, SchemaRules, StatusResponse,
 };
-use serde::Deserialize;
 use serde_json::Value;
+use deletions::{check_deletions, delete_counting};
+use query::{read_params, Unknown};
 use std::time::Duration;
 
 /// The schemas routes, with their OpenAPI operations (the document is built from these very
@@ -51,10 +55,8 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(get_one, upload_one, delete_one))
 }
 
-#[derive(Debug, Deserialize)]
-pub struct ListQuery {
-    pub entity_name: Option<String>,
-}
+/// The parameters of `/schemas/{entityType}` (FACTS.md); every other schemas route takes none.
+const ENTITY_NAME: &[&str] = &["entity_name"];
 
 /// A schemas request admitted: the caller has the role `A` needs in the path's project
 /// ([`Project`]), and the request was then charged to the project's schemas rate limit (after
@@ -91,8 +93,20 @@ fn update_cost(schema: &Schema) -> u64 {
     1 + schema.properties.as_ref().map_or(0, |p| p.len() as u64)
 }
 
+/// Refuses a write that costs more than the whole update budget, when one is configured: no wait
+/// makes it fit, so the answer is a 400 that says to split it, before anything is read or written.
+fn check_update_size(config: &crate::Config, cost: u64) -> Result<(), ApiError> {
+    match config.schema_update_rate_limit {
+        Some(per_minute) if cost > per_minute => Err(ApiError::BadRequest(format!(
+            "this request updates {cost} events+properties (an entity counts 1, each of its properties 1), more than the {per_minute} a project may update per minute, so it can never be accepted; nothing was written; split it into requests of at most {per_minute} events+properties each"
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// Charges `cost` events+properties to the project's update budget, when one is configured, on
-/// the connection of the request's write (in its transaction, when one is open).
+/// the connection of the request's write (in its transaction, when one is open). The cost is
+/// within the budget ([`check_update_size`]), so it is charged in full.
 fn charge_updates(config: &crate::Config, conn: &store::Conn<'_>, project_id: i64, cost: u64) -> anyhow::Result<Result<(), ApiError>> {
     let Some(per_minute) = config.schema_update_rate_limit else { return Ok(Ok(())) };
     Ok(config.rate_limiter.charge_on(conn, Kind::SchemaUpdates, project_id, Limit { per_minute }, cost)?.map_err(|wait: Duration| {
@@ -105,24 +119,11 @@ fn charge_updates(config: &crate::Config, conn: &store::Conn<'_>, project_id: i6
     }))
 }
 
-/// Refuses a request that would remove more schemas than one request may. The answer is 400, not
-/// 413: the body is not too large (a DELETE has none, and a `truncate` upload may send a single
-/// entry), the request's scope is, and only a narrower request succeeds, which is what a 400 tells
-/// a client; a 413 would invite it to send fewer bytes, which changes nothing.
-fn check_deletions(config: &crate::Config, count: usize, narrow: &str) -> Result<(), ApiError> {
-    match config.schema_deletion_limit {
-        Some(max) if count as u64 > max => Err(ApiError::BadRequest(format!(
-            "this request would remove {count} schemas, more than the {max} one request may remove; nothing was removed; {narrow}"
-        ))),
-        _ => Ok(()),
-    }
-}
-
 #[utoipa::path(get, path = "/projects/{project_id}/schemas", tag = "Retrieve Schemas",
     params(("project_id" = i64, Path, description = "the project id")),
     responses(
         (status = 200, description = "every schema of the project: `{\"results\":[SchemaEntry],\"status\":\"ok\"}`", body = Object),
-        (status = 400, description = "bad path or body; `error` lists every problem", body = Object),
+        (status = 400, description = "bad path", body = Object),
         SchemasReadRefusals
     ),
     security(("ServiceAccount" = []))
@@ -140,7 +141,7 @@ async fn list_all(
     params(("project_id" = i64, Path, description = "the project id"), ("entity_type" = String, Path, description = "`event` or `profile`"), ("entity_name" = Option<String>, Query, description = "narrows to one entity name")),
     responses(
         (status = 200, description = "the schemas of one entity type: `{\"results\":[SchemaEntry],\"status\":\"ok\"}`", body = Object),
-        (status = 400, description = "bad path or body; `error` lists every problem", body = Object),
+        (status = 400, description = "bad path, or an `entity_name` repeated or not UTF-8 once percent-decoded", body = Object),
         SchemasReadRefusals
     ),
     security(("ServiceAccount" = []))
@@ -149,11 +150,11 @@ async fn list_by_type(
     admitted: Admitted<ReadAccess>,
     State(state): State<AppState>,
     ApiPath((_, entity_type)): ApiPath<(String, String)>,
-    query: Result<Query<ListQuery>, QueryRejection>,
+    RawQuery(query): RawQuery,
 ) -> Result<Json<ListSchemasResponse>, ApiError> {
     let project_id = admitted.id();
     let entity_type = parse_entity_type(&entity_type)?;
-    let query = read_query(query)?;
+    let query = read_params(query.as_deref(), ENTITY_NAME, Unknown::Ignore)?;
     let results = state
         .store
         .read(move |conn| store::list_schemas(conn, project_id, Some(entity_type), query.entity_name.as_deref()))
@@ -166,7 +167,7 @@ async fn list_by_type(
     responses(
         (status = 200, description = "the bare Schema object", body = Object),
         (status = 404, description = "no schema of that type and name", body = Object),
-        (status = 400, description = "bad path or body; `error` lists every problem", body = Object),
+        (status = 400, description = "bad path", body = Object),
         SchemasReadRefusals
     ),
     security(("ServiceAccount" = []))
@@ -189,10 +190,10 @@ async fn get_one(
 
 #[utoipa::path(post, path = "/projects/{project_id}/schemas/{entity_type}/{name}", tag = "Create Schemas",
     params(("project_id" = i64, Path, description = "the project id"), ("entity_type" = String, Path, description = "`event` or `profile`"), ("name" = String, Path, description = "the entity name (for an event, the event name; the user profile is `$user`)")),
-    request_body(content = Object, description = "a Schema"),
+    request_body(content = Object, description = "a Schema; keys other than `description`, `properties` and `metadata` are kept and served back as sent"),
     responses(
         (status = 200, description = "`{\"status\":\"ok\"}`; entity metadata is merged with the stored schema (absent keys kept, `null` removes)", body = Object),
-        (status = 400, description = "bad path or body; `error` lists every problem", body = Object),
+        (status = 400, description = "bad path, a query parameter (the route takes none), a bad body (`error` counts every problem and lists the first 100), or a schema that updates more events+properties than the per-minute update budget holds (it can never pass: split it)", body = Object),
         (status = 413, description = "the body is over the JSON body limit (16 MiB)", body = Object),
         SchemasWriteRefusals
     ),
@@ -202,15 +203,18 @@ async fn upload_one(
     admitted: Admitted<WriteAccess>,
     State(state): State<AppState>,
     ApiPath((_, entity_type, name)): ApiPath<(String, String, String)>,
+    RawQuery(query): RawQuery,
     body: Result<JsonBody, ApiError>,
 ) -> Result<Json<StatusResponse>, ApiError> {
     let project_id = admitted.id();
     let entity_type = parse_entity_type(&entity_type)?;
+    read_params(query.as_deref(), &[], Unknown::Refuse)?;
     let JsonBody(body) = body?;
     let rules = SchemaRules { namespace: state.config.namespace.clone() };
     let mut issues = Vec::new();
     if name.trim().is_empty() {
-        issues.push(Issue::new("name", IssueCode::InvalidName, "the entity name in the path is empty; put the entity name in the path"));
+        let found = datadict_core::validate::emptiness(&name);
+        issues.push(Issue::new("name", IssueCode::InvalidName, format!("the entity name in the path is {found}; put the entity name in the path")));
     }
     validate_schema(&body, "", Some(entity_type), &rules, &mut issues);
     if !issues.is_empty() {
@@ -218,6 +222,7 @@ async fn upload_one(
     }
     let schema: Schema = serde_json::from_value(body)
         .map_err(|e| ApiError::BadRequest(format!("the schema cannot be read ({e}); send a schema object")))?;
+    check_update_size(&state.config, update_cost(&schema))?;
     let namespace = rules.namespace;
     let config = state.config.clone();
     state
@@ -239,10 +244,10 @@ async fn upload_one(
 
 #[utoipa::path(post, path = "/projects/{project_id}/schemas", tag = "Create Schemas",
     params(("project_id" = i64, Path, description = "the project id")),
-    request_body(content = Object, description = "`{\"entries\":[SchemaEntry],\"truncate\":false}`, no other keys"),
+    request_body(content = Object, description = "`{\"entries\":[SchemaEntry],\"truncate\":false}`, no other keys; a `schemaJson` may hold keys other than `description`, `properties` and `metadata`, kept and served back as sent"),
     responses(
         (status = 200, description = "`{\"results\":{\"added\":N,\"deleted\":N},\"status\":\"ok\"}`", body = Object),
-        (status = 400, description = "bad path or body (`error` lists every problem), or a `truncate` that would remove more schemas than one request may", body = Object),
+        (status = 400, description = "bad path, a query parameter (the route takes none), a bad body (`error` counts every problem and lists the first 100), entries that update more events+properties than the per-minute update budget holds (they can never pass: split them), or a `truncate` that would remove more schemas than one request may", body = Object),
         (status = 413, description = "the body is over the JSON body limit (16 MiB)", body = Object),
         SchemasWriteRefusals
     ),
@@ -251,12 +256,16 @@ async fn upload_one(
 async fn upload_batch(
     admitted: Admitted<WriteAccess>,
     State(state): State<AppState>,
+    RawQuery(query): RawQuery,
     body: Result<JsonBody, ApiError>,
 ) -> Result<Json<BatchUploadResponse>, ApiError> {
     let project_id = admitted.id();
+    read_params(query.as_deref(), &[], Unknown::Refuse)?;
     let JsonBody(body) = body?;
     let rules = SchemaRules { namespace: state.config.namespace.clone() };
     let (entries, truncate) = parse_batch(&body, &rules)?;
+    let cost = entries.iter().map(|e| update_cost(&e.schema_json)).sum();
+    check_update_size(&state.config, cost)?;
     let namespace = rules.namespace;
     let config = state.config.clone();
     let (added, deleted) = state
@@ -264,10 +273,11 @@ async fn upload_batch(
         .call(move |conn| {
             // Dropping `tx` without a commit rolls back the truncation of a refused request.
             let tx = conn.transaction()?;
-            let deleted = if truncate { store::delete_schemas(&tx, project_id, None, None)? } else { 0 };
-            let mut checked = check_deletions(&config, deleted, "delete one entity type at a time (`DELETE .../schemas/event`) or by `entity_name` first, then upload without `truncate`");
+            let removed = if truncate { delete_counting(&tx, project_id, None, None)? } else { Vec::new() };
+            let deleted: usize = removed.iter().map(|(_, n)| n).sum();
+            let mut checked = check_deletions(&config, &removed, "; then upload without `truncate`");
             if checked.is_ok() {
-                checked = charge_updates(&config, &tx, project_id, entries.iter().map(|e| update_cost(&e.schema_json)).sum())?;
+                checked = charge_updates(&config, &tx, project_id, cost)?;
             }
             if let Err(refused) = checked {
                 return Ok(Err(refused));
@@ -285,57 +295,16 @@ async fn upload_batch(
     Ok(Json(BatchUploadResponse::ok(added, deleted)))
 }
 
-/// Checks the batch body `{"entries":[SchemaEntry],"truncate":bool}` (no other keys) and every
-/// entry in it, and reports every problem at once.
+/// Checks the batch body `{"entries":[SchemaEntry],"truncate":bool}` with the core's
+/// `validate_batch_body` (no other keys, every entry, each entity named once) and reports every
+/// problem at once.
 fn parse_batch(body: &Value, rules: &SchemaRules) -> Result<(Vec<SchemaEntry>, bool), ApiError> {
-    let mut issues = Vec::new();
-    let Value::Object(obj) = body else {
-        return Err(ApiError::Invalid(vec![Issue::new(
-            "",
-            IssueCode::WrongType,
-            "the body must be an object `{\"entries\": [...], \"truncate\": false}`",
-        )]));
-    };
-    for key in obj.keys().filter(|k| !matches!(k.as_str(), "entries" | "truncate")) {
-        issues.push(Issue::new(
-            child_path("", key),
-            IssueCode::UnknownField,
-            format!("`{key}` is not a field of a batch upload; the allowed fields are `entries`, `truncate`"),
-        ));
-    }
-    let truncate = match obj.get("truncate") {
-        None => false,
-        Some(Value::Bool(b)) => *b,
-        Some(_) => {
-            issues.push(Issue::new("truncate", IssueCode::WrongType, "`truncate` must be `true` or `false`"));
-            false
-        }
-    };
-    let items = match obj.get("entries") {
-        Some(Value::Array(items)) => items.as_slice(),
-        Some(_) => {
-            issues.push(Issue::new("entries", IssueCode::WrongType, "`entries` must be an array of schema entries"));
-            &[]
-        }
-        None => {
-            issues.push(Issue::new("entries", IssueCode::MissingField, "`entries` is required; give an array of schema entries (it may be empty)"));
-            &[]
-        }
-    };
-    for (i, item) in items.iter().enumerate() {
-        let prefix = index_path("entries", i);
-        for mut issue in validate_schema_entry(item, rules) {
-            issue.path = match issue.path.as_str() {
-                "" => prefix.clone(),
-                p if p.starts_with('[') => format!("{prefix}{p}"),
-                p => format!("{prefix}.{p}"),
-            };
-            issues.push(issue);
-        }
-    }
+    let issues = validate_batch_body(body, rules);
     if !issues.is_empty() {
         return Err(ApiError::Invalid(issues));
     }
+    let truncate = body.get("truncate").and_then(Value::as_bool).unwrap_or(false);
+    let items = body.get("entries").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
     let entries = items
         .iter()
         .map(|v| serde_json::from_value::<SchemaEntry>(v.clone()))
@@ -348,7 +317,7 @@ fn parse_batch(body: &Value, rules: &SchemaRules) -> Result<(Vec<SchemaEntry>, b
     params(("project_id" = i64, Path, description = "the project id")),
     responses(
         (status = 200, description = "`{\"results\":{\"delete_count\":N},\"status\":\"ok\"}`", body = Object),
-        (status = 400, description = "bad path, or more schemas to remove than one request may (3,000 by default); nothing is removed", body = Object),
+        (status = 400, description = "bad path, a query parameter the route does not take or that is not UTF-8, or more schemas to remove than one request may (3,000 by default); nothing is removed", body = Object),
         SchemasWriteRefusals
     ),
     security(("ServiceAccount" = []))
@@ -356,8 +325,10 @@ fn parse_batch(body: &Value, rules: &SchemaRules) -> Result<(Vec<SchemaEntry>, b
 async fn delete_all(
     admitted: Admitted<WriteAccess>,
     State(state): State<AppState>,
+    RawQuery(query): RawQuery,
 ) -> Result<Json<DeleteResponse>, ApiError> {
     let project_id = admitted.id();
+    read_params(query.as_deref(), &[], Unknown::Refuse)?;
     delete(&state, project_id, None, None).await
 }
 
@@ -365,7 +336,7 @@ async fn delete_all(
     params(("project_id" = i64, Path, description = "the project id"), ("entity_type" = String, Path, description = "`event` or `profile`"), ("entity_name" = Option<String>, Query, description = "narrows to one entity name")),
     responses(
         (status = 200, description = "`{\"results\":{\"delete_count\":N},\"status\":\"ok\"}`", body = Object),
-        (status = 400, description = "bad path, or more schemas to remove than one request may (3,000 by default); nothing is removed", body = Object),
+        (status = 400, description = "bad path, a query parameter the route does not take or that is not UTF-8, or more schemas to remove than one request may (3,000 by default); nothing is removed", body = Object),
         SchemasWriteRefusals
     ),
     security(("ServiceAccount" = []))
@@ -374,11 +345,11 @@ async fn delete_by_type(
     admitted: Admitted<WriteAccess>,
     State(state): State<AppState>,
     ApiPath((_, entity_type)): ApiPath<(String, String)>,
-    query: Result<Query<ListQuery>, QueryRejection>,
+    RawQuery(query): RawQuery,
 ) -> Result<Json<DeleteResponse>, ApiError> {
     let project_id = admitted.id();
     let entity_type = parse_entity_type(&entity_type)?;
-    let query = read_query(query)?;
+    let query = read_params(query.as_deref(), ENTITY_NAME, Unknown::Refuse)?;
     delete(&state, project_id, Some(entity_type), query.entity_name).await
 }
 
@@ -386,7 +357,7 @@ async fn delete_by_type(
     params(("project_id" = i64, Path, description = "the project id"), ("entity_type" = String, Path, description = "`event` or `profile`"), ("name" = String, Path, description = "the entity name (for an event, the event name; the user profile is `$user`)")),
     responses(
         (status = 200, description = "`{\"results\":{\"delete_count\":N},\"status\":\"ok\"}`", body = Object),
-        (status = 400, description = "bad path, or more schemas to remove than one request may (3,000 by default); nothing is removed", body = Object),
+        (status = 400, description = "bad path, a query parameter the route does not take or that is not UTF-8, or more schemas to remove than one request may (3,000 by default); nothing is removed", body = Object),
         SchemasWriteRefusals
     ),
     security(("ServiceAccount" = []))
@@ -395,9 +366,11 @@ async fn delete_one(
     admitted: Admitted<WriteAccess>,
     State(state): State<AppState>,
     ApiPath((_, entity_type, name)): ApiPath<(String, String, String)>,
+    RawQuery(query): RawQuery,
 ) -> Result<Json<DeleteResponse>, ApiError> {
     let project_id = admitted.id();
     let entity_type = parse_entity_type(&entity_type)?;
+    read_params(query.as_deref(), &[], Unknown::Refuse)?;
     delete(&state, project_id, Some(entity_type), Some(name)).await
 }
 
@@ -407,24 +380,18 @@ async fn delete(
     entity_type: Option<EntityType>,
     name: Option<String>,
 ) -> Result<Json<DeleteResponse>, ApiError> {
-    let narrow = match (entity_type, &name) {
-        (None, _) => "delete one entity type at a time (`DELETE .../schemas/event`), or narrow further with `?entity_name=`",
-        (Some(_), None) => "narrow the request to one name with `?entity_name=`",
-        // One type and one name match at most one schema, so this cannot be refused in practice.
-        (Some(_), Some(_)) => "delete fewer schemas at a time",
-    };
     let config = state.config.clone();
     let count = state
         .store
         .call(move |conn| {
             // Dropping `tx` without a commit rolls back the deletion of a refused request.
             let tx = conn.transaction()?;
-            let count = store::delete_schemas(&tx, project_id, entity_type, name.as_deref())?;
-            if let Err(refused) = check_deletions(&config, count, narrow) {
+            let removed = delete_counting(&tx, project_id, entity_type, name.as_deref())?;
+            if let Err(refused) = check_deletions(&config, &removed, "") {
                 return Ok(Err(refused));
             }
             tx.commit()?;
-            Ok(Ok(count))
+            Ok(Ok(removed.iter().map(|(_, n)| n).sum::<usize>()))
         })
         .await??;
     Ok(Json(DeleteResponse::ok(count as u64)))

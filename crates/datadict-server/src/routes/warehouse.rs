@@ -81,7 +81,7 @@ async fn load_import(state: &AppState, project_id: i64, import_id: i64) -> Resul
     request_body(content = NewImport, description = "the import: `name`, `kind` (`event_sync` or `people`), `source` (a file on the server or a PostgreSQL table; a password only by the name of a server environment variable) and the column `mapping`; no other keys"),
     responses(
         (status = 201, description = "the import was created: `{\"status\":\"ok\",\"results\":Import}`, an Import as GET shows it (source redacted, `last_run` null)", body = Object),
-        (status = 400, description = "bad project id, unreadable body, or an invalid import; `error` lists every problem (unknown fields, a missing file, a column the source lacks)", body = Object),
+        (status = 400, description = "bad project id, unreadable body, or an invalid import; `error` counts every problem and lists the first 100 (unknown fields, a missing file, a column the source lacks)", body = Object),
         WriteRefusals,
         (status = 413, description = "the body is larger than the server reads", body = Object)
     ),

@@ -67,6 +67,14 @@ fn without_an_app_unknown_paths_and_methods_answer_json(backend: Backend) {
     assert_eq!(r.json()["status"], "error");
     let r = server.send("GET", "/api/app/projects/1/schemas", None, &[], None);
     assert!(r.header("content-security-policy").unwrap().contains("'wasm-unsafe-eval'"));
+    // Both name the path as the client sent it, `/api/app` included (the nested router's `Uri`
+    // has lost it).
+    let r = server.send("GET", "/api/app/projects/1/schemas/event/a/b", None, &[], None);
+    assert_eq!(r.status, 404);
+    assert!(r.json()["error"].as_str().unwrap().starts_with("no route serves `/api/app/projects/1/schemas/event/a/b`;"), "{}", r.text);
+    let r = server.send("PUT", "/api/app/projects/1/schemas", None, &[], None);
+    assert_eq!(r.status, 405);
+    assert!(r.json()["error"].as_str().unwrap().starts_with("`PUT` is not allowed on `/api/app/projects/1/schemas`;"), "{}", r.text);
 }
 
 fn cors_allows_only_the_configured_origins(backend: Backend) {

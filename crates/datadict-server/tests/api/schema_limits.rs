@@ -1,5 +1,6 @@
 //! The schemas API's limits beyond the request rate (FACTS.md), over real HTTP: the budget of
-//! events+properties written per minute, and the cap on schemas removed by one request.
+//! events+properties written per minute, the cap on schemas removed by one request, and the
+//! length of a refusal that lists problems.
 
 use crate::common::{on_both_stores, Account, Backend, Server};
 use datadict_server::ratelimit::{ManualClock, RateLimiter};
@@ -67,6 +68,44 @@ fn the_update_budget_refuses_with_429_writes_nothing_and_refills(backend: Backen
     assert_eq!(names(&server, &base, &owner), ["E0", "E1", "E2"]);
 }
 
+/// A request that alone costs more than the whole per-minute budget can never fit: it is a 400
+/// that says to split it (a 429 would be retried forever), not let through on a full bucket.
+/// One within the budget is charged in full.
+fn a_request_over_the_whole_update_budget_is_refused_with_400(backend: Backend) {
+    let clock = ManualClock::default();
+    let config = Config {
+        schema_update_rate_limit: Some(10),
+        rate_limiter: RateLimiter::with_clock(clock.clone()),
+        ..Default::default()
+    };
+    let server = Server::start_with_on(backend, config);
+    let p = server.project("p").id;
+    let owner = server.account("owner", p, Some(Role::Owner));
+    let base = format!("/api/app/projects/{p}/schemas");
+
+    // Ten entities of four properties: 50 units, on a full bucket of 10.
+    let entries: Vec<_> = (0..10).map(|i| event(&format!("E{i}"), &["a", "b", "c", "d"])).collect();
+    let one = json!({"properties": {"a": {"type": "string"}, "b": {"type": "string"}, "c": {"type": "string"}, "d": {"type": "string"}, "e": {"type": "string"}, "f": {"type": "string"}, "g": {"type": "string"}, "h": {"type": "string"}, "i": {"type": "string"}, "j": {"type": "string"}}});
+    for (path, body, cost) in [(base.clone(), json!({"entries": entries}), 50), (format!("{base}/event/Big"), one, 11)] {
+        let r = server.post_json(&path, &owner, &body);
+        assert_eq!(r.status, 400, "{path}: {}", r.text);
+        assert_eq!(r.header("retry-after"), None);
+        let error = r.json()["error"].as_str().unwrap().to_owned();
+        for needle in [format!("updates {cost} events+properties"), "more than the 10 a project may update per minute".into(), "nothing was written".into(), "split it".into()] {
+            assert!(error.contains(&needle), "`{needle}` missing from: {error}");
+        }
+    }
+    assert!(names(&server, &base, &owner).is_empty());
+
+    // Exactly the budget passes, and is charged in full: the next unit waits for the refill.
+    let r = server.post_json(&base, &owner, &json!({"entries": [event("A", &["a", "b", "c", "d"]), event("B", &["a", "b", "c", "d"])]}));
+    assert_eq!(r.status, 200, "{}", r.text);
+    let r = server.post_json(&format!("{base}/event/C"), &owner, &json!({}));
+    assert_eq!((r.status, r.header("retry-after")), (429, Some("6")), "{}", r.text);
+    clock.advance(Duration::from_secs(6));
+    assert_eq!(server.post_json(&format!("{base}/event/C"), &owner, &json!({})).status, 200);
+}
+
 fn the_update_budget_is_off_by_default_and_reported_when_set(backend: Backend) {
     let server = Server::start_on(backend);
     let p = server.project("p").id;
@@ -96,23 +135,32 @@ fn deletions_over_the_cap_are_refused_and_remove_nothing(backend: Backend) {
     };
     assert_eq!(sorted(names(&server, &base, &owner)), all);
 
+    // The hints name only requests that pass: the 4 event schemas are over the cap on their own,
+    // so no hint suggests deleting them as a type.
+    let events_over = "the 4 event schemas are over the cap on their own: raise the server's `--schema-deletion-limit` (0 removes the cap), or delete by name (`DELETE .../schemas/event/{name}`)";
+    let and_profile = ", and use `DELETE .../schemas/profile` for the 1 profile schema";
     for (reply, count, hint) in [
-        (server.delete(&base, &owner), 5, "one entity type at a time"),
-        (server.delete(&format!("{base}/event"), &owner), 4, "?entity_name="),
-        (server.post_json(&base, &owner, &json!({"entries": [event("New", &[])], "truncate": true})), 5, "without `truncate`"),
+        (server.delete(&base, &owner), 5, format!("{events_over}{and_profile}")),
+        (server.delete(&format!("{base}/event"), &owner), 4, events_over.to_owned()),
+        (server.post_json(&base, &owner, &json!({"entries": [event("New", &[])], "truncate": true})), 5, format!("{events_over}{and_profile}; then upload without `truncate`")),
     ] {
         assert_eq!(reply.status, 400, "{}", reply.text);
         assert_eq!(reply.json()["status"], "error");
         let error = reply.json()["error"].as_str().unwrap().to_owned();
-        for needle in [format!("would remove {count} schemas"), "more than the 3".into(), "nothing was removed".into(), hint.into()] {
-            assert!(error.contains(&needle), "`{needle}` missing from: {error}");
-        }
+        let expected = format!("this request would remove {count} schemas, more than the 3 one request may remove; nothing was removed; {hint}");
+        assert_eq!(error, expected);
+        assert!(!error.contains("`DELETE .../schemas/event`"), "{error}");
         assert_eq!(sorted(names(&server, &base, &owner)), all);
     }
 
     // Under the cap, the same deletes pass.
     let r = server.delete(&format!("{base}/event?entity_name=E0"), &owner);
     assert_eq!(r.json(), json!({"results": {"delete_count": 1}, "status": "ok"}));
+    // With each type within the cap, the hint is a delete per type.
+    let r = server.delete(&base, &owner);
+    assert_eq!(r.status, 400, "{}", r.text);
+    let error = r.json()["error"].as_str().unwrap().to_owned();
+    assert!(error.ends_with("nothing was removed; delete one entity type at a time: `DELETE .../schemas/event` for the 3 event schemas, then `DELETE .../schemas/profile` for the 1 profile schema"), "{error}");
     let r = server.delete(&format!("{base}/event"), &owner);
     assert_eq!(r.json(), json!({"results": {"delete_count": 3}, "status": "ok"}));
     let r = server.post_json(&base, &owner, &json!({"entries": [event("New", &[])], "truncate": true}));
@@ -122,4 +170,22 @@ fn deletions_over_the_cap_are_refused_and_remove_nothing(backend: Backend) {
     assert!(names(&server, &base, &owner).is_empty());
 }
 
-on_both_stores!(the_update_budget_refuses_with_429_writes_nothing_and_refills, the_update_budget_is_off_by_default_and_reported_when_set, deletions_over_the_cap_are_refused_and_remove_nothing);
+/// A body with thousands of bad entries is counted whole, but its message lists the first 100
+/// problems only (it was megabytes long), and says how many more there are.
+fn a_message_lists_at_most_100_problems(backend: Backend) {
+    let server = Server::start_on(backend);
+    let p = server.project("p").id;
+    let owner = server.account("owner", p, Some(Role::Owner));
+    let base = format!("/api/app/projects/{p}/schemas");
+    let entries: Vec<_> = (0..5000).map(|i| json!({"entityType": "events", "name": format!("E{i}"), "schemaJson": {"properties": {"p": {"type": "text"}}}})).collect();
+    let r = server.post_json(&base, &owner, &json!({"entries": entries}));
+    assert_eq!(r.status, 400);
+    let error = r.json()["error"].as_str().unwrap().to_owned();
+    assert!(error.len() < 40_000, "{} bytes", error.len());
+    assert!(error.starts_with("the request has 10000 problem(s): entries[0].entityType: [invalid_enum]"), "{}", &error[..200]);
+    assert!(error.contains("entries[49].schemaJson.properties.p.type") && !error.contains("entries[50]."), "{error}");
+    assert!(error.ends_with("; and 9900 more not listed here (the first 100 are): fix these and send again to see the rest"), "{error}");
+    assert!(names(&server, &base, &owner).is_empty());
+}
+
+on_both_stores!(the_update_budget_refuses_with_429_writes_nothing_and_refills, a_request_over_the_whole_update_budget_is_refused_with_400, the_update_budget_is_off_by_default_and_reported_when_set, deletions_over_the_cap_are_refused_and_remove_nothing, a_message_lists_at_most_100_problems);

@@ -78,6 +78,187 @@ fn create_list_get_replace_and_delete(backend: Backend) {
     assert_eq!(server.get(&base, &owner).json(), json!({"results": [], "status": "ok"}));
 }
 
+/// Spec §2.3 does not forbid other keys in a schema: they are stored and served back on every
+/// route, and a replace replaces them with the rest of the schema.
+fn keys_a_schema_does_not_define_are_kept(backend: Backend) {
+    let server = Server::start_on(backend);
+    let p = server.project("p").id;
+    let owner = server.account("owner", p, Some(Role::Owner));
+    let base = format!("/api/app/projects/{p}/schemas");
+
+    let order = json!({"description": "An order", "propertes": {"price": {"type": "number"}}, "x-owner": {"team": "growth", "since": null}});
+    let r = server.post_json(&format!("{base}/event/Order"), &owner, &order);
+    assert_eq!((r.status, r.json()), (200, json!({"status": "ok"})));
+    assert_eq!(server.get(&format!("{base}/event/Order"), &owner).json(), order);
+
+    let refund = json!({"entityType": "event", "name": "Refund", "schemaJson": {"$comment": "from the tracking plan", "properties": {"amount": {"type": "number"}}}});
+    let r = server.post_json(&base, &owner, &json!({"entries": [refund]}));
+    assert_eq!(r.status, 200, "{}", r.text);
+    let listed = server.get(&format!("{base}/event"), &owner).json();
+    assert_eq!(listed["results"][0], json!({"entityType": "event", "name": "Order", "schemaJson": order}));
+    assert_eq!(listed["results"][1], refund);
+    assert_eq!(server.get(&base, &owner).json()["results"][1], refund);
+
+    // A replace keeps absent entity metadata only; other keys are replaced with the schema.
+    let r = server.post_json(&format!("{base}/event/Order"), &owner, &json!({"properties": {"price": {"type": "number"}}, "x-new": 1}));
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(server.get(&format!("{base}/event/Order"), &owner).json(), json!({"properties": {"price": {"type": "number"}}, "x-new": 1}));
+}
+
+/// A write route refuses a query parameter it does not take, naming it and the ones it takes:
+/// ignored, a misspelled filter widened a delete to every schema. Reads still ignore them.
+fn a_write_refuses_query_parameters_it_does_not_take(backend: Backend) {
+    let server = Server::start_on(backend);
+    let p = server.project("p").id;
+    let owner = server.account("owner", p, Some(Role::Owner));
+    let base = format!("/api/app/projects/{p}/schemas");
+    let user = json!({"entityType": "profile", "name": "$user", "schemaJson": {}});
+    let a = json!({"entityType": "event", "name": "a", "schemaJson": {}});
+    let b = json!({"entityType": "event", "name": "b", "schemaJson": {}});
+    assert_eq!(server.post_json(&base, &owner, &json!({"entries": [a, b, user]})).status, 200);
+    let count = || server.get(&base, &owner).json()["results"].as_array().unwrap().len();
+
+    let name_only = "(unknown parameter `entityName`; this route takes only `entity_name`)";
+    let none = "this route takes no parameters";
+    for (method, path, needle) in [
+        ("DELETE", format!("{base}/event?entityName=a"), name_only),
+        ("DELETE", format!("{base}/event?entity_name=a&entityName=a"), name_only),
+        ("DELETE", format!("{base}?entity_name=%24user"), "(unknown parameter `entity_name`; this route takes no parameters)"),
+        ("DELETE", format!("{base}/event/a?dry_run=1&x"), "unknown parameters `dry_run`, `x`"),
+        ("POST", format!("{base}?truncate=true"), none),
+        ("POST", format!("{base}/event/a?merge=false"), none),
+    ] {
+        let body = (method == "POST").then(|| serde_json::to_vec(&json!({"entries": []})).unwrap());
+        let r = server.send(method, &path, Some((&owner.username, &owner.secret)), &[], body);
+        assert_eq!(r.status, 400, "{method} {path}: {}", r.text);
+        assert_eq!(r.json()["status"], "error");
+        let error = r.json()["error"].as_str().unwrap().to_owned();
+        for needle in [needle, "the query string cannot be read", "nothing was changed", "/openapi.json"] {
+            assert!(error.contains(needle), "`{needle}` missing from the answer to {method} {path}: {error}");
+        }
+        assert_eq!(count(), 3, "{method} {path} changed the dictionary");
+    }
+    // Reads ignore what they do not know; the filter they know still narrows.
+    let r = server.get(&format!("{base}/event?entityName=a&_=1"), &owner);
+    assert_eq!((r.status, r.json()["results"].as_array().unwrap().len()), (200, 2));
+    let r = server.delete(&format!("{base}/event?entity_name=a"), &owner);
+    assert_eq!(r.json(), json!({"results": {"delete_count": 1}, "status": "ok"}));
+    assert_eq!(count(), 2);
+}
+
+/// `entity_name` that is not UTF-8 once percent-decoded is refused as the path's `name` is,
+/// rather than decoded to U+FFFD, which matched (and deleted) a schema named `�`.
+fn an_entity_name_that_is_not_utf8_is_refused(backend: Backend) {
+    let server = Server::start_on(backend);
+    let p = server.project("p").id;
+    let owner = server.account("owner", p, Some(Role::Owner));
+    let base = format!("/api/app/projects/{p}/schemas");
+    assert_eq!(server.post_json(&format!("{base}/event/%EF%BF%BD"), &owner, &json!({})).status, 200);
+    for method in ["GET", "DELETE"] {
+        let r = server.send(method, &format!("{base}/event?entity_name=%ff"), Some((&owner.username, &owner.secret)), &[], None);
+        assert_eq!(r.status, 400, "{method}: {}", r.text);
+        let error = r.json()["error"].as_str().unwrap().to_owned();
+        assert!(error.contains("Invalid UTF-8 in `entity_name`"), "{method}: {error}");
+    }
+    let path = server.get(&format!("{base}/event/%ff"), &owner);
+    assert!(path.json()["error"].as_str().unwrap().contains("Invalid UTF-8 in `name`"), "{}", path.text);
+    // The schema named U+FFFD is still there, and found by its own name.
+    let r = server.get(&format!("{base}/event?entity_name=%EF%BF%BD"), &owner);
+    assert_eq!(r.json()["results"][0]["name"], "\u{fffd}");
+}
+
+/// One upload names each entity once: two entries for one entity were both counted as added,
+/// and the first one's metadata leaked into the stored schema. Every duplicate is named, with
+/// its positions, and nothing is stored (nor truncated).
+fn a_batch_naming_an_entity_twice_is_refused(backend: Backend) {
+    let server = Server::start_on(backend);
+    let p = server.project("p").id;
+    let owner = server.account("owner", p, Some(Role::Owner));
+    let base = format!("/api/app/projects/{p}/schemas");
+    assert_eq!(server.post_json(&base, &owner, &json!({"entries": [purchase()]})).status, 200);
+    let hidden = json!({"entityType": "event", "name": "DD2", "schemaJson": {"metadata": {"com.vendor": {"hidden": true}}}});
+    let plain = json!({"entityType": "event", "name": "DD2", "schemaJson": {"description": "second"}});
+    let user = json!({"entityType": "profile", "name": "$user", "schemaJson": {}});
+    let body = json!({"entries": [hidden, plain, user.clone(), purchase(), user], "truncate": true});
+    let r = server.post_json(&base, &owner, &body);
+    assert_eq!(r.status, 400, "{}", r.text);
+    let error = r.json()["error"].as_str().unwrap().to_owned();
+    for needle in [
+        "event `DD2` is given 2 times, at entries[0] and entries[1]",
+        "profile `$user` is given 2 times, at entries[2] and entries[4]",
+        "merge them into one entry",
+    ] {
+        assert!(error.contains(needle), "`{needle}` missing from: {error}");
+    }
+    assert!(!error.contains("Purchase"), "{error}");
+    assert_eq!(server.get(&base, &owner).json(), json!({"results": [purchase()], "status": "ok"}));
+}
+
+/// The properties `/import` requires (`time`, `distinct_id`, `$insert_id`) cannot be marked
+/// dropped: the import would store events without them.
+fn the_properties_import_requires_cannot_be_dropped(backend: Backend) {
+    let server = Server::start_on(backend);
+    let p = server.project("p").id;
+    let owner = server.account("owner", p, Some(Role::Owner));
+    let base = format!("/api/app/projects/{p}/schemas");
+    let dropped = json!({"type": "string", "metadata": {"com.vendor": {"dropped": true}}});
+    let one = json!({"properties": {"time": {"type": "number", "metadata": {"com.vendor": {"dropped": true}}}}});
+    let r = server.post_json(&format!("{base}/event/Order"), &owner, &one);
+    assert_eq!(r.status, 400, "{}", r.text);
+    let error = r.json()["error"].as_str().unwrap().to_owned();
+    assert!(error.contains("properties.time.metadata[\"com.vendor\"].dropped: [required_property] `time` cannot be dropped: `/import` requires"), "{error}");
+    let entry = json!({"entityType": "event", "name": "Order", "schemaJson": {"properties": {"distinct_id": dropped, "$insert_id": dropped, "card": dropped}}});
+    let r = server.post_json(&base, &owner, &json!({"entries": [entry]}));
+    assert_eq!(r.status, 400, "{}", r.text);
+    let error = r.json()["error"].as_str().unwrap().to_owned();
+    for needle in ["`distinct_id` cannot be dropped", "`$insert_id` cannot be dropped"] {
+        assert!(error.contains(needle), "`{needle}` missing from: {error}");
+    }
+    assert!(!error.contains("`card`"), "{error}");
+    assert_eq!(server.get(&base, &owner).json()["results"], json!([]));
+    // `false` is the default and stays allowed; so is dropping any other property.
+    let kept = json!({"properties": {"time": {"type": "number", "metadata": {"com.vendor": {"dropped": false}}}, "card": dropped}});
+    assert_eq!(server.post_json(&format!("{base}/event/Order"), &owner, &kept).status, 200);
+}
+
+/// `dropped: false` is the default (spec §2.4, §2.5), so a profile and its properties may say it;
+/// only `true` is for events only.
+fn a_profile_may_say_dropped_false(backend: Backend) {
+    let server = Server::start_on(backend);
+    let p = server.project("p").id;
+    let owner = server.account("owner", p, Some(Role::Owner));
+    let base = format!("/api/app/projects/{p}/schemas");
+    let not_dropped = json!({"com.vendor": {"dropped": false}});
+    let user = json!({"properties": {"plan": {"type": "string", "metadata": not_dropped}}, "metadata": not_dropped});
+    let r = server.post_json(&format!("{base}/profile/$user"), &owner, &user);
+    assert_eq!((r.status, r.json()), (200, json!({"status": "ok"})), "{}", r.text);
+    assert_eq!(server.get(&format!("{base}/profile/$user"), &owner).json(), user);
+    let entry = json!({"entityType": "profile", "name": "$user", "schemaJson": user});
+    assert_eq!(server.post_json(&base, &owner, &json!({"entries": [entry]})).status, 200);
+    let r = server.post_json(&format!("{base}/profile/$user"), &owner, &json!({"metadata": {"com.vendor": {"dropped": true}}}));
+    assert_eq!(r.status, 400, "{}", r.text);
+    assert!(r.json()["error"].as_str().unwrap().contains("[events_only] only events can be dropped"), "{}", r.text);
+}
+
+/// A body that starts with a UTF-8 byte order mark (as editors on Windows save files) is read
+/// as the JSON after it.
+fn a_leading_byte_order_mark_is_skipped(backend: Backend) {
+    let server = Server::start_on(backend);
+    let p = server.project("p").id;
+    let owner = server.account("owner", p, Some(Role::Owner));
+    let base = format!("/api/app/projects/{p}/schemas");
+    let auth = Some((owner.username.as_str(), owner.secret.as_str()));
+    let with_bom = |value: &serde_json::Value| [&b"\xEF\xBB\xBF"[..], &serde_json::to_vec(value).unwrap()].concat();
+    let r = server.send("POST", &format!("{base}/event/A"), auth, &[], Some(with_bom(&json!({"description": "a"}))));
+    assert_eq!((r.status, r.json()), (200, json!({"status": "ok"})), "{}", r.text);
+    let r = server.send("POST", &base, auth, &[], Some(with_bom(&json!({"entries": [purchase()]}))));
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(server.get(&format!("{base}/event/A"), &owner).json(), json!({"description": "a"}));
+    let r = server.send("POST", &base, auth, &[], Some(b"\xEF\xBB\xBF \n".to_vec()));
+    assert_eq!(r.status, 400);
+    assert!(r.json()["error"].as_str().unwrap().contains("the request body is empty"), "{}", r.text);
+}
+
 fn truncate_replaces_the_whole_dictionary(backend: Backend) {
     let server = Server::start_on(backend);
     let p = server.project("p").id;
@@ -121,6 +302,9 @@ fn a_bad_body_lists_every_problem_and_changes_nothing(backend: Backend) {
         (format!("{base}/event/X"), json!({"properties": []}), "`properties` is an array; it must be an object"),
         (format!("{base}/event/X"), json!({"properties": {"p": {}}}), "properties.p.type"),
         (format!("{base}/profile/$user"), json!({"properties": {"p": {"type": "string", "metadata": {"com.vendor": {"dropped": true}}}}}), "only events"),
+        (format!("{base}/event/%20"), json!({}), "the entity name in the path is blank (whitespace only)"),
+        (base.clone(), json!({"entries": [{"entityType": "event", "name": " ", "schemaJson": {}}]}), "entries[0].name: [invalid_name] `name` is blank (whitespace only)"),
+        (base.clone(), json!({"entries": [{"entityType": "event", "name": "", "schemaJson": {}}]}), "entries[0].name: [invalid_name] `name` is empty"),
     ] {
         let r = server.post_json(&path, &owner, &body);
         assert_eq!(r.status, 400, "{path} {body}");
@@ -172,4 +356,4 @@ fn a_schema_body_over_the_json_limit_is_answered_413(backend: Backend) {
     assert_eq!(server.get(&format!("/api/app/projects/{p}/schemas"), &owner).json()["results"], json!([]));
 }
 
-on_both_stores!(create_list_get_replace_and_delete, truncate_replaces_the_whole_dictionary, a_bad_body_lists_every_problem_and_changes_nothing, the_schemas_rate_limit_answers_429_with_retry_after, a_schema_body_over_the_json_limit_is_answered_413);
+on_both_stores!(create_list_get_replace_and_delete, keys_a_schema_does_not_define_are_kept, a_write_refuses_query_parameters_it_does_not_take, an_entity_name_that_is_not_utf8_is_refused, a_batch_naming_an_entity_twice_is_refused, the_properties_import_requires_cannot_be_dropped, a_profile_may_say_dropped_false, a_leading_byte_order_mark_is_skipped, truncate_replaces_the_whole_dictionary, a_bad_body_lists_every_problem_and_changes_nothing, the_schemas_rate_limit_answers_429_with_retry_after, a_schema_body_over_the_json_limit_is_answered_413);

@@ -3,8 +3,9 @@
 //!
 //! The tables are SQLite's (`sqlite::tables`, `sqlite::jobs::TABLES`, `sqlite::lookup::TABLES`,
 //! `sqlite::groups::TABLES`) in PostgreSQL's types: integers are `bigint`, texts whose order the
-//! API shows (names, event names) compare bytewise (`COLLATE "C"`) as SQLite's do, records and
-//! schemas stay `text` so that they are served back byte for byte, and `events.id` and
+//! API shows (names, event names) compare bytewise (`COLLATE "C"`) as SQLite's do, records stay
+//! `text` so that they are served back byte for byte (schemas are `text` too, the JSON the core's
+//! `Schema` writes, as on SQLite), and `events.id` and
 //! `warehouse_runs.seq` stand for SQLite's rowid (storage order, the read API's cursor).
 //! Migration 2 adds lookup tables, migration 3 group profiles, migration 4 the rate-limit buckets
 //! and the claims of jobs by processes, migration 5 data quality, migration 6 the dictionary
