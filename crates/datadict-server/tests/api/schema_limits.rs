@@ -20,17 +20,26 @@ fn names(server: &Server, base: &str, owner: &Account) -> Vec<String> {
     list["results"].as_array().unwrap().iter().map(|e| e["name"].as_str().unwrap().to_owned()).collect()
 }
 
-fn the_update_budget_refuses_with_429_writes_nothing_and_refills(backend: Backend) {
+/// A server whose update budget is `limit` events+properties a minute, on a clock the test moves,
+/// with an owner of one project and the project's schemas path.
+struct Budgeted {
+    clock: ManualClock,
+    server: Server,
+    owner: Account,
+    base: String,
+}
+
+fn budgeted(backend: Backend, limit: u64) -> Budgeted {
     let clock = ManualClock::default();
-    let config = Config {
-        schema_update_rate_limit: Some(5),
-        rate_limiter: RateLimiter::with_clock(clock.clone()),
-        ..Default::default()
-    };
+    let config = Config { schema_update_rate_limit: Some(limit), rate_limiter: RateLimiter::with_clock(clock.clone()), ..Default::default() };
     let server = Server::start_with_on(backend, config);
     let p = server.project("p").id;
     let owner = server.account("owner", p, Some(Role::Owner));
-    let base = format!("/api/app/projects/{p}/schemas");
+    Budgeted { clock, server, owner, base: format!("/api/app/projects/{p}/schemas") }
+}
+
+fn the_update_budget_refuses_with_429_writes_nothing_and_refills(backend: Backend) {
+    let Budgeted { clock, server, owner, base } = budgeted(backend, 5);
 
     // One entity and two properties cost 3 of the 5.
     let r = server.post_json(&base, &owner, &json!({"entries": [event("E0", &["a", "b"])]}));
@@ -72,16 +81,7 @@ fn the_update_budget_refuses_with_429_writes_nothing_and_refills(backend: Backen
 /// that says to split it (a 429 would be retried forever), not let through on a full bucket.
 /// One within the budget is charged in full.
 fn a_request_over_the_whole_update_budget_is_refused_with_400(backend: Backend) {
-    let clock = ManualClock::default();
-    let config = Config {
-        schema_update_rate_limit: Some(10),
-        rate_limiter: RateLimiter::with_clock(clock.clone()),
-        ..Default::default()
-    };
-    let server = Server::start_with_on(backend, config);
-    let p = server.project("p").id;
-    let owner = server.account("owner", p, Some(Role::Owner));
-    let base = format!("/api/app/projects/{p}/schemas");
+    let Budgeted { clock, server, owner, base } = budgeted(backend, 10);
 
     // Ten entities of four properties: 50 units, on a full bucket of 10.
     let entries: Vec<_> = (0..10).map(|i| event(&format!("E{i}"), &["a", "b", "c", "d"])).collect();

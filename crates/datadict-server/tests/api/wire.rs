@@ -2,7 +2,8 @@
 //! holding JSON or base64 JSON, `GET ?data=`, the answer parameters, and the rule that no route
 //! acknowledges what it did not store.
 
-use crate::common::{base64, form, gzip, now_ms, on_both_stores, urlencode, Backend, Server};
+use crate::common::{base64, form, gzip, now_ms, on_both_stores, urlencode, Account, Backend, Server};
+use datadict_server::admin::NewProject;
 use datadict_server::store::Role;
 use serde_json::{json, Value};
 
@@ -153,16 +154,22 @@ fn records_of(route: &str, t: i64, id: &str) -> String {
     .to_string()
 }
 
+/// A server with two projects and an owner of the first.
+fn two_projects(backend: Backend) -> (Server, NewProject, NewProject, Account) {
+    let server = Server::start_on(backend);
+    let project = server.project("p");
+    let other = server.project("other");
+    let owner = server.account("owner", project.id, Some(Role::Owner));
+    (server, project, other, owner)
+}
+
 /// `project_id` is a parameter like the others: a form field counts, and wins over the query
 /// string, on every route a service account may send to. It was read from the query string
 /// alone, so that a form's `project_id` got "`project_id` is required". The credentials keep
 /// their answers: 401 for a wrong secret whatever the form says, 403 for the project the form
 /// names when the account has no role there, and the project token's project stands.
 fn a_project_id_form_field_names_the_project(backend: Backend) {
-    let server = Server::start_on(backend);
-    let project = server.project("p");
-    let other = server.project("other");
-    let owner = server.account("owner", project.id, Some(Role::Owner));
+    let (server, project, other, owner) = two_projects(backend);
     let auth = Some((owner.username.as_str(), owner.secret.as_str()));
     let (p, o) = (project.id.to_string(), other.id.to_string());
     let t = now_ms() - 60_000;
@@ -205,10 +212,7 @@ fn a_project_id_form_field_names_the_project(backend: Backend) {
 /// parameter is. It was resolved to the last value: a 403 here, for the project the account has
 /// no role in. Credentials are still judged first; nothing is stored.
 fn a_repeated_project_id_is_refused(backend: Backend) {
-    let server = Server::start_on(backend);
-    let project = server.project("p");
-    let other = server.project("other");
-    let owner = server.account("owner", project.id, Some(Role::Owner));
+    let (server, project, other, owner) = two_projects(backend);
     let auth = Some((owner.username.as_str(), owner.secret.as_str()));
     let (p, o) = (project.id.to_string(), other.id.to_string());
     let t = now_ms() - 60_000;
