@@ -362,7 +362,7 @@ fn operand<'o>(operation: &'o ProfileOperation, property: &str) -> Option<&'o Va
 
 /// Tallies one rejected record of `route`: per code of its issues (each once), with the record's
 /// text and the first message of that code as the sample, without the project tokens it holds
-/// (`tokens`: those the caller knows of; see [`refused_sample`]).
+/// (`tokens`: those the caller knows of; see `refused_sample`).
 pub fn reject(rejected: &mut Violations, route: &'static str, event: &str, issues: &[(&'static str, &str)], record: &[u8], tokens: &[&str]) {
     let mut seen: Vec<&str> = Vec::new();
     for (code, message) in issues {
