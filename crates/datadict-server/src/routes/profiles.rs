@@ -14,7 +14,7 @@ use crate::ingest::batch::{unknown_token, TOKEN_REFUSED};
 use crate::ingest::quality::{reject, Violations};
 use crate::ingest::store_profile_updates;
 use crate::routes::ingest::{charge, IngestError};
-use crate::routes::wire::{answer_batch, project_and_records, receive, Refused, Style, Tally};
+use crate::routes::wire::{answer_batch, caller_project_and_records, receive, Refused, Style, Tally};
 use crate::AppState;
 use axum::body::Bytes;
 use axum::extract::Request;
@@ -43,13 +43,7 @@ pub async fn update_profiles(
     let received = receive(route, request, limits.max_request_bytes).await;
     let refuse = Refused::with(&received.style);
     let caller = caller.map_err(|e| refuse(e.0))?;
-    let (caller, records) = match &caller {
-        Some(caller) => {
-            let (project_id, records) = project_and_records(&state, caller, &received.params, received.records).await.map_err(&refuse)?;
-            (Some(project_id), records)
-        }
-        None => (None, received.records.map_err(&refuse)?),
-    };
+    let (caller, records) = caller_project_and_records(&state, caller.as_ref(), &received.params, received.records).await.map_err(&refuse)?;
     // With an `Authorization` header the caller is its project; without one, the project is the
     // one of the updates' `$token`, which every update must then carry.
     let token = if caller.is_some() { TokenRule::Optional } else { TokenRule::Required };

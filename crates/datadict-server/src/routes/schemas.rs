@@ -42,7 +42,7 @@ use datadict_core::{
     SchemaEntry, SchemaRules, StatusResponse,
 };
 use serde_json::Value;
-use deletions::{check_deletions, delete_counting};
+use deletions::{check_deletions, delete_counting, total};
 use query::{read_params, Unknown};
 use std::time::Duration;
 
@@ -274,7 +274,7 @@ async fn upload_batch(
             // Dropping `tx` without a commit rolls back the truncation of a refused request.
             let tx = conn.transaction()?;
             let removed = if truncate { delete_counting(&tx, project_id, None, None)? } else { Vec::new() };
-            let deleted: usize = removed.iter().map(|(_, n)| n).sum();
+            let deleted = total(&removed);
             let mut checked = check_deletions(&config, &removed, "; then upload without `truncate`");
             if checked.is_ok() {
                 checked = charge_updates(&config, &tx, project_id, cost)?;
@@ -391,7 +391,7 @@ async fn delete(
                 return Ok(Err(refused));
             }
             tx.commit()?;
-            Ok(Ok(removed.iter().map(|(_, n)| n).sum::<usize>()))
+            Ok(Ok(total(&removed)))
         })
         .await??;
     Ok(Json(DeleteResponse::ok(count as u64)))

@@ -29,7 +29,7 @@ use crate::ingest::batch::unknown_token;
 use crate::ingest::{body_tokens, check_body, now_ms, send_checked, Checked, Intake, Tokens, INLINE_BYTES};
 use crate::routes::ingest::{charge, IngestError};
 use crate::routes::responses::{EventsTracked, TrackingRefusals};
-use crate::routes::wire::{answer_batch, project_and_records, receive, Refused, Tally, WireQuery};
+use crate::routes::wire::{answer_batch, caller_project_and_records, receive, Refused, Tally, WireQuery};
 use crate::store::PendingInsert;
 use crate::AppState;
 use axum::extract::{Request, State};
@@ -82,13 +82,7 @@ async fn receive_events(caller: Result<Option<IngestCaller>, IngestError>, state
     let received = receive(Route::Track, request, state.config.limits.max_request_bytes).await;
     let refuse = Refused::with(&received.style);
     let caller = caller.map_err(|e| refuse(e.0))?;
-    let (caller, records) = match &caller {
-        Some(caller) => {
-            let (project_id, records) = project_and_records(&state, caller, &received.params, received.records).await.map_err(&refuse)?;
-            (Some(project_id), records)
-        }
-        None => (None, received.records.map_err(&refuse)?),
-    };
+    let (caller, records) = caller_project_and_records(&state, caller.as_ref(), &received.params, received.records).await.map_err(&refuse)?;
     // A request authenticated by its header may leave the token out of its events.
     let rules = match caller {
         Some(_) => EventRules { token: TokenField::Credential(Presence::Optional), ..EventRules::TRACK },

@@ -179,6 +179,20 @@ pub async fn project_and_records(
     Ok((project_id, records?))
 }
 
+/// [`project_and_records`] on a route whose `Authorization` header is optional (the tracking
+/// routes): without one, no project yet (the records' tokens name it) and the records as read.
+pub async fn caller_project_and_records(
+    state: &AppState,
+    caller: Option<&IngestCaller>,
+    params: &Params,
+    records: Result<Records, ApiError>,
+) -> Result<(Option<i64>, Records), ApiError> {
+    match caller {
+        Some(caller) => project_and_records(state, caller, params, records).await.map(|(project_id, records)| (Some(project_id), records)),
+        None => Ok((None, records?)),
+    }
+}
+
 /// The API error of a wire-format refusal: 415 for a body type that is not read, else 400.
 fn refusal_of(e: WireError) -> ApiError {
     match e.status_code() {

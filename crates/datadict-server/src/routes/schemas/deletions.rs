@@ -19,13 +19,18 @@ pub fn delete_counting(conn: &store::Conn<'_>, project_id: i64, entity_type: Opt
     types.into_iter().map(|t| Ok((t, store::delete_schemas(conn, project_id, Some(t), name)?))).collect()
 }
 
+/// How many schemas a delete removed, of every type.
+pub fn total(removed: &Removed) -> usize {
+    removed.iter().map(|(_, n)| n).sum()
+}
+
 /// Refuses a request that removed more schemas than one request may. The answer is 400, not
 /// 413: the body is not too large (a DELETE has none, and a `truncate` upload may send a single
 /// entry), the request's scope is, and only a narrower request succeeds, which is what a 400 tells
 /// a client; a 413 would invite it to send fewer bytes, which changes nothing. `then` is what to
 /// do once the smaller deletes are done (a `truncate` upload: upload without it).
 pub fn check_deletions(config: &crate::Config, removed: &Removed, then: &str) -> Result<(), ApiError> {
-    let total: usize = removed.iter().map(|(_, n)| n).sum();
+    let total = total(removed);
     match config.schema_deletion_limit {
         Some(max) if total as u64 > max => Err(ApiError::BadRequest(format!(
             "this request would remove {total} schemas, more than the {max} one request may remove; nothing was removed; {}{then}",
