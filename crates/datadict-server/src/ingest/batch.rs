@@ -21,7 +21,8 @@ use serde_json::Value;
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
-use super::quality::{reject, Findings};
+use super::quality::{reject, reject_withholding, Findings};
+use super::redact::Withheld;
 use super::shapes::ShapeCache;
 
 /// The bad store's code of an event refused for naming another project's token (not a core code:
@@ -149,6 +150,16 @@ impl Drops {
             }
         }
         Self { events }
+    }
+
+    /// What the dictionary drops of events named `name`, to keep out of a refused record's
+    /// sample.
+    fn withheld(&self, name: &str) -> Withheld {
+        match self.events.get(name) {
+            None => Withheld::Nothing,
+            Some(Dropping::Event) => Withheld::Event,
+            Some(Dropping::Properties(names)) => Withheld::Properties(names.iter().cloned().collect()),
+        }
     }
 
     /// What to do with one valid event: `None` to drop it, else the properties to remove.
@@ -391,7 +402,8 @@ pub fn check_batch(
             // are redacted too, wherever the record holds them.
             let known = intake.tokens.iter().flat_map(|t| t.known.keys().map(String::as_str));
             let tokens: Vec<&str> = check.token.as_deref().into_iter().chain(known).collect();
-            reject(&mut out.findings.rejected, intake.route, name, &issues, &body[record.record.range], &tokens);
+            let withheld = drops.withheld(name);
+            reject_withholding(&mut out.findings.rejected, intake.route, name, &issues, &body[record.record.range], &tokens, &withheld);
             out.findings.counts.bad(name);
             continue;
         }

@@ -8,7 +8,7 @@
 //! transaction of the events ([`Findings::into_rows`]), those of profile updates in the
 //! transaction of the updates (`ingest::load::store_profile_updates`).
 
-use super::redact::{redact, redact_refused};
+use super::redact::{redact, redact_refused, Withheld};
 use super::shapes::ShapeCache;
 use crate::FastHash;
 use crate::store::quality::{BAD, GOOD};
@@ -16,7 +16,7 @@ use crate::store::{QualityRows, ShapeCount, ShapeRows, ViolationRow};
 use serde_json::{json, Value};
 use datadict_core::dictionary::profile::operand_type;
 use datadict_core::event::{EventCheck, PropertySeen};
-use datadict_core::PropertyType;
+use datadict_core::{IssueCode, PropertyType};
 use datadict_core::{check_profile_against_dictionary, for_each_dictionary_finding, profile_schema_name, Dictionary, ProfileOperation, ProfileTarget, ProfileUpdate};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
@@ -80,6 +80,8 @@ pub(super) struct Shape {
     kinds: Vec<PropertyType>,
     /// The tally of each finding, in the order the core gave them.
     hits: Vec<usize>,
+    /// What the dictionary drops of events of this shape, kept out of their samples.
+    withheld: Withheld,
 }
 
 impl Shape {
@@ -106,6 +108,7 @@ impl Shape {
         self.names.clear();
         self.kinds.clear();
         self.hits.clear();
+        self.withheld = Withheld::Nothing;
         for p in properties {
             self.names.extend_from_slice(&(p.name.len() as u64).to_le_bytes());
             self.names.extend_from_slice(p.name.as_bytes());
@@ -167,24 +170,26 @@ pub struct Findings {
     pub(super) sampling: Vec<(Arc<ShapeRows>, u64)>,
 }
 
-/// A record's bytes as a sample's text: the project token it carries (`token`) redacted (see
-/// `redact`), cut (see [`cut_sample`]), and with any invalid UTF-8 replaced (a refused record
-/// may hold some; a valid one is checked by the faster `from_utf8`).
-fn record_sample(record: &[u8], token: Option<&str>) -> String {
+/// A record's bytes as a sample's text: what the dictionary drops of it withheld (see
+/// [`Withheld`]), the project token it carries (`token`) redacted (see `redact`), cut (see
+/// [`cut_sample`]), and with any invalid UTF-8 replaced (a refused record may hold some; a valid
+/// one is checked by the faster `from_utf8`).
+fn record_sample(record: &[u8], token: Option<&str>, withheld: &Withheld) -> String {
     match std::str::from_utf8(record) {
-        Ok(text) => cut_sample(&redact(text, token)),
-        Err(_) => cut_sample(&redact(&String::from_utf8_lossy(record), token)),
+        Ok(text) => cut_sample(&redact(&withheld.apply(text), token)),
+        Err(_) => cut_sample(&redact(&withheld.apply(&String::from_utf8_lossy(record)), token)),
     }
 }
 
 /// A refused record's bytes as a sample's text: as [`record_sample`], with every token the scan
 /// of `redact_refused` finds or the caller knows (`tokens`) redacted, since the check may not have
 /// read the record's token (a record that is not JSON, say). Cut after the redaction, so that a
-/// cut cannot leave the start of a token unredacted.
-fn refused_sample(record: &[u8], tokens: &[&str]) -> String {
+/// cut cannot leave the start of a token unredacted. What the dictionary drops is withheld as in
+/// [`record_sample`], when the record can be read.
+fn refused_sample(record: &[u8], tokens: &[&str], withheld: &Withheld) -> String {
     match std::str::from_utf8(record) {
-        Ok(text) => cut_sample(&redact_refused(text, tokens)),
-        Err(_) => cut_sample(&redact_refused(&String::from_utf8_lossy(record), tokens)),
+        Ok(text) => cut_sample(&redact_refused(&withheld.apply(text), tokens)),
+        Err(_) => cut_sample(&redact_refused(&withheld.apply(&String::from_utf8_lossy(record)), tokens)),
     }
 }
 
@@ -210,11 +215,12 @@ impl Violations {
         // each was a twentieth of a tracking request's CPU.
         let mut made: Option<Value> = None;
         let token = check.token.as_deref();
-        let mut sample = || made.get_or_insert_with(|| Value::from(record_sample(record, token))).clone();
         let Some(name) = check.event.as_deref() else { return };
         let mut shape = match self.shapes.get_mut(name) {
             Some(shape) if shape.matches(&check.properties) => {
-                // Same name, same shape: the same findings, with the same types.
+                // Same name, same shape: the same findings, with the same types and drops.
+                let withheld = &shape.withheld;
+                let mut sample = || made.get_or_insert_with(|| Value::from(record_sample(record, token, withheld))).clone();
                 for &at in &shape.hits {
                     let tally = &mut self.tallies[at].1;
                     tally.count += 1;
@@ -229,11 +235,31 @@ impl Violations {
             None => Shape::default(),
         };
         shape.set(&check.properties);
+        // What the dictionary drops is known only once its finding comes: the samples made
+        // before are mended after the check (rare: only events with drops pay for it).
+        let mut withheld = Withheld::Nothing;
+        let mut sample = || made.get_or_insert_with(|| Value::from(record_sample(record, token, &Withheld::Nothing))).clone();
         for_each_dictionary_finding(check, dictionary, |f| {
+            match (f.code, f.property) {
+                (IssueCode::DroppedEvent, _) => withheld = Withheld::Event,
+                (IssueCode::DroppedProperty, Some(property)) => withheld.add_property(property),
+                _ => {}
+            }
             let types = f.seen_type().map(PropertyType::as_str);
             let at = self.tally("event", f.event, f.property.unwrap_or_default(), f.code.as_str(), || f.message(), types, &mut sample);
             shape.hits.push(at);
         });
+        if let (false, Some(plain)) = (withheld == Withheld::Nothing, made) {
+            let mended = Value::from(record_sample(record, token, &withheld));
+            for &at in &shape.hits {
+                for kept in &mut self.tallies[at].1.samples {
+                    if *kept == plain {
+                        *kept = mended.clone();
+                    }
+                }
+            }
+        }
+        shape.withheld = withheld;
         match self.shapes.get_mut(name) {
             Some(slot) => *slot = shape,
             None => {
@@ -364,13 +390,26 @@ fn operand<'o>(operation: &'o ProfileOperation, property: &str) -> Option<&'o Va
 /// text and the first message of that code as the sample, without the project tokens it holds
 /// (`tokens`: those the caller knows of; see `refused_sample`).
 pub fn reject(rejected: &mut Violations, route: &'static str, event: &str, issues: &[(&'static str, &str)], record: &[u8], tokens: &[&str]) {
+    reject_withholding(rejected, route, event, issues, record, tokens, &Withheld::Nothing);
+}
+
+/// [`reject`], with what the dictionary drops of the record's event withheld from the sample.
+pub fn reject_withholding(
+    rejected: &mut Violations,
+    route: &'static str,
+    event: &str,
+    issues: &[(&'static str, &str)],
+    record: &[u8],
+    tokens: &[&str],
+    withheld: &Withheld,
+) {
     let mut seen: Vec<&str> = Vec::new();
     for (code, message) in issues {
         if seen.contains(code) {
             continue;
         }
         seen.push(code);
-        let sample = || json!({"record": refused_sample(record, tokens), "message": message});
+        let sample = || json!({"record": refused_sample(record, tokens, withheld), "message": message});
         rejected.add(route, event, "", code, message, None, sample);
     }
 }
@@ -428,7 +467,7 @@ mod tests {
     /// A sample never holds the token its record carried, whole JSON strings only.
     #[test]
     fn samples_redact_the_token() {
-        let check = |record: &str, token: Option<&str>, expected: &str| assert_eq!(record_sample(record.as_bytes(), token), expected, "{record}");
+        let check = |record: &str, token: Option<&str>, expected: &str| assert_eq!(record_sample(record.as_bytes(), token, &Withheld::Nothing), expected, "{record}");
         check(r#"{"event":"e","properties":{"token":"s3cret","x":"s3cret-ish"}}"#, Some("s3cret"), r#"{"event":"e","properties":{"token":"[redacted]","x":"s3cret-ish"}}"#);
         check(r#"{"$token":"t","$set":{"t":"t","n":"at"}}"#, Some("t"), r#"{"$token":"[redacted]","$set":{"[redacted]":"[redacted]","n":"at"}}"#);
         // Not JSON at all: the token is still found as a string.

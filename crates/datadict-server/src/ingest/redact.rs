@@ -59,6 +59,62 @@ pub fn redact_refused<'a>(text: &'a str, known: &[&str]) -> Cow<'a, str> {
     out
 }
 
+/// What the dictionary drops of one event (spec §2.4, §2.5: dropped data is "dropped at ingestion
+/// time"), kept out of the event's data-quality samples: a sample is shown to whoever reads the
+/// project's data quality, so a value the dictionary drops would otherwise be kept after all.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Withheld {
+    #[default]
+    Nothing,
+    /// The whole event: every property value goes, the names stay.
+    Event,
+    /// These properties' values.
+    Properties(Vec<String>),
+}
+
+/// What a withheld value is written as in a sample.
+pub const WITHHELD: &str = "[dropped]";
+
+impl Withheld {
+    /// Adds a dropped property (an event already withheld whole stays so).
+    pub fn add_property(&mut self, name: &str) {
+        match self {
+            Self::Nothing => *self = Self::Properties(vec![name.to_owned()]),
+            Self::Properties(names) if !names.iter().any(|n| n == name) => names.push(name.to_owned()),
+            Self::Properties(_) | Self::Event => {}
+        }
+    }
+
+    /// `text` (a record) with every value this withholds under its `properties` written
+    /// [`WITHHELD`]. Text that is not a JSON object with an object of `properties` is kept as is:
+    /// a refused record may not be JSON, and then no property can be found in it.
+    pub fn apply<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        if *self == Self::Nothing {
+            return Cow::Borrowed(text);
+        }
+        let Ok(serde_json::Value::Object(mut record)) = serde_json::from_str::<serde_json::Value>(text) else {
+            return Cow::Borrowed(text);
+        };
+        let Some(serde_json::Value::Object(properties)) = record.get_mut("properties") else { return Cow::Borrowed(text) };
+        let mut changed = false;
+        for (name, value) in properties.iter_mut() {
+            let withheld = match self {
+                Self::Event => true,
+                Self::Properties(names) => names.iter().any(|n| n == name),
+                Self::Nothing => false,
+            };
+            if withheld {
+                *value = serde_json::Value::from(WITHHELD);
+                changed = true;
+            }
+        }
+        match changed {
+            true => serde_json::to_string(&record).map_or(Cow::Borrowed(text), Cow::Owned),
+            false => Cow::Borrowed(text),
+        }
+    }
+}
+
 /// A string literal of text that may not be JSON: its opening quote, where it ends (after its
 /// closing quote, or at the end of the text when it is not closed), and whether it holds escapes.
 struct Literal {
@@ -170,5 +226,26 @@ mod tests {
         refused(r#"{"properties":{"key":"s3cret"},"tokens":"x","token":5}"#, &["s3cret"], r#"{"properties":{"key":"[redacted]"},"tokens":"x","token":5}"#);
         refused(r#"{"token":"","a":""}"#, &[""], r#"{"token":"","a":""}"#);
         refused(r#"{"x":"token":"a"}"#, &[], r#"{"x":"token":"[redacted]"}"#);
+    }
+
+    /// What the dictionary drops is written `[dropped]`: a dropped property's value, every value
+    /// of a dropped event (the names stay); text that is not a record is kept as is.
+    #[test]
+    fn dropped_values_are_withheld() {
+        let record = r#"{"event":"e","properties":{"card":"4242","n":1,"o":{"card":2}}}"#;
+        let mut card = Withheld::Nothing;
+        card.add_property("card");
+        card.add_property("card");
+        assert_eq!(card, Withheld::Properties(vec!["card".into()]));
+        assert_eq!(card.apply(record), r#"{"event":"e","properties":{"card":"[dropped]","n":1,"o":{"card":2}}}"#);
+        assert_eq!(Withheld::Event.apply(record), r#"{"event":"e","properties":{"card":"[dropped]","n":"[dropped]","o":"[dropped]"}}"#);
+        assert_eq!(Withheld::Nothing.apply(record), record);
+        let mut event = Withheld::Event;
+        event.add_property("n");
+        assert_eq!(event, Withheld::Event);
+        for text in [r#"{"event":"e","properties":{"card":"42"#, r#"{"event":"e","properties":[1]}"#, "not json"] {
+            assert_eq!(Withheld::Event.apply(text), text);
+        }
+        assert_eq!(card.apply(r#"{"event":"e","properties":{"n":1}}"#), r#"{"event":"e","properties":{"n":1}}"#);
     }
 }
