@@ -210,7 +210,7 @@ impl Finding<'_> {
                 format!("property `{prop}` is marked dropped: it is removed from the output; clear `dropped` in the schema to keep it")
             }
             IssueCode::TypeMismatch => match self.types {
-                Some((seen, defined)) => format!("property `{prop}` is a JSON {seen}; its schema says {defined}: send a {defined} or change the definition"),
+                Some((seen, defined)) => format!("property `{prop}` is a JSON {seen}; its schema says {defined}: send {} or change the definition", defined.with_article()),
                 None => self.code.describe().to_owned(),
             },
             IssueCode::HiddenProperty => format!("property `{prop}` is marked hidden: it is ingested but not shown in the UI"),

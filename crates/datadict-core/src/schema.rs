@@ -91,6 +91,19 @@ impl PropertyType {
     pub fn parse(s: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|t| t.as_str() == s)
     }
+
+    /// The type with its article, for messages: "an integer", "a string", "null".
+    pub fn with_article(self) -> &'static str {
+        match self {
+            Self::Array => "an array",
+            Self::Boolean => "a boolean",
+            Self::Integer => "an integer",
+            Self::Null => "null",
+            Self::Number => "a number",
+            Self::Object => "an object",
+            Self::String => "a string",
+        }
+    }
 }
 
 impl fmt::Display for PropertyType {

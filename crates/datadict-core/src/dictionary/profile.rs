@@ -109,12 +109,12 @@ pub fn check_profile_against_dictionary(target: &ProfileTarget, operation: &Prof
         }
         let message = match operation {
             ProfileOperation::Union(_) | ProfileOperation::Append(_) | ProfileOperation::Remove(_) => format!(
-                "`{op}` treats property `{name}` as a list (a JSON array); its schema says {defined}: use `$set` for a {defined}, or change the definition"
+                "`{op}` treats property `{name}` as a list (a JSON array); its schema says {defined}: use `$set` for {}, or change the definition", defined.with_article()
             ),
             ProfileOperation::Add(_) if !matches!(defined, PropertyType::Number | PropertyType::Integer) => format!(
-                "`{op}` treats property `{name}` as a number; its schema says {defined}: use `$set` for a {defined}, or change the definition"
+                "`{op}` treats property `{name}` as a number; its schema says {defined}: use `$set` for {}, or change the definition", defined.with_article()
             ),
-            _ => format!("property `{name}` is a JSON {seen}; its schema says {defined}: send a {defined} or change the definition"),
+            _ => format!("property `{name}` is a JSON {seen}; its schema says {defined}: send {} or change the definition", defined.with_article()),
         };
         out.push(Issue::new(child_path(op, name), IssueCode::TypeMismatch, message));
     }

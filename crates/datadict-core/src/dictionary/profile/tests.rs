@@ -67,6 +67,8 @@ fn messages_say_what_was_found_and_what_to_do() {
     let m = |op: &str, operand: Value| check(op, operand.clone(), &[(&format!("{op}.plan"), TypeMismatch)])[0].message.clone();
     assert_eq!(m("$set", json!({"plan": 1})), "property `plan` is a JSON integer; its schema says string: send a string or change the definition");
     assert_eq!(m("$add", json!({"plan": 1})), "`$add` treats property `plan` as a number; its schema says string: use `$set` for a string, or change the definition");
+    let seats = check("$set", json!({"seats": "3"}), &[("$set.seats", TypeMismatch)]);
+    assert_eq!(seats[0].message, "property `seats` is a JSON string; its schema says integer: send an integer or change the definition");
     assert!(m("$append", json!({"plan": "x"})).starts_with("`$append` treats property `plan` as a list (a JSON array); its schema says string"));
     let unknown = check("$set", json!({"x": 1}), &[("$set.x", UnknownProperty)]);
     assert_eq!(unknown[0].message, "property `x` is not in the schema of `$user`; add it to the schema, or fix its name");
