@@ -5,7 +5,8 @@
 //!
 //! An unknown property of a documented event comes from its `unknown_property` rows; the
 //! properties of an undocumented event come from the samples of its `no_schema` rows (the records
-//! as they arrived, so only samples that were not cut are read). A property seen with one JSON type
+//! as they arrived, so only samples that were not cut are read) and from its latest stored events
+//! (up to `STORED_PER_EVENT`), since five samples miss what only later events carry. A property seen with one JSON type
 //! gets it; one seen with several is listed in `unresolved`, never guessed. An entry for a
 //! documented event holds its current schema plus the new properties, since the batch upload
 //! replaces each entity's schema.
@@ -17,7 +18,7 @@ use crate::routes::quality::parse_day;
 use crate::routes::read_query;
 use crate::routes::responses::ReadRefusals;
 use crate::store::quality::Table;
-use crate::store::{self, StoredViolation, ViolationFilter};
+use crate::store::{self, EventQuery, StoredViolation, ViolationFilter};
 use crate::AppState;
 use axum::extract::{Query, State};
 use axum::Json;
@@ -33,6 +34,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 }
 
 #[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct DraftQuery {
     pub event: Option<String>,
     pub since: Option<String>,
@@ -53,12 +55,7 @@ fn observed(rows: &[StoredViolation]) -> Seen {
             "no_schema" => {
                 let props = seen.entry(v.row.entity.clone()).or_default();
                 for sample in v.row.samples.iter().filter_map(Value::as_str) {
-                    let Ok(record) = serde_json::from_str::<Value>(sample) else { continue };
-                    for (name, value) in record["properties"].as_object().into_iter().flatten() {
-                        if !datadict_core::dictionary::SYSTEM_PROPERTIES.contains(&name.as_str()) {
-                            props.entry(name.clone()).or_default().insert(json_type_of(value).as_str().to_owned());
-                        }
-                    }
+                    add_record(props, sample);
                 }
             }
             _ => {}
@@ -66,6 +63,21 @@ fn observed(rows: &[StoredViolation]) -> Seen {
     }
     seen
 }
+
+/// Adds the JSON type of each property of `record` (an event's text) to `props`, leaving out the
+/// system properties; text that does not parse (a sample cut short) adds nothing.
+fn add_record(props: &mut BTreeMap<String, BTreeSet<String>>, record: &str) {
+    let Ok(record) = serde_json::from_str::<Value>(record) else { return };
+    for (name, value) in record["properties"].as_object().into_iter().flatten() {
+        if !datadict_core::dictionary::SYSTEM_PROPERTIES.contains(&name.as_str()) {
+            props.entry(name.clone()).or_default().insert(json_type_of(value).as_str().to_owned());
+        }
+    }
+}
+
+/// The most stored events read per undocumented event name (the latest): its `no_schema` row
+/// keeps five samples, so a property that only later events carry would be missed.
+const STORED_PER_EVENT: usize = 10_000;
 
 /// The draft: an entry per event (its current schema, if any, plus each property seen with one
 /// type), and the properties seen with several types.
@@ -111,13 +123,24 @@ async fn draft(
     let since_day = q.since.as_deref().map(|s| parse_day("since", s, crate::ingest::now_ms())).transpose()?;
     let f = ViolationFilter { since_day, event: q.event, kind: Some("event".into()), ..ViolationFilter::default() };
     state.store.settle_quality().await?;
-    let (rows, current) = state
+    let (seen, current) = state
         .store
         .read(move |conn| {
             let rows = store::quality::list_violations(conn, Table::Violations, project_id, &f, 100_000, 0)?;
-            Ok((rows, store::list_schemas(conn, project_id, Some(EntityType::Event), None)?))
+            let mut seen = observed(&rows);
+            // An undocumented event's properties: its samples, and its latest stored events.
+            let undocumented: BTreeSet<&str> =
+                rows.iter().filter(|v| v.row.kind == "event" && v.row.code == "no_schema" && v.row.entity != OTHERS).map(|v| v.row.entity.as_str()).collect();
+            for name in undocumented {
+                let q = EventQuery { event: Some(name.to_owned()), limit: STORED_PER_EVENT, max_bytes: 64 << 20, ..EventQuery::default() };
+                let props = seen.entry(name.to_owned()).or_default();
+                for event in store::query_events(conn, project_id, &q)? {
+                    add_record(props, &event.record);
+                }
+            }
+            Ok((seen, store::list_schemas(conn, project_id, Some(EntityType::Event), None)?))
         })
         .await?;
-    let (entries, unresolved) = draft_entries(observed(&rows), &current).map_err(|e| ApiError::Internal(e.into()))?;
+    let (entries, unresolved) = draft_entries(seen, &current).map_err(|e| ApiError::Internal(e.into()))?;
     Ok(Json(json!({"status": "ok", "results": {"entries": entries, "truncate": false}, "unresolved": unresolved})))
 }

@@ -563,7 +563,23 @@ fn the_draft_proposes_types_and_lists_conflicts(backend: Backend) {
     assert!(f.violations("").is_empty(), "{:?}", f.violations(""));
 }
 
+/// An undocumented event's draft holds what its later events carried too, past the five samples
+/// of its `no_schema` row: a property only they have, and a second type of a property.
+fn the_draft_reads_past_the_samples(backend: Backend) {
+    let f = fixture(backend);
+    let mut records: Vec<Value> = (0..8).map(|i| event("Bulk", i, json!({"n": i}))).collect();
+    records.extend((8..40).map(|i| event("Bulk", i, json!({"n": i, "extra": "x"}))));
+    records.push(event("Bulk", 40, json!({"n": true})));
+    assert_eq!(f.import(&records).status, 200);
+    let r = f.server.get(&format!("/api/app/projects/{}/quality/draft?event=Bulk", f.p), &f.owner);
+    assert_eq!(r.status, 200, "{}", r.text);
+    let body = r.json();
+    assert_eq!(body["results"]["entries"][0]["schemaJson"]["properties"], json!({"extra": {"type": "string"}}), "{body}");
+    assert_eq!(body["unresolved"], json!([{"event": "Bulk", "property": "n", "types": ["boolean", "integer"]}]), "{body}");
+}
+
 on_both_stores!(
+    the_draft_reads_past_the_samples,
     the_draft_proposes_types_and_lists_conflicts,
     import_records_violations_with_counts_types_and_samples,
     track_records_violations,
