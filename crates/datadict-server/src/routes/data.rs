@@ -44,19 +44,24 @@ pub fn page_limit(raw: Option<&str>) -> Result<usize, ApiError> {
         .filter(|n| (1..=MAX_PAGE).contains(n))
         .ok_or_else(|| ApiError::BadRequest(format!("`limit={raw}` is not allowed; use a whole number from 1 to {MAX_PAGE}")))
 }
+/// The most bytes of stored records one page of events holds (about; it ends with the event that
+/// reaches it): 1,000 events of up to 1 MiB each would be a gigabyte.
+pub const MAX_PAGE_BYTES: usize = 8 << 20;
 /// Spec §8: events older than 30 days do not appear in the dictionary view.
 pub const MAX_COUNT_DAYS: i64 = 30;
 
 #[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct EventsQuery {
     pub event: Option<String>,
     pub distinct_id: Option<String>,
     /// `<property>=<value>`, e.g. `$source=warehouse-import`.
     #[serde(rename = "where")]
     pub where_: Option<String>,
-    /// Milliseconds since the epoch, or a `YYYY-MM-DD` date (UTC midnight); inclusive.
+    /// Milliseconds since the epoch, a `YYYY-MM-DD` date (UTC midnight), or a time before now
+    /// (`2h`); inclusive.
     pub from: Option<String>,
-    /// Milliseconds since the epoch, or a `YYYY-MM-DD` date (UTC midnight); exclusive.
+    /// As `from`; exclusive.
     pub to: Option<String>,
     pub limit: Option<String>,
     pub cursor: Option<String>,
@@ -65,8 +70,9 @@ pub struct EventsQuery {
 /// A page of events: `{"results":[{"event":...,"properties":{...}}],"next_cursor":...,"status":"ok"}`.
 #[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct EventsPage {
+    /// Each event as stored, its numbers exactly as sent (an integer past 64 bits too).
     #[schema(value_type = Vec<Object>)]
-    pub results: Vec<Value>,
+    pub results: Vec<Box<serde_json::value::RawValue>>,
     /// Pass as `cursor` to get the next page; `null` on the last page.
     pub next_cursor: Option<String>,
     pub status: String,
@@ -77,9 +83,9 @@ pub struct EventsPage {
         ("event" = Option<String>, Query, description = "only events of this name"),
         ("distinct_id" = Option<String>, Query, description = "only events of this user"),
         ("where" = Option<String>, Query, description = "`<property>=<value>`, e.g. `$source=warehouse-import`; a name holding `=` is written in double quotes: `\"a=b\"=1`"),
-        ("from" = Option<String>, Query, description = "inclusive start: milliseconds since epoch or `YYYY-MM-DD`"),
-        ("to" = Option<String>, Query, description = "exclusive end: milliseconds since epoch or `YYYY-MM-DD`"),
-        ("limit" = Option<u32>, Query, description = "page size, 1 to 1000 (default 100)"),
+        ("from" = Option<String>, Query, description = "inclusive start: milliseconds since epoch, `YYYY-MM-DD`, or a time before now (`10m`, `2h`, `7d`)"),
+        ("to" = Option<String>, Query, description = "exclusive end, written like `from`"),
+        ("limit" = Option<u32>, Query, description = "page size, 1 to 1000 (default 100); a page also ends at the event that reaches 8 MiB of records"),
         ("cursor" = Option<String>, Query, description = "the `next_cursor` of the previous page")),
     responses(
         (status = 200, description = "a page of stored events, newest first", body = EventsPage),
@@ -100,9 +106,30 @@ async fn list_events(
     let cursor = q.cursor.as_deref().map(parse_cursor).transpose()?;
     let from = q.from.as_deref().map(|t| parse_time("from", t)).transpose()?;
     let to = q.to.as_deref().map(|t| parse_time("to", t)).transpose()?;
-    let query = EventQuery { event: q.event, distinct_id: q.distinct_id, filter, from_ms: from, to_ms: to, limit: limit + 1, cursor };
+    if let (Some(from), Some(to)) = (from, to) {
+        if from >= to {
+            return Err(ApiError::BadRequest(format!(
+                "`from` ({}) is not before `to` ({}), so no event can match: `from` is inclusive and `to` exclusive",
+                q.from.as_deref().unwrap_or_default(),
+                q.to.as_deref().unwrap_or_default()
+            )));
+        }
+    }
+    let query = EventQuery {
+        event: q.event,
+        distinct_id: q.distinct_id,
+        filter,
+        from_ms: from,
+        to_ms: to,
+        limit: limit + 1,
+        max_bytes: MAX_PAGE_BYTES,
+        cursor,
+    };
     let mut rows = state.store.read(move |conn| store::query_events(conn, project_id, &query)).await?;
-    let next_cursor = if rows.len() > limit {
+    // A page ends at `limit` events or at the event that reaches `MAX_PAGE_BYTES`; the next
+    // starts after it (past the byte bound the next page may turn out empty).
+    let full = rows.iter().map(|r| r.record.len()).sum::<usize>() >= MAX_PAGE_BYTES;
+    let next_cursor = if rows.len() > limit || full {
         rows.truncate(limit);
         rows.last().map(|r| format!("{}.{}", r.time_ms, r.rowid))
     } else {
@@ -110,8 +137,8 @@ async fn list_events(
     };
     let results = rows
         .into_iter()
-        .map(|r| serde_json::from_str(&r.record).map_err(|e| ApiError::Internal(e.into())))
-        .collect::<Result<Vec<Value>, _>>()?;
+        .map(|r| serde_json::value::RawValue::from_string(r.record).map_err(|e| ApiError::Internal(e.into())))
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(Json(EventsPage { results, next_cursor, status: "ok".into() }))
 }
 
@@ -141,12 +168,13 @@ fn parse_cursor(raw: &str) -> Result<(i64, i64), ApiError> {
         .ok_or_else(|| ApiError::BadRequest(format!("`cursor={raw}` is not a cursor; pass the `next_cursor` of the previous page as is")))
 }
 
+/// A `from`/`to` value: milliseconds since the epoch, a `YYYY-MM-DD` date (UTC midnight), or a
+/// time before now (`30s`, `10m`, `2h`, `7d`), as the quality routes' `since` reads it.
 fn parse_time(name: &str, raw: &str) -> Result<i64, ApiError> {
-    if let Ok(ms) = raw.parse::<i64>() {
-        return Ok(ms);
-    }
-    datadict_core::time::Date::parse(raw).map(|d| d.start_ms()).ok_or_else(|| {
-        ApiError::BadRequest(format!("`{name}={raw}` is not a time; use milliseconds since epoch or a `YYYY-MM-DD` date"))
+    datadict_core::quality_gate::parse_since(raw, crate::ingest::now_ms()).ok_or_else(|| {
+        ApiError::BadRequest(format!(
+            "`{name}={raw}` is not a time; use milliseconds since epoch, a `YYYY-MM-DD` date, or a time before now such as `10m`, `2h` or `7d`"
+        ))
     })
 }
 
@@ -230,6 +258,7 @@ pub struct GroupsPage {
 }
 
 #[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct GroupsQuery {
     pub group_key: Option<String>,
     pub limit: Option<String>,
@@ -320,6 +349,7 @@ async fn get_group(
 }
 
 #[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct CountsQuery {
     pub days: Option<String>,
 }

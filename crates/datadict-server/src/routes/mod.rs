@@ -41,8 +41,31 @@ pub fn parse_entity_type(raw: &str) -> Result<EntityType, ApiError> {
 /// The query string as axum read it, or the API's 400 saying why it cannot be read (a repeated
 /// key, for example). Handlers take the `Result` and call this after authenticating, so that a
 /// caller without valid credentials gets 401 whatever the query holds.
+///
+/// The read API's parameter structs refuse names they do not know (`deny_unknown_fields`): a
+/// misspelt filter (`Event=`, `event_name=`) would otherwise answer every row, and a CI check
+/// built on it would pass on anything.
 pub fn read_query<T>(query: Result<Query<T>, QueryRejection>) -> Result<T, ApiError> {
     query.map(|Query(q)| q).map_err(|e| {
-        ApiError::BadRequest(format!("the query string cannot be read ({}); see the parameters in /openapi.json", e.body_text()))
+        let text = e.body_text();
+        ApiError::BadRequest(match unknown_parameter(&text) {
+            Some((name, known)) => format!(
+                "`{name}` is not a parameter of this route (names are case-sensitive); it takes {}",
+                if known.is_empty() { "none".to_owned() } else { known }
+            ),
+            None => format!("the query string cannot be read ({text}); see the parameters in /openapi.json"),
+        })
     })
+}
+
+/// The name and the expected names of serde's "unknown field `x`, expected one of `a`, `b`" (or
+/// "expected `a`", "there are no fields").
+fn unknown_parameter(text: &str) -> Option<(&str, String)> {
+    let rest = &text[text.find("unknown field `")? + "unknown field `".len()..];
+    let (name, rest) = rest.split_once("`, ")?;
+    let known = match rest.strip_prefix("expected one of ").or_else(|| rest.strip_prefix("expected ")) {
+        Some(list) => list.to_owned(),
+        None => String::new(),
+    };
+    Some((name, known))
 }

@@ -24,7 +24,9 @@
 
 use crate::auth::{ProjectRead, ProjectWrite};
 use crate::error::ApiError;
+use crate::ingest::batch::TOKEN_REFUSED;
 use crate::ingest::now_ms;
+use datadict_core::IssueCode;
 use crate::routes::data::page_limit;
 use crate::routes::read_query;
 use crate::routes::responses::{ReadRefusals, WriteRefusals};
@@ -46,6 +48,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 const SUMMARY_ROWS: usize = 100_000;
 
 #[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ViolationsQuery {
     pub since: Option<String>,
     pub until: Option<String>,
@@ -61,21 +64,61 @@ pub struct ViolationsQuery {
 /// or a duration before `now_ms` (`30s`, `10m`, `2h`, `7d`), read by the core's
 /// [`datadict_core::quality_gate::parse_since`] as the npm command line reads it.
 pub fn parse_day(name: &str, raw: &str, now_ms: i64) -> Result<String, ApiError> {
-    datadict_core::quality_gate::parse_since(raw, now_ms).map(datadict_core::time::format_date).ok_or_else(|| {
+    let ms = datadict_core::quality_gate::parse_since(raw, now_ms).ok_or_else(|| {
         ApiError::BadRequest(format!(
             "`{name}={raw}` is not a time; use a `YYYY-MM-DD` date, milliseconds since epoch, or a time before now such as `10m`, `2h` or `7d`"
         ))
-    })
+    })?;
+    let day = datadict_core::time::format_date(ms);
+    // Beyond the years 1 to 9999, `format_date` says so in words, which no day matches.
+    if !day.starts_with(|c: char| c.is_ascii_digit()) {
+        return Err(ApiError::BadRequest(format!("`{name}={raw}` is {day}; use a time from 0001-01-01 to 9999-12-31")));
+    }
+    Ok(day)
 }
 
 fn filter(since: Option<&str>, until: Option<&str>) -> Result<ViolationFilter, ApiError> {
     let now = now_ms();
-    Ok(ViolationFilter {
-        since_day: since.map(|s| parse_day("since", s, now)).transpose()?,
-        until_day: until.map(|u| parse_day("until", u, now)).transpose()?,
-        ..ViolationFilter::default()
-    })
+    let since_day = since.map(|s| parse_day("since", s, now)).transpose()?;
+    let until_day = until.map(|u| parse_day("until", u, now)).transpose()?;
+    if let (Some(since_day), Some(until_day)) = (&since_day, &until_day) {
+        // Days are `YYYY-MM-DD`, so they order as text.
+        if since_day > until_day {
+            return Err(ApiError::BadRequest(format!(
+                "`since={}` ({since_day}) is after `until={}` ({until_day}), so nothing can match; swap them",
+                since.unwrap_or_default(),
+                until.unwrap_or_default()
+            )));
+        }
+    }
+    Ok(ViolationFilter { since_day, until_day, ..ViolationFilter::default() })
 }
+
+/// `value` when it is one of `allowed` (or absent), else the 400 naming them: an unknown value
+/// would select nothing, and a CI gate reading an empty listing would pass on a typo.
+fn one_of(name: &str, value: Option<String>, allowed: &[&str]) -> Result<Option<String>, ApiError> {
+    match value {
+        Some(v) if !allowed.contains(&v.as_str()) => Err(ApiError::BadRequest(format!(
+            "`{name}={v}` is not a {name} of this listing; use one of `{}`",
+            allowed.join("`, `")
+        ))),
+        v => Ok(v),
+    }
+}
+
+/// The codes a violation or a rejected record may have: the core's, and the server's
+/// `token_refused`.
+fn codes() -> Vec<&'static str> {
+    let mut codes: Vec<&str> = IssueCode::ALL.iter().map(|c| c.as_str()).collect();
+    codes.push(TOKEN_REFUSED);
+    codes
+}
+
+/// The kinds of records violations are kept for.
+const KINDS: [&str; 3] = ["event", "user", "group"];
+
+/// The routes rejected records are kept for (`job`: warehouse syncs and migrations).
+const ROUTES: [&str; 5] = ["import", "track", "engage", "groups", "job"];
 
 fn rejected_result(v: StoredViolation) -> Value {
     let r = v.row;
@@ -140,11 +183,13 @@ async fn list_violations(
     let q = read_query(query)?;
     let limit = page_limit(q.limit.as_deref())?;
     let offset = offset(q.cursor.as_deref())?;
-    let f = ViolationFilter { event: q.event, property: q.property, code: q.code, kind: q.kind, ..filter(q.since.as_deref(), q.until.as_deref())? };
+    let (code, kind) = (one_of("code", q.code, &codes())?, one_of("kind", q.kind, &KINDS)?);
+    let f = ViolationFilter { event: q.event, property: q.property, code, kind, ..filter(q.since.as_deref(), q.until.as_deref())? };
     page(&state, Table::Violations, project_id, f, limit, offset).await
 }
 
 #[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct RejectedQuery {
     pub since: Option<String>,
     pub until: Option<String>,
@@ -180,11 +225,13 @@ async fn list_rejected(
     let q = read_query(query)?;
     let limit = page_limit(q.limit.as_deref())?;
     let offset = offset(q.cursor.as_deref())?;
-    let f = ViolationFilter { event: q.event, code: q.code, kind: q.route, ..filter(q.since.as_deref(), q.until.as_deref())? };
+    let (code, route) = (one_of("code", q.code, &codes())?, one_of("route", q.route, &ROUTES)?);
+    let f = ViolationFilter { event: q.event, code, kind: route, ..filter(q.since.as_deref(), q.until.as_deref())? };
     page(&state, Table::Rejected, project_id, f, limit, offset).await
 }
 
 #[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct SummaryQuery {
     pub since: Option<String>,
     pub until: Option<String>,
@@ -257,6 +304,7 @@ async fn summary(
 }
 
 #[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ResetQuery {
     pub events: Option<String>,
 }

@@ -20,6 +20,9 @@ pub struct EventQuery {
     pub from_ms: Option<i64>,
     pub to_ms: Option<i64>,
     pub limit: usize,
+    /// The most bytes of records a page holds: rows stop at the first that reaches it (a page
+    /// of 1,000 events of up to 1 MiB each would otherwise be a gigabyte in memory).
+    pub max_bytes: usize,
     /// `(time_ms, rowid)` of the last event of the previous page.
     pub cursor: Option<(i64, i64)>,
 }

@@ -21,6 +21,7 @@ mod postgres_store;
 mod processes;
 mod quality;
 mod quality_concurrency;
+mod reads;
 mod redaction;
 mod schema_limits;
 mod schemas;

@@ -16,7 +16,7 @@ fn runtime() -> tokio::runtime::Runtime {
 
 /// Every stored record of project `p`.
 fn records(server: &Server, p: i64) -> BTreeSet<String> {
-    let q = EventQuery { limit: 100_000, ..Default::default() };
+    let q = EventQuery { limit: 100_000, max_bytes: usize::MAX, ..Default::default() };
     let stored = server.store.call_sync(|conn| store::query_events(conn, p, &q)).unwrap();
     stored.into_iter().map(|e| e.record).collect()
 }

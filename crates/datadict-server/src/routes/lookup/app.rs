@@ -80,6 +80,7 @@ pub struct TablePage {
 }
 
 #[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct RowsQuery {
     pub limit: Option<String>,
     pub cursor: Option<String>,

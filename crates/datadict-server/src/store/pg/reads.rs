@@ -3,6 +3,7 @@
 
 use crate::store::events::HOUR_MS;
 use crate::store::{EventCount, EventQuery, StoredEvent};
+use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::ToSql;
 use postgres::Client;
 
@@ -46,16 +47,19 @@ pub fn query_events(c: &mut Client, project_id: i64, q: &EventQuery) -> anyhow::
         arg(&mut sql, ", ?::text::jsonb)", Box::new(as_scalar));
     }
     arg(&mut sql, " ORDER BY time_ms DESC, id DESC LIMIT ?", Box::new(q.limit as i64));
-    let params: Vec<&(dyn ToSql + Sync)> = args.iter().map(|a| a.as_ref()).collect();
-    let rows = c.query(&sql, &params)?;
-    Ok(rows
-        .into_iter()
-        .map(|r| StoredEvent {
-            rowid: r.get(0),
-            time_ms: r.get(1),
-            record: r.get(2),
-        })
-        .collect())
+    let params = args.iter().map(|a| a.as_ref() as &dyn ToSql);
+    // Row by row, to stop at `max_bytes` as on SQLite.
+    let mut rows = c.query_raw(&sql, params)?;
+    let (mut out, mut bytes) = (Vec::new(), 0);
+    while let Some(r) = rows.next()? {
+        let event = StoredEvent { rowid: r.get(0), time_ms: r.get(1), record: r.get(2) };
+        bytes += event.record.len();
+        out.push(event);
+        if bytes >= q.max_bytes {
+            break;
+        }
+    }
+    Ok(out)
 }
 
 /// Per event name, the events with `time >= since_ms`, most frequent first.

@@ -31,14 +31,35 @@ pub fn query_events(conn: &Connection, project_id: i64, q: &EventQuery) -> anyho
         args.extend([Sql::Integer(t), Sql::Integer(t), Sql::Integer(r)]);
     }
     if let Some(f) = &q.filter {
-        let as_string = serde_json::to_string(&serde_json::Value::String(f.value.clone()))?;
-        let as_scalar = match serde_json::from_str::<serde_json::Value>(&f.value) {
-            Ok(v) if !v.is_array() && !v.is_object() => serde_json::to_string(&v)?,
-            _ => as_string.clone(),
-        };
-        sql.push_str(" AND (record -> ?) IN (?, ?)");
-        args.push(Sql::Text(format!("$.properties.\"{}\"", f.property)));
-        args.extend([Sql::Text(as_string), Sql::Text(as_scalar)]);
+        // Compared by value, not by the stored text: a value sent as `"caf\u00e9"`, `2.50` or
+        // `1e3` matches `café`, `2.5` and `1000` (as PostgreSQL's `jsonb` compares).
+        let path = Sql::Text(format!("$.properties.\"{}\"", f.property));
+        sql.push_str(" AND ((json_type(record, ?) = 'text' AND (record ->> ?) = ?)");
+        args.extend([path.clone(), path.clone(), Sql::Text(f.value.clone())]);
+        match serde_json::from_str::<serde_json::Value>(&f.value) {
+            Ok(serde_json::Value::Number(n)) => {
+                sql.push_str(" OR (json_type(record, ?) IN ('integer', 'real') AND (record ->> ?) = ?)");
+                let n = match n.as_i64() {
+                    Some(i) => Sql::Integer(i),
+                    None => Sql::Real(n.as_f64().unwrap_or(f64::NAN)),
+                };
+                args.extend([path.clone(), path, n]);
+            }
+            Ok(serde_json::Value::String(text)) => {
+                sql.push_str(" OR (json_type(record, ?) = 'text' AND (record ->> ?) = ?)");
+                args.extend([path.clone(), path, Sql::Text(text)]);
+            }
+            Ok(serde_json::Value::Bool(b)) => {
+                sql.push_str(" OR json_type(record, ?) = ?");
+                args.extend([path, Sql::Text(b.to_string())]);
+            }
+            Ok(serde_json::Value::Null) => {
+                sql.push_str(" OR json_type(record, ?) = 'null'");
+                args.push(path);
+            }
+            _ => {}
+        }
+        sql.push(')');
     }
     sql.push_str(" ORDER BY time_ms DESC, rowid DESC LIMIT ?");
     args.push(Sql::Integer(q.limit as i64));
@@ -46,7 +67,16 @@ pub fn query_events(conn: &Connection, project_id: i64, q: &EventQuery) -> anyho
     let rows = stmt.query_map(rusqlite::params_from_iter(args), |r| {
         Ok(StoredEvent { rowid: r.get(0)?, time_ms: r.get(1)?, record: r.get(2)? })
     })?;
-    Ok(rows.collect::<Result<_, _>>()?)
+    let (mut out, mut bytes) = (Vec::new(), 0);
+    for row in rows {
+        let row = row?;
+        bytes += row.record.len();
+        out.push(row);
+        if bytes >= q.max_bytes {
+            break;
+        }
+    }
+    Ok(out)
 }
 
 /// Per event name, the events with `time >= since_ms`, most frequent first.
