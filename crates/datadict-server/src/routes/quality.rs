@@ -128,23 +128,33 @@ fn rejected_result(v: StoredViolation) -> Value {
     })
 }
 
-/// The offset a `cursor` names (the listings page by offset: their rows only grow at a day's end
-/// of the order, and a reset starts over).
-fn offset(cursor: Option<&str>) -> Result<usize, ApiError> {
-    match cursor {
-        None => Ok(0),
-        Some(c) => c
-            .parse::<usize>()
-            .map_err(|_| ApiError::BadRequest(format!("`cursor={c}` is not a cursor of this listing; pass the `next_cursor` of the previous page"))),
-    }
+/// The key a `cursor` names: the last row's `[day, kind, entity, property, code]` as a JSON
+/// array in URL-safe base64 (see [`cursor_of`]).
+fn after(cursor: Option<&str>) -> Result<Option<[String; 5]>, ApiError> {
+    use base64::Engine;
+    let Some(c) = cursor else { return Ok(None) };
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(c)
+        .ok()
+        .and_then(|json| serde_json::from_slice::<[String; 5]>(&json).ok())
+        .map(Some)
+        .ok_or_else(|| ApiError::BadRequest(format!("`cursor={c}` is not a cursor of this listing; pass the `next_cursor` of the previous page as is")))
+}
+
+/// The cursor after `v`.
+fn cursor_of(v: &StoredViolation) -> String {
+    use base64::Engine;
+    let key = [&v.day, &v.row.kind, &v.row.entity, &v.row.property, &v.row.code];
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(serde_json::to_string(&key).unwrap_or_default())
 }
 
 /// A page of `table`'s rows as the API's body.
-async fn page(state: &AppState, table: Table, project_id: i64, f: ViolationFilter, limit: usize, offset: usize) -> Result<Json<Value>, ApiError> {
+async fn page(state: &AppState, table: Table, project_id: i64, f: ViolationFilter, limit: usize) -> Result<Json<Value>, ApiError> {
     state.store.settle_quality().await?;
-    let mut rows = state.store.read(move |conn| store::quality::list_violations(conn, table, project_id, &f, limit + 1, offset)).await?;
-    let next_cursor = (rows.len() > limit).then(|| (offset + limit).to_string());
+    let mut rows = state.store.read(move |conn| store::quality::list_violations(conn, table, project_id, &f, limit + 1)).await?;
+    let more = rows.len() > limit;
     rows.truncate(limit);
+    let next_cursor = rows.last().filter(|_| more).map(cursor_of);
     let render = if table == Table::Violations { result } else { rejected_result };
     Ok(Json(json!({"status": "ok", "results": rows.into_iter().map(render).collect::<Vec<_>>(), "next_cursor": next_cursor})))
 }
@@ -182,10 +192,10 @@ async fn list_violations(
     let project_id = project.id();
     let q = read_query(query)?;
     let limit = page_limit(q.limit.as_deref())?;
-    let offset = offset(q.cursor.as_deref())?;
+    let after = after(q.cursor.as_deref())?;
     let (code, kind) = (one_of("code", q.code, &codes())?, one_of("kind", q.kind, &KINDS)?);
-    let f = ViolationFilter { event: q.event, property: q.property, code, kind, ..filter(q.since.as_deref(), q.until.as_deref())? };
-    page(&state, Table::Violations, project_id, f, limit, offset).await
+    let f = ViolationFilter { event: q.event, property: q.property, code, kind, after, ..filter(q.since.as_deref(), q.until.as_deref())? };
+    page(&state, Table::Violations, project_id, f, limit).await
 }
 
 #[derive(Debug, Deserialize)]
@@ -224,10 +234,10 @@ async fn list_rejected(
     let project_id = project.id();
     let q = read_query(query)?;
     let limit = page_limit(q.limit.as_deref())?;
-    let offset = offset(q.cursor.as_deref())?;
+    let after = after(q.cursor.as_deref())?;
     let (code, route) = (one_of("code", q.code, &codes())?, one_of("route", q.route, &ROUTES)?);
-    let f = ViolationFilter { event: q.event, code, kind: route, ..filter(q.since.as_deref(), q.until.as_deref())? };
-    page(&state, Table::Rejected, project_id, f, limit, offset).await
+    let f = ViolationFilter { event: q.event, code, kind: route, after, ..filter(q.since.as_deref(), q.until.as_deref())? };
+    page(&state, Table::Rejected, project_id, f, limit).await
 }
 
 #[derive(Debug, Deserialize)]
@@ -264,9 +274,9 @@ async fn summary(
     let (rows, rejected) = state
         .store
         .read(move |conn| {
-            let rows = store::quality::list_violations(conn, Table::Violations, project_id, &f, SUMMARY_ROWS, 0)?;
-            let rejected = store::quality::list_violations(conn, Table::Rejected, project_id, &f, SUMMARY_ROWS, 0)?;
-            Ok((rows, (rejected, store::quality::list_violations(conn, Table::EventCounts, project_id, &f, SUMMARY_ROWS, 0)?)))
+            let rows = store::quality::list_violations(conn, Table::Violations, project_id, &f, SUMMARY_ROWS)?;
+            let rejected = store::quality::list_violations(conn, Table::Rejected, project_id, &f, SUMMARY_ROWS)?;
+            Ok((rows, (rejected, store::quality::list_violations(conn, Table::EventCounts, project_id, &f, SUMMARY_ROWS)?)))
         })
         .await?;
     let (rejected, counts) = rejected;

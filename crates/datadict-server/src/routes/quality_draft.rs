@@ -126,7 +126,7 @@ async fn draft(
     let (seen, current) = state
         .store
         .read(move |conn| {
-            let rows = store::quality::list_violations(conn, Table::Violations, project_id, &f, 100_000, 0)?;
+            let rows = store::quality::list_violations(conn, Table::Violations, project_id, &f, 100_000)?;
             let mut seen = observed(&rows);
             // An undocumented event's properties: its samples, and its latest stored events.
             let undocumented: BTreeSet<&str> =

@@ -85,6 +85,10 @@ pub struct ViolationFilter {
     pub property: Option<String>,
     pub code: Option<String>,
     pub kind: Option<String>,
+    /// Only rows after this key, in the listing's order: `[day, kind, entity, property, code]`
+    /// of the last row of the previous page (a key, not an offset, so that rows added or reset
+    /// between pages neither repeat nor go missing).
+    pub after: Option<[String; 5]>,
 }
 
 /// One request's data-quality rows for one project and UTC day, which the event writer stores in
@@ -411,9 +415,9 @@ impl super::Store {
     }
 }
 
-/// A page of violations in (day, kind, entity, property, code) order, from `offset`.
-pub fn list_violations(conn: &Conn<'_>, table: Table, project_id: i64, filter: &ViolationFilter, limit: usize, offset: usize) -> anyhow::Result<Vec<StoredViolation>> {
-    dispatch!(conn, quality::list_violations(table, project_id, filter, limit, offset))
+/// A page of violations in (day, kind, entity, property, code) order, after `filter.after`.
+pub fn list_violations(conn: &Conn<'_>, table: Table, project_id: i64, filter: &ViolationFilter, limit: usize) -> anyhow::Result<Vec<StoredViolation>> {
+    dispatch!(conn, quality::list_violations(table, project_id, filter, limit))
 }
 
 /// What [`super::Store::reset_quality`] deleted: rows of each quality table, and events.

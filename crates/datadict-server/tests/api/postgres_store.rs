@@ -168,7 +168,7 @@ fn a_version_6_database_keeps_its_quality_samples_apart() {
     let (violations, rejected) = store
         .call_sync(|conn| {
             let all = ViolationFilter::default();
-            Ok((list_violations(conn, Table::Violations, p, &all, 10, 0)?, list_violations(conn, Table::Rejected, p, &all, 10, 0)?))
+            Ok((list_violations(conn, Table::Violations, p, &all, 10)?, list_violations(conn, Table::Rejected, p, &all, 10)?))
         })
         .unwrap();
     let samples: Vec<(String, serde_json::Value, i64)> = violations.iter().map(|v| (v.row.entity.clone(), json!(v.row.samples), v.row.count)).collect();

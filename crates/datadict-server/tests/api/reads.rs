@@ -150,7 +150,30 @@ fn a_page_of_events_is_bounded_in_bytes(backend: Backend) {
     assert_eq!(f.ids(&format!("limit=1000&cursor={cursor}")), ["01", "00"]);
 }
 
+/// The violations listing pages by the last row's key: a row added between pages in front of the
+/// cursor does not push a row of the first page onto the second, nor one of the second away.
+fn violation_pages_hold_under_new_rows(backend: Backend) {
+    let f = fixture(backend);
+    let t = now_ms() - 1000;
+    let line = |name: &str| format!("{{\"event\":\"{name}\",\"properties\":{{\"time\":{t},\"distinct_id\":\"u\",\"$insert_id\":\"{name}\"}}}}\n");
+    f.import(&["B", "C", "D", "E"].map(line).concat());
+    let names = |r: &crate::common::Reply| -> Vec<String> {
+        r.json()["results"].as_array().unwrap().iter().map(|v| v["event"].as_str().unwrap().to_owned()).collect()
+    };
+    let first = f.get("violations?code=no_schema&limit=2");
+    assert_eq!(names(&first), ["B", "C"]);
+    let cursor = first.json()["next_cursor"].as_str().unwrap().to_owned();
+    f.import(&line("A"));
+    let second = f.get(&format!("violations?code=no_schema&limit=2&cursor={cursor}"));
+    assert_eq!((second.status, names(&second)), (200, vec!["D".to_owned(), "E".to_owned()]), "{}", second.text);
+    assert_eq!(second.json()["next_cursor"], serde_json::Value::Null);
+    for bad in ["3", "WyJhIl0", "%%%"] {
+        assert_eq!(f.get(&format!("violations?cursor={bad}")).status, 400, "{bad}");
+    }
+}
+
 on_both_stores!(
+    violation_pages_hold_under_new_rows,
     where_compares_values_not_spellings,
     events_keep_every_digit,
     read_parameters_refuse_what_they_do_not_know,

@@ -144,14 +144,17 @@ fn upsert_violation(c: &mut Client, table: Table, project_id: i64, day: &str, ro
     Ok(())
 }
 
-pub fn list_violations(c: &mut Client, table: Table, project_id: i64, f: &ViolationFilter, limit: usize, offset: usize) -> anyhow::Result<Vec<StoredViolation>> {
+pub fn list_violations(c: &mut Client, table: Table, project_id: i64, f: &ViolationFilter, limit: usize) -> anyhow::Result<Vec<StoredViolation>> {
+    let key = |i: usize| f.after.as_ref().map(|k| k[i].as_str());
+    let (k0, k1, k2, k3, k4) = (key(0), key(1), key(2), key(3), key(4));
     let rows = c.query(
         &format!("SELECT day, kind, entity, property, code, message, count, first_seen_ms, last_seen_ms, types, coalesce(s.samples, '[]')
          FROM {t} v LEFT JOIN {t}_samples s USING (project_id, day, kind, entity, property, code)
          WHERE project_id = $1 AND ($2::text IS NULL OR day >= $2) AND ($3::text IS NULL OR day <= $3) AND ($4::text IS NULL OR entity = $4)
            AND ($5::text IS NULL OR property = $5) AND ($6::text IS NULL OR code = $6) AND ($7::text IS NULL OR kind = $7)
-         ORDER BY day, kind, entity, property, code LIMIT $8 OFFSET $9", t = table.name()),
-        &[&project_id, &f.since_day, &f.until_day, &f.event, &f.property, &f.code, &f.kind, &(limit as i64), &(offset as i64)],
+           AND ($9::text IS NULL OR (day, kind, entity, property, code) > ($9::text, $10::text, $11::text, $12::text, $13::text))
+         ORDER BY day, kind, entity, property, code LIMIT $8", t = table.name()),
+        &[&project_id, &f.since_day, &f.until_day, &f.event, &f.property, &f.code, &f.kind, &(limit as i64), &k0, &k1, &k2, &k3, &k4],
     )?;
     rows.iter()
         .map(|r| {

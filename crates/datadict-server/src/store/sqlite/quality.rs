@@ -207,16 +207,19 @@ pub fn upsert_violations(conn: &Connection, table: Table, project_id: i64, day: 
     Ok(())
 }
 
-pub fn list_violations(conn: &Connection, table: Table, project_id: i64, f: &ViolationFilter, limit: usize, offset: usize) -> anyhow::Result<Vec<StoredViolation>> {
+pub fn list_violations(conn: &Connection, table: Table, project_id: i64, f: &ViolationFilter, limit: usize) -> anyhow::Result<Vec<StoredViolation>> {
+    let after = f.after.as_ref();
+    let key = |i: usize| after.map(|k| k[i].as_str());
     let mut stmt = conn.prepare_cached(
         &format!("SELECT day, kind, entity, property, code, message, count, first_seen_ms, last_seen_ms, types, coalesce(s.samples, '[]')
          FROM {t} v LEFT JOIN {t}_samples s USING (project_id, day, kind, entity, property, code)
          WHERE project_id = ?1 AND (?2 IS NULL OR day >= ?2) AND (?3 IS NULL OR day <= ?3) AND (?4 IS NULL OR entity = ?4)
            AND (?5 IS NULL OR property = ?5) AND (?6 IS NULL OR code = ?6) AND (?7 IS NULL OR kind = ?7)
-         ORDER BY day, kind, entity, property, code LIMIT ?8 OFFSET ?9", t = table.name()),
+           AND (?9 IS NULL OR (day, kind, entity, property, code) > (?9, ?10, ?11, ?12, ?13))
+         ORDER BY day, kind, entity, property, code LIMIT ?8", t = table.name()),
     )?;
     let rows = stmt.query_map(
-        params![project_id, f.since_day, f.until_day, f.event, f.property, f.code, f.kind, limit as i64, offset as i64],
+        params![project_id, f.since_day, f.until_day, f.event, f.property, f.code, f.kind, limit as i64, key(0), key(1), key(2), key(3), key(4)],
         |r| {
             Ok((
                 r.get::<_, String>(0)?,

@@ -471,7 +471,7 @@ fn quality_samples_move_to_their_own_tables_once() {
     let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
     assert_eq!(version, DATA_FORMAT);
     let all = ViolationFilter::default();
-    let read = |table| list_violations(&crate::store::Conn::Sqlite(&conn), table, 1, &all, 10, 0).unwrap();
+    let read = |table| list_violations(&crate::store::Conn::Sqlite(&conn), table, 1, &all, 10).unwrap();
     let violations: Vec<(String, Vec<serde_json::Value>, i64)> = read(Table::Violations).into_iter().map(|v| (v.row.entity, v.row.samples, v.row.count)).collect();
     assert_eq!(violations, [("E".to_owned(), vec!["s1".into(), "s2".into()], 7), ("F".to_owned(), vec![], 1)]);
     assert_eq!(read(Table::Rejected)[0].row.samples, [serde_json::json!({"record": "r"})]);

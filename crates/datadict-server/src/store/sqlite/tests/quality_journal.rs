@@ -49,7 +49,7 @@ fn groups() -> Vec<Vec<(i64, QualityRows)>> {
 fn stored(db: &Sqlite) -> Vec<Vec<StoredViolation>> {
     let all = ViolationFilter::default();
     (Table::ALL.iter())
-        .map(|&t| db.call_sync(|conn| list_violations(&Conn::Sqlite(conn), t, 1, &all, 1_000, 0)).unwrap())
+        .map(|&t| db.call_sync(|conn| list_violations(&Conn::Sqlite(conn), t, 1, &all, 1_000)).unwrap())
         .collect()
 }
 
