@@ -24,6 +24,9 @@ pub enum ApiError {
     NotFound(String),
     #[error("{0}")]
     MethodNotAllowed(String),
+    /// The request does not fit the resource's current state (409).
+    #[error("{0}")]
+    Conflict(String),
     #[error("{0}")]
     PayloadTooLarge(String),
     #[error("{0}")]
@@ -72,6 +75,7 @@ impl ApiError {
             Self::BadRequest(_) | Self::Invalid(_) => StatusCode::BAD_REQUEST,
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
+            Self::Conflict(_) => StatusCode::CONFLICT,
             Self::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             Self::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,

@@ -9,7 +9,9 @@
 //!   (byte order), a page at a time, as the read API pages events (`routes::data`):
 //!   `{"results":{...Table, "rows":[[...]]},"next_cursor":"...","status":"ok"}`, where each row is
 //!   its CSV record as an array of strings (the key first, in the order of `columns`), and
-//!   `next_cursor` (the last key of the page, `null` on the last page) is passed as `cursor`;
+//!   `next_cursor` (the page's last key with the table's `updated_at`, `null` on the last page) is
+//!   passed as `cursor`; a cursor of a table replaced since is a 409, so a reader never mixes the
+//!   rows of two uploads;
 //! - `DELETE /{table_id}` deletes a table with its rows: `{"status":"ok","results":{"delete_count":1}}`.
 //!
 //! A Table is `{id, name, columns, row_count, created_at, updated_at}` (times in milliseconds
@@ -164,6 +166,7 @@ async fn list(project: ProjectRead, State(state): State<AppState>) -> Result<Jso
     responses(
         (status = 200, description = "the table and a page of its rows in the order of their primary keys", body = TablePage),
         (status = 400, description = "a parameter is malformed; `error` says which", body = Object),
+        (status = 409, description = "the table was replaced since the page `cursor` follows: read it again from the first page", body = Object),
         ReadRefusals,
         (status = 404, description = "the project has no lookup table with this id", body = Object)
     ),
@@ -179,7 +182,8 @@ async fn get_one(
     let q = read_query(query)?;
     let limit = page_limit(q.limit.as_deref())?;
     let Some(id) = parse_table_id(&table_id) else { return Err(not_found(project_id, &table_id)) };
-    let cursor = q.cursor;
+    let cursor = q.cursor.as_deref().map(parse_cursor).transpose()?;
+    let (version, cursor) = cursor.unzip();
     let read_id = id.clone();
     // The table and its page from one snapshot, so that the page belongs to the table described
     // even while a replace commits.
@@ -188,10 +192,17 @@ async fn get_one(
         .read(move |conn| store_lookup::read_page(conn, project_id, &read_id, cursor.as_deref(), limit + 1))
         .await?;
     let table = table.ok_or_else(|| not_found(project_id, &id))?;
+    if let Some(version) = version.filter(|v| *v != table.updated_at) {
+        return Err(ApiError::Conflict(format!(
+            "lookup table `{id}` was replaced after the first page was read (that page is of {}, the table now of {}); read it again from the first page, without `cursor`",
+            datadict_core::time::format_datetime(version),
+            datadict_core::time::format_datetime(table.updated_at)
+        )));
+    }
     let mut rows = rows;
     let next_cursor = if rows.len() > limit {
         rows.truncate(limit);
-        rows.last().map(|r| r.key.clone())
+        rows.last().map(|r| cursor_of(table.updated_at, &r.key))
     } else {
         None
     };
@@ -200,6 +211,23 @@ async fn get_one(
         .map(|r| serde_json::from_str(&r.record).map_err(|e| ApiError::Internal(e.into())))
         .collect::<Result<Vec<Vec<String>>, _>>()?;
     Ok(Json(TablePage { results: TableRows { table: table.into(), rows }, next_cursor, status: "ok".into() }))
+}
+
+/// A page's cursor: the table's `updated_at` and the page's last key, as a JSON array in URL-safe
+/// base64. The time tells a page of a table replaced since the first page from one of the same
+/// table (a replace takes more than a millisecond).
+fn cursor_of(updated_at: i64, key: &str) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(json!([updated_at, key]).to_string())
+}
+
+fn parse_cursor(raw: &str) -> Result<(i64, String), ApiError> {
+    use base64::Engine;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(raw)
+        .ok()
+        .and_then(|json| serde_json::from_slice::<(i64, String)>(&json).ok())
+        .ok_or_else(|| ApiError::BadRequest(format!("`cursor={raw}` is not a cursor of this table; pass the `next_cursor` of the previous page as is")))
 }
 
 #[utoipa::path(delete, operation_id = "delete_lookup_table", path = "/projects/{project_id}/lookup-tables/{table_id}", tag = "Lookup Tables",
