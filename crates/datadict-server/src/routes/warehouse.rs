@@ -78,7 +78,7 @@ async fn load_import(state: &AppState, project_id: i64, import_id: i64) -> Resul
 
 #[utoipa::path(post, operation_id = "create_warehouse_import", path = "/projects/{project_id}/warehouse-sources/imports", tag = "Warehouse Imports",
     params(("project_id" = i64, Path, description = "the project id")),
-    request_body(content = NewImport, description = "the import: `name`, `kind` (`event_sync` or `people`), `source` (a file on the server or a PostgreSQL table; a password only by the name of a server environment variable) and the column `mapping`; no other keys"),
+    request_body(content = NewImport, description = "the import: `name`, `kind` (`event_sync` or `people`), `source` (a file on the server or a PostgreSQL table; a password only by the name of a server environment variable starting with `DATADICT_WAREHOUSE_`) and the column `mapping`; no other keys"),
     responses(
         (status = 201, description = "the import was created: `{\"status\":\"ok\",\"results\":Import}`, an Import as GET shows it (source redacted, `last_run` null)", body = Object),
         (status = 400, description = "bad project id, unreadable body, or an invalid import; `error` counts every problem and lists the first 100 (unknown fields, a missing file, a column the source lacks)", body = Object),

@@ -17,7 +17,8 @@ pub const KINDS: [&str; 2] = ["event_sync", "people"];
 /// Where the rows come from: the embedded sources, which need nothing installed (a table of a
 /// SQLite database file, or an NDJSON or CSV file with a header line, all on the server), and a
 /// PostgreSQL table. A PostgreSQL password is never part of the import: `password_env` names the
-/// server's environment variable that holds it (a reference, so the API stores no secret).
+/// server's environment variable that holds it (a reference, so the API stores no secret), one
+/// whose name starts with [`PASSWORD_ENV_PREFIX`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
 pub enum Source {
@@ -35,6 +36,28 @@ pub enum Source {
         /// `table` or `schema.table`.
         table: String,
     },
+}
+
+/// The prefix of every environment variable a PostgreSQL source may name as `password_env`. A
+/// project admin chooses the name and the host the password is sent to, so any other variable of
+/// the server (its database URL, a cloud key) could be sent anywhere: the operator puts source
+/// passwords in variables of this prefix, and only those can be named.
+pub const PASSWORD_ENV_PREFIX: &str = "DATADICT_WAREHOUSE_";
+
+/// The server setting that shares [`PASSWORD_ENV_PREFIX`] but holds no password.
+const FILE_ROOT_ENV: &str = "DATADICT_WAREHOUSE_FILE_ROOT";
+
+/// Why `var` may not be named as `password_env` (`None` when it may). Judged on the name alone,
+/// before any lookup, so that a refusal says nothing of whether the variable exists.
+pub fn password_env_refusal(var: &str) -> Option<String> {
+    let allowed = var.len() > PASSWORD_ENV_PREFIX.len() && var.starts_with(PASSWORD_ENV_PREFIX) && var != FILE_ROOT_ENV;
+    (!allowed).then(|| {
+        format!(
+            "`password_env` must name an environment variable whose name starts with `{PASSWORD_ENV_PREFIX}` (and is not `{FILE_ROOT_ENV}`), \
+             so that an import cannot read the server's other settings; set one where the server runs \
+             (for example `{PASSWORD_ENV_PREFIX}PG_PASSWORD=...`), restart the server, and name it here"
+        )
+    })
 }
 
 fn default_pg_port() -> u16 {
@@ -161,8 +184,12 @@ pub fn validate(body: &Value, file_root: Option<&std::path::Path>) -> (Option<Ne
             }
         }
         if let Some(var) = password_env {
-            if std::env::var_os(var).is_none() {
-                issues.push(Issue::new("source.password_env", IssueCode::InvalidName, format!("the server has no environment variable `{var}`; set it to the password where the server runs, then create the import")));
+            // The name is judged before the variable is looked up, so that the answer never tells
+            // whether a variable outside the allowed ones exists.
+            if let Some(refusal) = password_env_refusal(var) {
+                issues.push(Issue::new("source.password_env", IssueCode::InvalidName, refusal));
+            } else if std::env::var_os(var).is_none() {
+                issues.push(Issue::new("source.password_env", IssueCode::InvalidName, format!("the server has no environment variable `{var}`; set it to the password where the server runs, restart the server, then create the import")));
             }
         }
         if issues.is_empty() {

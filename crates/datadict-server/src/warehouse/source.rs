@@ -36,6 +36,10 @@ fn connect_pg(source: &Source) -> Result<postgres::Client, String> {
     let mut config = postgres::Config::new();
     config.host(host).port(*port).user(user).dbname(dbname).connect_timeout(std::time::Duration::from_secs(10));
     if let Some(var) = password_env {
+        // An import stored before the prefix rule is held to it too.
+        if let Some(refusal) = super::password_env_refusal(var) {
+            return Err(refusal);
+        }
         let password = std::env::var(var).map_err(|_| format!("the server has no environment variable `{var}`; set it to the database password"))?;
         config.password(password);
     }

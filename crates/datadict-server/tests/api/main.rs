@@ -28,4 +28,5 @@ mod tls;
 mod track;
 mod store_events;
 mod warehouse;
+mod warehouse_sources;
 mod wire;
