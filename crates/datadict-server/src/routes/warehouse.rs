@@ -274,7 +274,7 @@ async fn manual_sync(
 #[utoipa::path(get, path = "/projects/{project_id}/warehouse-sources/imports/{import_id}/runs", tag = "Warehouse Imports",
     params(("project_id" = i64, Path, description = "the project id"), ("import_id" = i64, Path, description = "the import id")),
     responses(
-        (status = 200, description = "the run history, newest first (at most 50): `{\"status\":\"ok\",\"results\":[Run]}`; a Run is `{run_id, import_id, trigger: \"manual\", status: queued|running|succeeded|failed, rows_read, events_loaded, rows_rejected, rejections: [{row, reason}] (the first 100), error, created_at, started_at, finished_at}`", body = Object),
+        (status = 200, description = "the run history, newest first (at most 50): `{\"status\":\"ok\",\"results\":[Run]}`; a Run is `{run_id, import_id, trigger: \"manual\", status: queued|running|succeeded|failed, rows_read, events_loaded, rows_rejected, rejections: [{row, reason}] (the first 100, in row order; `row` is the line a row starts on in a file), error, created_at, started_at, finished_at}`; a run fails when the source cannot be read, no longer has a mapped column, or none of the rows read was loaded", body = Object),
         (status = 400, description = "the project id is not a positive integer", body = Object),
         ReadRefusals,
         (status = 404, description = "the project has no such import (or the id is not an import id)", body = Object)
