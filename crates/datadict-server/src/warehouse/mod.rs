@@ -24,8 +24,13 @@ pub const KINDS: [&str; 2] = ["event_sync", "people"];
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
 pub enum Source {
+    /// `path`: absolute, or relative to the warehouse file folder (`DATADICT_WAREHOUSE_FILE_ROOT`),
+    /// never to the server's working directory; as for every file source.
     Sqlite { path: String, table: String },
+    /// One JSON object per line (a byte order mark before the first is skipped).
     Ndjson { path: String },
+    /// A header line naming each column once; every value is read as a string, an empty field as
+    /// no value.
     Csv { path: String },
     Postgres {
         host: String,
