@@ -481,7 +481,7 @@ pub fn WarehousePage() -> Html {
                         { text_field("wh-pg-host", "Host, with :port if not 5432", &f.pg_host, field(|f, v| f.pg_host = v)) }
                         { text_field("wh-pg-user", "User", &f.pg_user, field(|f, v| f.pg_user = v)) }
                         { text_field("wh-pg-dbname", "Database", &f.pg_dbname, field(|f, v| f.pg_dbname = v)) }
-                        { text_field("wh-pg-password-env", "Password: name of the server's environment variable holding it", &f.pg_password_env, field(|f, v| f.pg_password_env = v)) }
+                        { text_field("wh-pg-password-env", "Password: name of the server's environment variable holding it (DATADICT_WAREHOUSE_...)", &f.pg_password_env, field(|f, v| f.pg_password_env = v)) }
                         <p class="hint">{ "The password itself is never sent from here nor stored with the import: set it in that variable where the server runs." }</p>
                     } else {
                         { text_field("wh-path", "Path on the server", &f.path, field(|f, v| f.path = v)) }

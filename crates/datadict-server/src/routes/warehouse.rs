@@ -1,7 +1,8 @@
 //! Warehouse imports of a project (spec §4.2, FACTS.md "Warehouse imports"), under
 //! `/api/app/projects/{project_id}/warehouse-sources/imports`:
 //!
-//! - `POST` (create), `GET` (list, each with its last run), `GET /{import_id}`, `DELETE /{import_id}`;
+//! - `POST` (create), `GET` (list, each with its last run), `GET /{import_id}`, `DELETE /{import_id}`
+//!   (with `{"delete_data": true}` the import's events too; 409 while a run of it has not ended);
 //! - `PUT /{import_id}/manual-sync`, body `{}` → `{"status":"ok","results":{"run_id":"..."}}` at
 //!   once, the sync running in the background; 429 with `Retry-After` past the hourly limit, 409
 //!   while a run of the import has not ended;
@@ -16,7 +17,7 @@ use crate::error::{ApiError, ApiPath, JsonBody};
 use crate::jobs::new_id;
 use crate::ingest::now_ms;
 use crate::routes::responses::{ReadRefusals, WriteRefusals};
-use crate::store::jobs::{self as store_jobs, ImportRow, Queued, Run};
+use crate::store::jobs::{self as store_jobs, Deleted, ImportRow, Queued, Run};
 use crate::warehouse::sync::{self, SyncJob};
 use crate::warehouse::{self, Mapping, NewImport, Source};
 use crate::AppState;
@@ -78,7 +79,7 @@ async fn load_import(state: &AppState, project_id: i64, import_id: i64) -> Resul
 
 #[utoipa::path(post, operation_id = "create_warehouse_import", path = "/projects/{project_id}/warehouse-sources/imports", tag = "Warehouse Imports",
     params(("project_id" = i64, Path, description = "the project id")),
-    request_body(content = NewImport, description = "the import: `name`, `kind` (`event_sync` or `people`), `source` (a file on the server or a PostgreSQL table; a password only by the name of a server environment variable) and the column `mapping`; no other keys"),
+    request_body(content = NewImport, description = "the import: `name`, `kind` (`event_sync` or `people`), `source` (a file on the server or a PostgreSQL table; a password only by the name of a server environment variable starting with `DATADICT_WAREHOUSE_`) and the column `mapping`; no other keys"),
     responses(
         (status = 201, description = "the import was created: `{\"status\":\"ok\",\"results\":Import}`, an Import as GET shows it (source redacted, `last_run` null)", body = Object),
         (status = 400, description = "bad project id, unreadable body, or an invalid import; `error` counts every problem and lists the first 100 (unknown fields, a missing file, a column the source lacks)", body = Object),
@@ -155,22 +156,57 @@ async fn get_one(project: ProjectRead, State(state): State<AppState>, ApiPath((_
 
 #[utoipa::path(delete, operation_id = "delete_warehouse_import", path = "/projects/{project_id}/warehouse-sources/imports/{import_id}", tag = "Warehouse Imports",
     params(("project_id" = i64, Path, description = "the project id"), ("import_id" = i64, Path, description = "the import id")),
+    request_body(content = Object, description = "optional: `{\"delete_data\": true}` also deletes the events the import loaded (those whose `$warehouse_import_id` is its id); `{}`, `{\"delete_data\": false}` or no body keep them; any other key is refused"),
     responses(
-        (status = 200, description = "the import and its run history were deleted: `{\"status\":\"ok\",\"results\":{\"delete_count\":1}}`", body = Object),
-        (status = 400, description = "the project id is not a positive integer", body = Object),
+        (status = 200, description = "the import and its run history were deleted: `{\"status\":\"ok\",\"results\":{\"delete_count\":1,\"events_deleted\":N}}`, N the events deleted with `delete_data` (0 without)", body = Object),
+        (status = 400, description = "the project id is not a positive integer, or the body is not `{}` or `{\"delete_data\": true|false}`", body = Object),
         WriteRefusals,
-        (status = 404, description = "the project has no such import (or the id is not an import id)", body = Object)
+        (status = 404, description = "the project has no such import (or the id is not an import id)", body = Object),
+        (status = 409, description = "a run of this import has not ended yet; the error body names it: wait for it to end, then delete", body = Object),
+        (status = 413, description = "the body is larger than the server reads", body = Object)
     ),
     security(("ServiceAccount" = []))
 )]
-async fn delete(project: ProjectWrite, State(state): State<AppState>, ApiPath((_, import_id)): ApiPath<(String, String)>) -> Result<Json<Value>, ApiError> {
+async fn delete(
+    project: ProjectWrite,
+    State(state): State<AppState>,
+    ApiPath((_, import_id)): ApiPath<(String, String)>,
+    body: Result<JsonBody, ApiError>,
+) -> Result<Response, ApiError> {
     let project_id = project.id();
     let import_id = parse_import_id(&import_id)?;
-    let deleted = state.store.call(move |conn| store_jobs::delete_import(conn, project_id, import_id)).await?;
-    if !deleted {
-        return Err(not_found(project_id, import_id));
+    let delete_data = delete_data(body)?;
+    let deleted = state.store.call(move |conn| store_jobs::delete_import(conn, project_id, import_id, now_ms(), delete_data)).await?;
+    match deleted {
+        Deleted::Deleted { events } => Ok(Json(json!({"status": "ok", "results": {"delete_count": 1, "events_deleted": events}})).into_response()),
+        Deleted::NotFound => Err(not_found(project_id, import_id)),
+        Deleted::Busy(run) => Ok(conflict(format!(
+            "run {run} of import {import_id} is still running; wait for it to end (follow it in the run history), then delete the import"
+        ))),
     }
-    Ok(Json(json!({"status": "ok", "results": {"delete_count": 1}})))
+}
+
+/// The `delete_data` of a delete's body (the reference's): `{}`, `{"delete_data": bool}` or no body.
+fn delete_data(body: Result<JsonBody, ApiError>) -> Result<bool, ApiError> {
+    let m = match body {
+        Ok(JsonBody(Value::Object(m))) => m,
+        Err(ApiError::BadRequest(m)) if m.contains("is empty") => return Ok(false),
+        Ok(_) => return Err(ApiError::BadRequest("the body of a delete must be a JSON object: `{}` or `{\"delete_data\": true}`".into())),
+        Err(e) => return Err(e),
+    };
+    if let Some(key) = m.keys().find(|k| *k != "delete_data") {
+        return Err(ApiError::BadRequest(format!("`{key}` is not a field of a delete; the only field is `delete_data` (true also deletes the events the import loaded)")));
+    }
+    match m.get("delete_data") {
+        None => Ok(false),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(other) => Err(ApiError::BadRequest(format!("`delete_data` must be true or false, not {other}"))),
+    }
+}
+
+/// A 409 with the API's error body (409 is not a variant of the shared `ApiError`).
+fn conflict(message: String) -> Response {
+    (StatusCode::CONFLICT, Json(ErrorBody::new(message))).into_response()
 }
 
 #[utoipa::path(put, path = "/projects/{project_id}/warehouse-sources/imports/{import_id}/manual-sync", tag = "Warehouse Imports",
@@ -219,10 +255,8 @@ async fn manual_sync(
                 std::time::Duration::from_millis(wait_ms as u64),
             ))
         }
-        // 409 is not a variant of the shared `ApiError`; the body is the same error body.
         Queued::Busy(running) => {
-            let body = ErrorBody::new(format!("run {running} of import {import_id} has not ended yet; follow it in the run history and sync again when it has"));
-            return Ok((StatusCode::CONFLICT, Json(body)).into_response());
+            return Ok(conflict(format!("run {running} of import {import_id} has not ended yet; follow it in the run history and sync again when it has")));
         }
     }
     let job = SyncJob {
@@ -240,7 +274,7 @@ async fn manual_sync(
 #[utoipa::path(get, path = "/projects/{project_id}/warehouse-sources/imports/{import_id}/runs", tag = "Warehouse Imports",
     params(("project_id" = i64, Path, description = "the project id"), ("import_id" = i64, Path, description = "the import id")),
     responses(
-        (status = 200, description = "the run history, newest first (at most 50): `{\"status\":\"ok\",\"results\":[Run]}`; a Run is `{run_id, import_id, trigger: \"manual\", status: queued|running|succeeded|failed, rows_read, events_loaded, rows_rejected, rejections: [{row, reason}] (the first 100), error, created_at, started_at, finished_at}`", body = Object),
+        (status = 200, description = "the run history, newest first (at most 50): `{\"status\":\"ok\",\"results\":[Run]}`; a Run is `{run_id, import_id, trigger: \"manual\", status: queued|running|succeeded|failed, rows_read, events_loaded, rows_rejected, rejections: [{row, reason}] (the first 100, in row order; `row` is the line a row starts on in a file), error, created_at, started_at, finished_at}`; a run fails when the source cannot be read, no longer has a mapped column, or none of the rows read was loaded", body = Object),
         (status = 400, description = "the project id is not a positive integer", body = Object),
         ReadRefusals,
         (status = 404, description = "the project has no such import (or the id is not an import id)", body = Object)

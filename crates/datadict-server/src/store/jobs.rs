@@ -36,14 +36,33 @@ pub fn get_import(conn: &Conn<'_>, project_id: i64, import_id: i64) -> anyhow::R
     dispatch!(conn, jobs::get_import(project_id, import_id))
 }
 
-/// Deletes an import and its run history; returns whether it existed.
-pub fn delete_import(conn: &Conn<'_>, project_id: i64, import_id: i64) -> anyhow::Result<bool> {
-    dispatch!(conn, jobs::delete_import(project_id, import_id))
+/// Deletes an import and its run history, and with `delete_data` the events it loaded (those
+/// whose `$warehouse_import_id` is its id), in one transaction; refused while a run of the import
+/// holds a lease that has not expired at `now_ms` (it would go on loading for an import that no
+/// longer exists).
+pub fn delete_import(conn: &mut Conn<'_>, project_id: i64, import_id: i64, now_ms: i64, delete_data: bool) -> anyhow::Result<Deleted> {
+    dispatch!(conn, jobs::delete_import(project_id, import_id, now_ms, delete_data))
 }
+
+/// What asking to delete an import gave.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Deleted {
+    /// Deleted, with this many of its events.
+    Deleted { events: usize },
+    /// The project has no such import.
+    NotFound,
+    /// A run of the import is queued or running (its id), its lease current.
+    Busy(String),
+}
+
+/// The error of a run that was queued or running when its process stopped (its lease expired).
+pub const INTERRUPTED: &str = "the server stopped during the run; sync again";
 
 /// Queues a manual run, unless one is queued or running, or `per_hour` manual runs of the import
 /// were queued in the hour before `now_ms` (then the wait until the oldest leaves the window).
 /// The queued run is held by `lease`, so that no other process fails it before it is claimed.
+/// A queued or running run whose lease expired before `now_ms` (its process stopped, and no
+/// start-up since has failed it) is failed first, as interrupted, and does not count as running.
 pub fn queue_manual_run(conn: &mut Conn<'_>, import_id: i64, run_id: &str, per_hour: u32, now_ms: i64, lease: &Lease<'_>) -> anyhow::Result<Queued> {
     dispatch!(conn, jobs::queue_manual_run(import_id, run_id, per_hour, now_ms, lease))
 }

@@ -2,8 +2,10 @@
 //! import (kind, source, column mapping), its validation (every problem listed), the redacted form
 //! the API shows, and the mapping of one source row to an event or a profile update.
 
+pub mod files;
 pub mod source;
 pub mod sync;
+pub mod time;
 
 use datadict_core::amplitude::{hashed_insert_id, valid_insert_id};
 use datadict_core::api::warehouse as props;
@@ -17,12 +19,18 @@ pub const KINDS: [&str; 2] = ["event_sync", "people"];
 /// Where the rows come from: the embedded sources, which need nothing installed (a table of a
 /// SQLite database file, or an NDJSON or CSV file with a header line, all on the server), and a
 /// PostgreSQL table. A PostgreSQL password is never part of the import: `password_env` names the
-/// server's environment variable that holds it (a reference, so the API stores no secret).
+/// server's environment variable that holds it (a reference, so the API stores no secret), one
+/// whose name starts with [`PASSWORD_ENV_PREFIX`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
 pub enum Source {
+    /// `path`: absolute, or relative to the warehouse file folder (`DATADICT_WAREHOUSE_FILE_ROOT`),
+    /// never to the server's working directory; as for every file source.
     Sqlite { path: String, table: String },
+    /// One JSON object per line (a byte order mark before the first is skipped).
     Ndjson { path: String },
+    /// A header line naming each column once; every value is read as a string, an empty field as
+    /// no value.
     Csv { path: String },
     Postgres {
         host: String,
@@ -37,6 +45,28 @@ pub enum Source {
     },
 }
 
+/// The prefix of every environment variable a PostgreSQL source may name as `password_env`. A
+/// project admin chooses the name and the host the password is sent to, so any other variable of
+/// the server (its database URL, a cloud key) could be sent anywhere: the operator puts source
+/// passwords in variables of this prefix, and only those can be named.
+pub const PASSWORD_ENV_PREFIX: &str = "DATADICT_WAREHOUSE_";
+
+/// The server setting that shares [`PASSWORD_ENV_PREFIX`] but holds no password.
+const FILE_ROOT_ENV: &str = "DATADICT_WAREHOUSE_FILE_ROOT";
+
+/// Why `var` may not be named as `password_env` (`None` when it may). Judged on the name alone,
+/// before any lookup, so that a refusal says nothing of whether the variable exists.
+pub fn password_env_refusal(var: &str) -> Option<String> {
+    let allowed = var.len() > PASSWORD_ENV_PREFIX.len() && var.starts_with(PASSWORD_ENV_PREFIX) && var != FILE_ROOT_ENV;
+    (!allowed).then(|| {
+        format!(
+            "`password_env` must name an environment variable whose name starts with `{PASSWORD_ENV_PREFIX}` (and is not `{FILE_ROOT_ENV}`), \
+             so that an import cannot read the server's other settings; set one where the server runs \
+             (for example `{PASSWORD_ENV_PREFIX}PG_PASSWORD=...`), restart the server, and name it here"
+        )
+    })
+}
+
 fn default_pg_port() -> u16 {
     5432
 }
@@ -48,6 +78,26 @@ impl Source {
             Self::Sqlite { path, .. } | Self::Ndjson { path } | Self::Csv { path } => Some(path),
             Self::Postgres { .. } => None,
         }
+    }
+
+    /// The source as the server reads it: a file source's relative path made a path inside the
+    /// warehouse file folder `root` (see [`files::resolve`]).
+    pub fn resolved(&self, root: Option<&std::path::Path>) -> Result<Source, String> {
+        let file = |path: &str| files::resolve(path, root).map(|p| p.to_string_lossy().into_owned());
+        Ok(match self {
+            Self::Sqlite { path, table } => Self::Sqlite { path: file(path)?, table: table.clone() },
+            Self::Ndjson { path } => Self::Ndjson { path: file(path)? },
+            Self::Csv { path } => Self::Csv { path: file(path)? },
+            Self::Postgres { .. } => self.clone(),
+        })
+    }
+
+    /// Why the source's file cannot be read, if it cannot (see [`files::check`]); `Ok` for
+    /// PostgreSQL. `self` is the source as given, `root` the warehouse file folder.
+    pub fn check_file(&self, root: Option<&std::path::Path>) -> Result<(), String> {
+        let Some(given) = self.path() else { return Ok(()) };
+        let path = files::resolve(given, root)?;
+        files::check(&path, given, root)
     }
 
     /// The source as the API shows it: the file name without its folders, so that the server's
@@ -161,8 +211,12 @@ pub fn validate(body: &Value, file_root: Option<&std::path::Path>) -> (Option<Ne
             }
         }
         if let Some(var) = password_env {
-            if std::env::var_os(var).is_none() {
-                issues.push(Issue::new("source.password_env", IssueCode::InvalidName, format!("the server has no environment variable `{var}`; set it to the password where the server runs, then create the import")));
+            // The name is judged before the variable is looked up, so that the answer never tells
+            // whether a variable outside the allowed ones exists.
+            if let Some(refusal) = password_env_refusal(var) {
+                issues.push(Issue::new("source.password_env", IssueCode::InvalidName, refusal));
+            } else if std::env::var_os(var).is_none() {
+                issues.push(Issue::new("source.password_env", IssueCode::InvalidName, format!("the server has no environment variable `{var}`; set it to the password where the server runs, restart the server, then create the import")));
             }
         }
         if issues.is_empty() {
@@ -175,13 +229,11 @@ pub fn validate(body: &Value, file_root: Option<&std::path::Path>) -> (Option<Ne
     if let Some(path) = source.as_ref().and_then(Source::path) {
         let s = source.as_ref().expect("a path comes from a source");
         if path.trim().is_empty() {
-            issues.push(Issue::new("source.path", IssueCode::MissingField, "`source.path` is required; give the file's path on the server"));
-        } else if !std::path::Path::new(path).is_file() {
-            issues.push(Issue::new("source.path", IssueCode::InvalidName, "the source file does not exist or is not readable by the server; check the path"));
-        } else if !inside(path, file_root) {
-            issues.push(Issue::new("source.path", IssueCode::InvalidName, "the source file is outside the folder this server reads warehouse files from; put it there or ask the operator"));
+            issues.push(Issue::new("source.path", IssueCode::MissingField, "`source.path` is required; give the file's path on the server (absolute, or inside the warehouse file folder)"));
+        } else if let Err(e) = s.check_file(file_root) {
+            issues.push(Issue::new("source.path", IssueCode::InvalidName, e));
         } else {
-            match source::columns(s) {
+            match s.resolved(file_root).and_then(|r| source::columns(&r)) {
                 Ok(c) => columns = c,
                 Err(e) => issues.push(Issue::new("source", IssueCode::InvalidName, e)),
             }
@@ -200,15 +252,6 @@ pub fn validate(body: &Value, file_root: Option<&std::path::Path>) -> (Option<Ne
         (Some(NewImport { name, kind: kind.to_owned(), source: source.expect("valid"), mapping: mapping.expect("valid") }), issues)
     } else {
         (None, issues)
-    }
-}
-
-/// Whether `path` (links resolved) lies inside `root`; always true without a root.
-pub fn inside(path: &str, root: Option<&std::path::Path>) -> bool {
-    let Some(root) = root else { return true };
-    match (std::fs::canonicalize(path), std::fs::canonicalize(root)) {
-        (Ok(p), Ok(r)) => p.starts_with(r),
-        _ => false,
     }
 }
 
@@ -264,6 +307,26 @@ fn check_mapping(kind: &str, m: &Mapping, columns: Option<&[String]>, issues: &m
     }
 }
 
+/// Why a row cannot be an event or a profile update: the code it is kept under in the rejected
+/// store (route `job`), and the sentence the run shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    pub code: &'static str,
+    pub message: String,
+}
+
+/// The code of a row whose time column holds no time.
+pub const INVALID_TIME: &str = "invalid_time";
+/// The code of a row the source could not read (not JSON, a CSV record that does not fit its
+/// header, text that is not UTF-8, a value JSON cannot carry).
+pub const UNREADABLE_ROW: &str = "unreadable_row";
+
+impl Refusal {
+    fn missing(message: String) -> Self {
+        Self { code: IssueCode::MissingField.as_str(), message }
+    }
+}
+
 /// A row of a source: column name to value.
 pub type Row = Map<String, Value>;
 
@@ -273,27 +336,6 @@ fn text(v: &Value) -> String {
         Value::String(s) => s.clone(),
         Value::Null => String::new(),
         other => other.to_string(),
-    }
-}
-
-/// A time value in milliseconds: a number (seconds when below 10^11, else milliseconds), a
-/// string holding one, `YYYY-MM-DD HH:MM:SS[.ffffff]` or ISO 8601 in UTC (`T`, `Z`), or a date.
-pub fn time_ms(v: &Value) -> Option<i64> {
-    let number = |f: f64| if f.abs() < 1e11 { (f * 1000.0).round() as i64 } else { f.round() as i64 };
-    match v {
-        Value::Number(n) => n.as_f64().map(number),
-        Value::String(s) => {
-            let s = s.trim();
-            if let Ok(f) = s.parse::<f64>() {
-                return Some(number(f));
-            }
-            if let Some(d) = datadict_core::time::Date::parse(s) {
-                return Some(d.start_ms());
-            }
-            let naive = s.trim_end_matches('Z').trim_end_matches("+00:00").replacen('T', " ", 1);
-            datadict_core::time::parse_naive_utc_ms(&naive)
-        }
-        _ => None,
     }
 }
 
@@ -331,20 +373,23 @@ fn properties(m: &Mapping, row: &Row) -> Map<String, Value> {
 
 /// Maps one row of an `event_sync` import to an event (spec §2.8) carrying the default properties
 /// of spec §2.10; `Err` says why the row cannot be an event.
-pub fn row_to_event(m: &Mapping, import_id: i64, run_id: &str, row: &Row, limits: &Limits) -> Result<Value, String> {
+pub fn row_to_event(m: &Mapping, import_id: i64, run_id: &str, row: &Row, limits: &Limits) -> Result<Value, Refusal> {
     let column = |name: &str| row.get(name).filter(|v| !v.is_null());
     let event = match (&m.event_name, &m.event_column_name) {
         (Some(n), _) => n.clone(),
         (None, Some(c)) => match column(c) {
             Some(v) if !text(v).is_empty() => text(v),
-            _ => return Err(format!("the event name column `{c}` is empty")),
+            _ => return Err(Refusal::missing(format!("the event name column `{c}` is empty"))),
         },
-        (None, None) => return Err("the mapping names no event".into()),
+        (None, None) => return Err(Refusal::missing("the mapping names no event".into())),
     };
     let time_col = m.time_column_name.as_deref().unwrap_or_default();
     let time = match column(time_col) {
-        None => return Err(format!("the time column `{time_col}` is empty")),
-        Some(v) => time_ms(v).ok_or_else(|| format!("the time column `{time_col}` holds {v}, which is not a time; use epoch seconds or milliseconds, or `YYYY-MM-DD HH:MM:SS` in UTC"))?,
+        None => return Err(Refusal::missing(format!("the time column `{time_col}` is empty"))),
+        Some(v) => time::time_ms(v).map_err(|why| Refusal {
+            code: INVALID_TIME,
+            message: format!("the time column `{time_col}` {why}; use epoch seconds or milliseconds, or ISO 8601 such as `2024-05-01T13:45:00Z` or `2024-05-01 15:45:00+02:00`"),
+        })?,
     };
     let user_col = m.user_column_name.as_deref().unwrap_or_default();
     // FACTS.md: an empty distinct_id is allowed (the event is not tied to a user).
@@ -352,7 +397,7 @@ pub fn row_to_event(m: &Mapping, import_id: i64, run_id: &str, row: &Row, limits
     let insert_id = match &m.insert_id_column_name {
         Some(c) => match column(c) {
             Some(v) if !text(v).is_empty() => valid_insert_id(Some(&text(v)), "", "", "", limits),
-            _ => return Err(format!("the insert id column `{c}` is empty")),
+            _ => return Err(Refusal::missing(format!("the insert id column `{c}` is empty"))),
         },
         None => {
             let id = import_id.to_string();
@@ -360,7 +405,7 @@ pub fn row_to_event(m: &Mapping, import_id: i64, run_id: &str, row: &Row, limits
             for c in &m.key_column_names {
                 match column(c) {
                     Some(v) => parts.push(text(v)),
-                    None => return Err(format!("the key column `{c}` is empty; every key column needs a value to derive the insert id")),
+                    None => return Err(Refusal::missing(format!("the key column `{c}` is empty; every key column needs a value to derive the insert id"))),
                 }
             }
             let refs: Vec<&str> = parts.iter().map(String::as_str).collect();
@@ -379,14 +424,14 @@ pub fn row_to_event(m: &Mapping, import_id: i64, run_id: &str, row: &Row, limits
 }
 
 /// Maps one row of a `people` import to a profile `$set` (spec §2.9).
-pub fn row_to_profile(m: &Mapping, row: &Row, limits: &Limits) -> Result<(String, Map<String, Value>), String> {
+pub fn row_to_profile(m: &Mapping, row: &Row, limits: &Limits) -> Result<(String, Map<String, Value>), Refusal> {
     let user_col = m.user_column_name.as_deref().unwrap_or_default();
     let distinct_id = row.get(user_col).map(text).unwrap_or_default();
     if distinct_id.is_empty() {
-        return Err(format!("the user column `{user_col}` is empty; a profile needs a distinct_id"));
+        return Err(Refusal::missing(format!("the user column `{user_col}` is empty; a profile needs a distinct_id")));
     }
     if limits.forbidden_ids.iter().any(|f| f.eq_ignore_ascii_case(&distinct_id)) {
-        return Err(format!("the user column `{user_col}` holds `{distinct_id}`, a placeholder id the import refuses"));
+        return Err(Refusal { code: IssueCode::ForbiddenId.as_str(), message: format!("the user column `{user_col}` holds `{distinct_id}`, a placeholder id the import refuses") });
     }
     Ok((distinct_id, properties(m, row)))
 }

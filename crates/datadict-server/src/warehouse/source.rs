@@ -9,7 +9,8 @@ use rusqlite::{Connection, OpenFlags};
 use serde_json::Value;
 use std::io::BufRead;
 
-/// One row as read: its 1-based number in the source, and its columns or why it cannot be read.
+/// One row as read: its number in the source (the line it starts on in a file, the row's position
+/// in a table, from 1), and its columns or why it cannot be read.
 pub type ReadRow = (u64, Result<Row, String>);
 
 /// How many rows go in one chunk.
@@ -29,6 +30,29 @@ fn quote_pg(table: &str) -> String {
     table.split('.').map(quote).collect::<Vec<_>>().join(".")
 }
 
+/// A PostgreSQL error as a user can act on it: the database's own message, its SQLSTATE code, and
+/// its detail and hint when it has them (the driver's `Display` says only "db error"); for an
+/// error of the connection itself, its cause. No message of PostgreSQL holds the password.
+fn pg_error(e: &postgres::Error) -> String {
+    if let Some(db) = e.as_db_error() {
+        let mut out = format!("PostgreSQL says: {} (SQLSTATE {})", db.message(), db.code().code());
+        if let Some(detail) = db.detail() {
+            out.push_str(&format!("; {detail}"));
+        }
+        if let Some(hint) = db.hint() {
+            out.push_str(&format!("; hint: {hint}"));
+        }
+        return out;
+    }
+    let mut out = e.to_string();
+    let mut cause = std::error::Error::source(e);
+    while let Some(c) = cause {
+        out.push_str(&format!(": {c}"));
+        cause = c.source();
+    }
+    out
+}
+
 fn connect_pg(source: &Source) -> Result<postgres::Client, String> {
     let Source::Postgres { host, port, user, dbname, password_env, .. } = source else {
         return Err("not a PostgreSQL source".into());
@@ -36,21 +60,82 @@ fn connect_pg(source: &Source) -> Result<postgres::Client, String> {
     let mut config = postgres::Config::new();
     config.host(host).port(*port).user(user).dbname(dbname).connect_timeout(std::time::Duration::from_secs(10));
     if let Some(var) = password_env {
+        // An import stored before the prefix rule is held to it too.
+        if let Some(refusal) = super::password_env_refusal(var) {
+            return Err(refusal);
+        }
         let password = std::env::var(var).map_err(|_| format!("the server has no environment variable `{var}`; set it to the database password"))?;
         config.password(password);
     }
     // The error names the host and database, never the password.
     let mut client = config
         .connect(postgres::NoTls)
-        .map_err(|e| format!("cannot connect to PostgreSQL at {host}:{port}, database `{dbname}`, as `{user}` ({e}); check the source settings"))?;
+        .map_err(|e| format!("cannot connect to PostgreSQL at {host}:{port}, database `{dbname}`, as `{user}` ({}); check the source settings", pg_error(&e)))?;
     // Timestamps with a zone are written in UTC, which the time mapping reads.
-    client.batch_execute("SET TIME ZONE 'UTC'").map_err(|e| format!("the PostgreSQL session cannot be prepared ({e})"))?;
+    client.batch_execute("SET TIME ZONE 'UTC'").map_err(|e| format!("the PostgreSQL session cannot be prepared ({})", pg_error(&e)))?;
     Ok(client)
 }
 
 /// The next row of a table, `None` at its end; a failed read ends the whole read.
-fn next_row<T, E: std::fmt::Display>(next: Result<Option<T>, E>, table: &str, n: u64) -> Result<Option<T>, String> {
-    next.map_err(|e| format!("reading the table `{table}` failed after {n} rows ({e})"))
+fn next_row<T, E>(next: Result<Option<T>, E>, table: &str, n: u64, show: impl Fn(&E) -> String) -> Result<Option<T>, String> {
+    next.map_err(|e| format!("reading the table `{table}` failed after {n} rows ({})", show(&e)))
+}
+
+/// Why a CSV header cannot name the columns: an empty name, or a name given twice (the values of
+/// one column would overwrite another's); `None` when every name is given once.
+fn header_problem(header: &[String]) -> Option<String> {
+    let mut problems = Vec::new();
+    let empty: Vec<String> = header.iter().enumerate().filter(|(_, h)| h.trim().is_empty()).map(|(i, _)| (i + 1).to_string()).collect();
+    if !empty.is_empty() {
+        problems.push(format!("column {} has no name", empty.join(", ")));
+    }
+    let mut twice: Vec<&str> = Vec::new();
+    for (i, h) in header.iter().enumerate() {
+        if !h.trim().is_empty() && header[..i].contains(h) && !twice.contains(&h.as_str()) {
+            twice.push(h);
+        }
+    }
+    if !twice.is_empty() {
+        let names: Vec<String> = twice.iter().map(|h| format!("`{h}`")).collect();
+        problems.push(format!("{} appear{} more than once", names.join(", "), if twice.len() == 1 { "s" } else { "" }));
+    }
+    (!problems.is_empty()).then(|| format!("the CSV header cannot name the columns: {}; give every column a name of its own", problems.join("; ")))
+}
+
+/// The header of a CSV source (its first record), refused when it cannot name the columns.
+fn csv_header<R: BufRead>(reader: &mut CsvFile<R>) -> Result<Option<Vec<String>>, String> {
+    match reader.record()? {
+        Some(Ok(h)) => match header_problem(&h.fields) {
+            Some(problem) => Err(problem),
+            None => Ok(Some(h.fields)),
+        },
+        None => Ok(None),
+        Some(Err(e)) => Err(format!("the CSV header cannot be read ({e})")),
+    }
+}
+
+/// A SQLite value as JSON, or why it cannot be one: a real that is not finite (JSON has no
+/// `Infinity` or `NaN`), or text that is not UTF-8 (it would be changed); the row is then
+/// rejected with the reason, as a CSV row is, rather than stored without the value or altered.
+fn sqlite_value(v: ValueRef<'_>, column: &str) -> Result<Value, String> {
+    Ok(match v {
+        ValueRef::Null => Value::Null,
+        ValueRef::Integer(x) => Value::from(x),
+        ValueRef::Real(x) if x.is_finite() => Value::from(x),
+        ValueRef::Real(x) => {
+            return Err(format!("the column `{column}` holds {x}, which is not a finite number and cannot be stored; store NULL or a finite number"))
+        }
+        ValueRef::Text(t) => match std::str::from_utf8(t) {
+            Ok(text) => Value::from(text),
+            Err(e) => {
+                return Err(format!(
+                    "the column `{column}` holds text that is not UTF-8 (a bad byte after {} bytes); store it as UTF-8 text, or as a BLOB to import it as hex",
+                    e.valid_up_to()
+                ))
+            }
+        },
+        ValueRef::Blob(b) => Value::from(b.iter().map(|x| format!("{x:02x}")).collect::<String>()),
+    })
 }
 
 /// The columns of a source when they are known without reading its rows (`None` for NDJSON).
@@ -63,20 +148,16 @@ pub fn columns(source: &Source) -> Result<Option<Vec<String>>, String> {
                 .map_err(|e| format!("the table `{table}` cannot be read ({e}); check the table name"))?;
             Ok(Some(stmt.column_names().into_iter().map(str::to_owned).collect()))
         }
-        Source::Csv { path } => {
-            let mut reader = CsvFile::open(path)?;
-            match reader.record()? {
-                Some(Ok(header)) => Ok(Some(header.fields)),
-                None => Err("the CSV source is empty; its first line must name the columns".into()),
-                Some(Err(e)) => Err(format!("the CSV header cannot be read ({e})")),
-            }
-        }
+        Source::Csv { path } => match csv_header(&mut CsvFile::open(path)?)? {
+            Some(header) => Ok(Some(header)),
+            None => Err("the CSV source is empty; its first line must name the columns".into()),
+        },
         Source::Ndjson { .. } => Ok(None),
         Source::Postgres { table, .. } => {
             let mut client = connect_pg(source)?;
             let stmt = client
                 .prepare(&format!("SELECT * FROM {} LIMIT 0", quote_pg(table)))
-                .map_err(|e| format!("the table `{table}` cannot be read ({e}); check the table name and the user's rights"))?;
+                .map_err(|e| format!("the table `{table}` cannot be read ({}); check the table name and the user's rights", pg_error(&e)))?;
             Ok(Some(stmt.columns().iter().map(|c| c.name().to_owned()).collect()))
         }
     }
@@ -103,20 +184,17 @@ pub fn read(source: &Source, mut chunk: impl FnMut(Vec<ReadRow>) -> bool) -> Res
             let names: Vec<String> = stmt.column_names().into_iter().map(str::to_owned).collect();
             let mut rows = stmt.query([]).map_err(|e| format!("the table `{table}` cannot be read ({e})"))?;
             let mut n = 0u64;
-            while let Some(row) = next_row(rows.next(), table, n)? {
+            while let Some(row) = next_row(rows.next(), table, n, ToString::to_string)? {
                 n += 1;
-                let mut out = Row::new();
-                for (i, name) in names.iter().enumerate() {
-                    let v = match row.get_ref(i) {
-                        Ok(ValueRef::Null) | Err(_) => Value::Null,
-                        Ok(ValueRef::Integer(x)) => Value::from(x),
-                        Ok(ValueRef::Real(x)) => Value::from(x),
-                        Ok(ValueRef::Text(t)) => Value::from(String::from_utf8_lossy(t).into_owned()),
-                        Ok(ValueRef::Blob(b)) => Value::from(b.iter().map(|x| format!("{x:02x}")).collect::<String>()),
-                    };
-                    out.insert(name.clone(), v);
-                }
-                if !push((n, Ok(out)), &mut buf) {
+                let out = names
+                    .iter()
+                    .enumerate()
+                    .map(|(i, name)| {
+                        let v = row.get_ref(i).map_err(|e| format!("the column `{name}` cannot be read ({e})"))?;
+                        Ok((name.clone(), sqlite_value(v, name)?))
+                    })
+                    .collect::<Result<Row, String>>();
+                if !push((n, out), &mut buf) {
                     return Ok(());
                 }
             }
@@ -127,10 +205,12 @@ pub fn read(source: &Source, mut chunk: impl FnMut(Vec<ReadRow>) -> bool) -> Res
             for line in std::io::BufReader::new(file).split(b'\n') {
                 let line = line.map_err(|e| format!("reading the NDJSON source failed after {n} lines ({e})"))?;
                 n += 1;
+                // A byte order mark before the first line is not part of it (as in a CSV source).
+                let line = if n == 1 { line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&line) } else { &line };
                 if line.iter().all(u8::is_ascii_whitespace) {
                     continue;
                 }
-                let row = match serde_json::from_slice::<Value>(&line) {
+                let row = match serde_json::from_slice::<Value>(line) {
                     Ok(Value::Object(map)) => Ok(map),
                     Ok(_) => Err("the line is not a JSON object".to_owned()),
                     Err(e) => Err(format!("the line is not valid JSON ({e})")),
@@ -148,9 +228,9 @@ pub fn read(source: &Source, mut chunk: impl FnMut(Vec<ReadRow>) -> bool) -> Res
             let sql = format!("SELECT row_to_json(t)::text FROM {} t", quote_pg(table));
             let mut rows = client
                 .query_raw(sql.as_str(), std::iter::empty::<&(dyn postgres::types::ToSql + Sync)>())
-                .map_err(|e| format!("the table `{table}` cannot be read ({e}); check the table name and the user's rights"))?;
+                .map_err(|e| format!("the table `{table}` cannot be read ({}); check the table name and the user's rights", pg_error(&e)))?;
             let mut n = 0u64;
-            while let Some(row) = next_row(rows.next(), table, n)? {
+            while let Some(row) = next_row(rows.next(), table, n, pg_error)? {
                 n += 1;
                 let text: Result<String, _> = row.try_get(0);
                 let parsed = match text {
@@ -167,14 +247,14 @@ pub fn read(source: &Source, mut chunk: impl FnMut(Vec<ReadRow>) -> bool) -> Res
         }
         Source::Csv { path } => {
             let mut reader = CsvFile::open(path)?;
-            let header = match reader.record()? {
-                Some(Ok(h)) => h.fields,
-                None => return Ok(()),
-                Some(Err(e)) => return Err(format!("the CSV header cannot be read ({e})")),
-            };
-            let mut n = 0u64;
+            let Some(header) = csv_header(&mut reader)? else { return Ok(()) };
             while let Some(record) = reader.record()? {
-                n += 1;
+                // A row is numbered by the line it starts on, as in its messages and as NDJSON
+                // rows are (the header is line 1).
+                let n = match &record {
+                    Ok(r) => r.line,
+                    Err(e) => e.line(),
+                };
                 let row = match record {
                     Err(e) => Err(e.to_string()),
                     Ok(record) if record.fields.len() != header.len() => {
@@ -310,10 +390,10 @@ mod tests {
         let got = rows("\u{feff}id,zip\n\n1,01234\n2\n3,\n\"4\n");
         let row = |pairs: &[(&str, Value)]| Ok(pairs.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect::<Row>());
         assert_eq!(got, vec![
-            (1, row(&[("id", "1".into()), ("zip", "01234".into())])),
-            (2, Err("the row on line 4 has 1 fields and the header 2".to_owned())),
-            (3, row(&[("id", "3".into()), ("zip", Value::Null)])),
-            (4, Err("the quoted field that opens on line 6 is not closed; close it with `\"`".to_owned())),
+            (3, row(&[("id", "1".into()), ("zip", "01234".into())])),
+            (4, Err("the row on line 4 has 1 fields and the header 2".to_owned())),
+            (5, row(&[("id", "3".into()), ("zip", Value::Null)])),
+            (6, Err("the quoted field that opens on line 6 is not closed; close it with `\"`".to_owned())),
         ]);
     }
 }

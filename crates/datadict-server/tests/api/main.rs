@@ -29,4 +29,6 @@ mod tls;
 mod track;
 mod store_events;
 mod warehouse;
+mod warehouse_runs;
+mod warehouse_sources;
 mod wire;

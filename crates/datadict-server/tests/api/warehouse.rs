@@ -11,17 +11,17 @@ use datadict_server::Config;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 
-fn imports(p: i64) -> String {
+pub(crate) fn imports(p: i64) -> String {
     format!("/api/app/projects/{p}/warehouse-sources/imports")
 }
 
-fn put(server: &Server, path: &str, who: Option<&Account>, body: &str) -> crate::common::Reply {
+pub(crate) fn put(server: &Server, path: &str, who: Option<&Account>, body: &str) -> crate::common::Reply {
     let auth = who.map(|a| (a.username.as_str(), a.secret.as_str()));
     server.send("PUT", path, auth, &[("Content-Type", "application/json")], Some(body.as_bytes().to_vec()))
 }
 
 /// Polls a run until it ends (succeeded or failed), with a deadline.
-fn wait_run(server: &Server, p: i64, import: i64, run_id: &str, who: &Account) -> Value {
+pub(crate) fn wait_run(server: &Server, p: i64, import: i64, run_id: &str, who: &Account) -> Value {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let r = server.get(&format!("{}/{import}/runs/{run_id}", imports(p)), who);
@@ -36,7 +36,7 @@ fn wait_run(server: &Server, p: i64, import: i64, run_id: &str, who: &Account) -
 }
 
 /// Every event of the project matching `where`, following the pages.
-fn events(server: &Server, p: i64, who: &Account, filter: &str) -> Vec<Value> {
+pub(crate) fn events(server: &Server, p: i64, who: &Account, filter: &str) -> Vec<Value> {
     let mut out = Vec::new();
     let mut cursor = String::new();
     loop {
@@ -315,10 +315,10 @@ fn postgres_import_synced_twice_makes_no_duplicates(backend: Backend) {
 
     // A password is only ever referenced by the name of a server environment variable.
     let mut bad_source = source.clone();
-    bad_source["password_env"] = json!("DATADICT_TEST_NO_SUCH_VARIABLE");
+    bad_source["password_env"] = json!("DATADICT_WAREHOUSE_TEST_NO_SUCH_VARIABLE");
     let r = server.post_json(&imports(p), &owner, &json!({"name": "pg", "kind": "event_sync", "source": bad_source, "mapping": mapping}));
     assert_eq!(r.status, 400, "{}", r.text);
-    assert!(r.text.contains("DATADICT_TEST_NO_SUCH_VARIABLE"), "{}", r.text);
+    assert!(r.text.contains("DATADICT_WAREHOUSE_TEST_NO_SUCH_VARIABLE"), "{}", r.text);
     let mut wrong_col = mapping.clone();
     wrong_col["time_column_name"] = json!("created");
     let r = server.post_json(&imports(p), &owner, &json!({"name": "pg", "kind": "event_sync", "source": source, "mapping": wrong_col}));

@@ -1,17 +1,18 @@
 //! Warehouse imports, their runs, and migration jobs on PostgreSQL. Times are milliseconds since
 //! the epoch.
 
-use crate::store::jobs::{ImportRow, Job, Lease, MigrationJob, MigrationPhase, Queued, Run};
+use crate::store::events::HOUR_MS;
+use crate::store::jobs::{Deleted, ImportRow, Job, Lease, MigrationJob, MigrationPhase, Queued, Run, INTERRUPTED};
+use postgres::GenericClient;
 use postgres::{Client, Row};
 
 /// Fails the unfinished runs and jobs whose lease expired, or that no process holds.
 pub fn fail_interrupted(c: &mut Client, now_ms: i64) -> anyhow::Result<()> {
     let mut tx = c.transaction()?;
     tx.execute(
-        "UPDATE warehouse_runs SET status = 'failed', finished_at = $1,
-         error = 'the server stopped during the run; sync again'
+        "UPDATE warehouse_runs SET status = 'failed', finished_at = $1, error = $2
          WHERE status IN ('queued', 'running') AND (lease_until IS NULL OR lease_until < $1)",
-        &[&now_ms],
+        &[&now_ms, &INTERRUPTED],
     )?;
     // Locked, so that a process renewing one of them meanwhile waits and then finds it done.
     let rows = tx.query(
@@ -93,12 +94,50 @@ pub fn get_import(c: &mut Client, project_id: i64, import_id: i64) -> anyhow::Re
     Ok(row.as_ref().map(import_row))
 }
 
-pub fn delete_import(c: &mut Client, project_id: i64, import_id: i64) -> anyhow::Result<bool> {
+/// The run of an import that is queued or running with a lease current at `now_ms`, if any.
+fn busy(c: &mut impl GenericClient, import_id: i64, now_ms: i64) -> anyhow::Result<Option<String>> {
+    let row = c.query_opt(
+        "SELECT id FROM warehouse_runs WHERE import_id = $1 AND status IN ('queued', 'running') AND lease_until >= $2 LIMIT 1",
+        &[&import_id, &now_ms],
+    )?;
+    Ok(row.map(|r| r.get(0)))
+}
+
+/// Deletes an import, its run history and with `delete_data` its events, unless a run is busy.
+pub fn delete_import(c: &mut Client, project_id: i64, import_id: i64, now_ms: i64, delete_data: bool) -> anyhow::Result<Deleted> {
+    let mut tx = c.transaction()?;
+    // Locked as `queue_manual_run` locks it, so that no run is queued between the check and the delete.
+    let found = tx.query_opt("SELECT id FROM warehouse_imports WHERE project_id = $1 AND id = $2 FOR UPDATE", &[&project_id, &import_id])?;
+    if found.is_none() {
+        return Ok(Deleted::NotFound);
+    }
+    if let Some(run) = busy(&mut tx, import_id, now_ms)? {
+        return Ok(Deleted::Busy(run));
+    }
+    let events = if delete_data { delete_import_events(&mut tx, project_id, import_id)? } else { 0 };
     // The runs go with the import (`ON DELETE CASCADE`).
-    Ok(c.execute(
-        "DELETE FROM warehouse_imports WHERE project_id = $1 AND id = $2",
-        &[&project_id, &import_id],
-    )? > 0)
+    tx.execute("DELETE FROM warehouse_imports WHERE project_id = $1 AND id = $2", &[&project_id, &import_id])?;
+    tx.commit()?;
+    Ok(Deleted::Deleted { events })
+}
+
+/// As SQLite's: the events whose `$warehouse_import_id` is `import_id`, out of the hourly counts too.
+fn delete_import_events(c: &mut impl GenericClient, project_id: i64, import_id: i64) -> anyhow::Result<usize> {
+    let gone = c.query(
+        "DELETE FROM events WHERE project_id = $1 AND (record::jsonb -> 'properties' ->> '$warehouse_import_id') = $2 RETURNING event, time_ms",
+        &[&project_id, &import_id.to_string()],
+    )?;
+    let mut hours: std::collections::BTreeMap<(String, i64), i64> = std::collections::BTreeMap::new();
+    for row in &gone {
+        let (event, time_ms): (String, i64) = (row.get(0), row.get(1));
+        *hours.entry((event, time_ms.div_euclid(HOUR_MS))).or_default() += 1;
+    }
+    // In key order, so that two deletes lock shared rows in one order.
+    for ((event, hour), n) in hours {
+        c.execute("UPDATE event_volume SET count = count - $4 WHERE project_id = $1 AND event = $2 AND hour = $3", &[&project_id, &event, &hour, &n])?;
+    }
+    c.execute("DELETE FROM event_volume WHERE project_id = $1 AND count <= 0", &[&project_id])?;
+    Ok(gone.len())
 }
 
 fn run_row(r: &Row) -> Run {
@@ -127,12 +166,14 @@ pub fn queue_manual_run(c: &mut Client, import_id: i64, run_id: &str, per_hour: 
     const HOUR_MS: i64 = 3_600_000;
     let mut tx = c.transaction()?;
     tx.execute("SELECT id FROM warehouse_imports WHERE id = $1 FOR UPDATE", &[&import_id])?;
-    let busy = tx.query_opt(
-        "SELECT id FROM warehouse_runs WHERE import_id = $1 AND status IN ('queued', 'running') LIMIT 1",
-        &[&import_id],
+    // As on SQLite: a run whose lease expired is failed as interrupted, and does not count.
+    tx.execute(
+        "UPDATE warehouse_runs SET status = 'failed', finished_at = $2, error = $3
+         WHERE import_id = $1 AND status IN ('queued', 'running') AND (lease_until IS NULL OR lease_until < $2)",
+        &[&import_id, &now_ms, &INTERRUPTED],
     )?;
-    if let Some(row) = busy {
-        return Ok(Queued::Busy(row.get(0)));
+    if let Some(id) = busy(&mut tx, import_id, now_ms)? {
+        return Ok(Queued::Busy(id));
     }
     let row = tx.query_one(
         "SELECT count(*), min(created_at) FROM warehouse_runs WHERE import_id = $1 AND trigger = 'manual' AND created_at > $2",

@@ -1,7 +1,8 @@
 //! Warehouse imports, their runs, and migration jobs on SQLite. Times are milliseconds since the
 //! epoch.
 
-use crate::store::jobs::{ImportRow, Job, Lease, MigrationJob, MigrationPhase, Queued, Run};
+use crate::store::events::HOUR_MS;
+use crate::store::jobs::{Deleted, ImportRow, Job, Lease, MigrationJob, MigrationPhase, Queued, Run, INTERRUPTED};
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
 /// The tables of warehouse imports and migrations, created with the rest of the schema when the
@@ -17,6 +18,13 @@ CREATE TABLE IF NOT EXISTS warehouse_imports (
     created_at INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS warehouse_imports_by_project ON warehouse_imports (project_id);
+-- The highest import id ever given (one row): a new import gets the next, so that an id is never
+-- given twice, even after the import that had it was deleted (its events keep it in
+-- `$warehouse_import_id`). `INTEGER PRIMARY KEY` alone reuses the highest id once it is deleted.
+CREATE TABLE IF NOT EXISTS warehouse_import_ids (
+    one INTEGER PRIMARY KEY CHECK (one = 1),
+    last INTEGER NOT NULL
+);
 CREATE TABLE IF NOT EXISTS warehouse_runs (
     id TEXT PRIMARY KEY,
     import_id INTEGER NOT NULL REFERENCES warehouse_imports(id) ON DELETE CASCADE,
@@ -63,6 +71,24 @@ pub(crate) fn add_lease_columns(conn: &Connection) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Starts the high-water mark of import ids (`warehouse_import_ids`) in a database that has
+/// none: above every import id it holds and every `$warehouse_import_id` its events carry (the
+/// ids of imports deleted before the mark existed), read once. True when it was started.
+pub(crate) fn start_import_ids(conn: &Connection) -> anyhow::Result<bool> {
+    let has: i64 = conn.query_row("SELECT count(*) FROM warehouse_import_ids", [], |r| r.get(0))?;
+    if has > 0 {
+        return Ok(false);
+    }
+    let imports: i64 = conn.query_row("SELECT coalesce(max(id), 0) FROM warehouse_imports", [], |r| r.get(0))?;
+    let events: i64 = conn.query_row(
+        "SELECT coalesce(max(CAST(record ->> '$.properties.\"$warehouse_import_id\"' AS INTEGER)), 0) FROM events",
+        [],
+        |r| r.get(0),
+    )?;
+    conn.execute("INSERT INTO warehouse_import_ids (one, last) VALUES (1, ?1)", [imports.max(events)])?;
+    Ok(true)
+}
+
 /// Fails the unfinished runs and jobs whose lease expired, or that no process holds (the tables
 /// exist: the store creates them when it opens).
 pub fn fail_interrupted(conn: &Connection, now_ms: i64) -> anyhow::Result<()> {
@@ -70,10 +96,9 @@ pub fn fail_interrupted(conn: &Connection, now_ms: i64) -> anyhow::Result<()> {
     // cannot renew a lease between this read and this write.
     let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate)?;
     tx.execute(
-        "UPDATE warehouse_runs SET status = 'failed', finished_at = ?1,
-         error = 'the server stopped during the run; sync again'
+        "UPDATE warehouse_runs SET status = 'failed', finished_at = ?1, error = ?2
          WHERE status IN ('queued', 'running') AND (lease_until IS NULL OR lease_until < ?1)",
-        [now_ms],
+        params![now_ms, INTERRUPTED],
     )?;
     let mut stmt = tx.prepare("SELECT id, state FROM migration_jobs WHERE NOT done AND (lease_until IS NULL OR lease_until < ?1)")?;
     let jobs: Vec<(String, String)> = stmt.query_map([now_ms], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<Result<_, _>>()?;
@@ -122,12 +147,21 @@ fn import_row(r: &Row<'_>) -> rusqlite::Result<ImportRow> {
 
 const IMPORT_COLUMNS: &str = "id, project_id, name, kind, source, mapping, created_at";
 
+/// Inserts an import with the next id of `warehouse_import_ids` (never one given before).
 pub fn insert_import(conn: &Connection, row: &ImportRow) -> anyhow::Result<i64> {
-    conn.execute(
-        "INSERT INTO warehouse_imports (project_id, name, kind, source, mapping, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        params![row.project_id, row.name, row.kind, row.source, row.mapping, row.created_at],
+    let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate)?;
+    // `max` with the imports' ids too: an older server may have added imports without the mark.
+    let id: i64 = tx.query_row(
+        "UPDATE warehouse_import_ids SET last = max(last, (SELECT coalesce(max(id), 0) FROM warehouse_imports)) + 1 RETURNING last",
+        [],
+        |r| r.get(0),
     )?;
-    Ok(conn.last_insert_rowid())
+    tx.execute(
+        "INSERT INTO warehouse_imports (id, project_id, name, kind, source, mapping, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        params![id, row.project_id, row.name, row.kind, row.source, row.mapping, row.created_at],
+    )?;
+    tx.commit()?;
+    Ok(id)
 }
 
 pub fn list_imports(conn: &Connection, project_id: i64) -> anyhow::Result<Vec<ImportRow>> {
@@ -146,10 +180,50 @@ pub fn get_import(conn: &Connection, project_id: i64, import_id: i64) -> anyhow:
         .optional()?)
 }
 
-/// Deletes an import and its run history; returns whether it existed.
-pub fn delete_import(conn: &Connection, project_id: i64, import_id: i64) -> anyhow::Result<bool> {
-    conn.execute("DELETE FROM warehouse_runs WHERE import_id = (SELECT id FROM warehouse_imports WHERE project_id = ?1 AND id = ?2)", params![project_id, import_id])?;
-    Ok(conn.execute("DELETE FROM warehouse_imports WHERE project_id = ?1 AND id = ?2", params![project_id, import_id])? > 0)
+/// The run of an import that is queued or running with a lease current at `now_ms`, if any.
+fn busy(conn: &Connection, import_id: i64, now_ms: i64) -> rusqlite::Result<Option<String>> {
+    conn.query_row(
+        "SELECT id FROM warehouse_runs WHERE import_id = ?1 AND status IN ('queued', 'running') AND lease_until >= ?2 LIMIT 1",
+        params![import_id, now_ms],
+        |r| r.get(0),
+    )
+    .optional()
+}
+
+/// Deletes an import, its run history and with `delete_data` its events, unless a run is busy.
+pub fn delete_import(conn: &Connection, project_id: i64, import_id: i64, now_ms: i64, delete_data: bool) -> anyhow::Result<Deleted> {
+    // `IMMEDIATE`: no run can be queued between the check and the delete.
+    let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate)?;
+    let exists: i64 = tx.query_row("SELECT count(*) FROM warehouse_imports WHERE project_id = ?1 AND id = ?2", params![project_id, import_id], |r| r.get(0))?;
+    if exists == 0 {
+        return Ok(Deleted::NotFound);
+    }
+    if let Some(run) = busy(&tx, import_id, now_ms)? {
+        return Ok(Deleted::Busy(run));
+    }
+    let events = if delete_data { delete_import_events(&tx, project_id, import_id)? } else { 0 };
+    tx.execute("DELETE FROM warehouse_runs WHERE import_id = ?1", [import_id])?;
+    tx.execute("DELETE FROM warehouse_imports WHERE project_id = ?1 AND id = ?2", params![project_id, import_id])?;
+    tx.commit()?;
+    Ok(Deleted::Deleted { events })
+}
+
+/// Deletes the events of a project whose `$warehouse_import_id` is `import_id` (as text, how an
+/// import writes it), taking them out of the hourly counts too; returns how many went.
+fn delete_import_events(conn: &Connection, project_id: i64, import_id: i64) -> anyhow::Result<usize> {
+    let mut stmt = conn.prepare("DELETE FROM events WHERE project_id = ?1 AND (record ->> '$.properties.\"$warehouse_import_id\"') = ?2 RETURNING event, time_ms")?;
+    let gone: Vec<(String, i64)> = stmt.query_map(params![project_id, import_id.to_string()], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<Result<_, _>>()?;
+    drop(stmt);
+    let mut hours: std::collections::BTreeMap<(&str, i64), i64> = std::collections::BTreeMap::new();
+    for (event, time_ms) in &gone {
+        *hours.entry((event.as_str(), time_ms.div_euclid(HOUR_MS))).or_default() += 1;
+    }
+    let mut lower = conn.prepare("UPDATE event_volume SET count = count - ?4 WHERE project_id = ?1 AND event = ?2 AND hour = ?3")?;
+    for ((event, hour), n) in hours {
+        lower.execute(params![project_id, event, hour, n])?;
+    }
+    conn.execute("DELETE FROM event_volume WHERE project_id = ?1 AND count <= 0", [project_id])?;
+    Ok(gone.len())
 }
 
 fn run_row(r: &Row<'_>) -> rusqlite::Result<Run> {
@@ -181,10 +255,14 @@ pub fn queue_manual_run(conn: &Connection, import_id: i64, run_id: &str, per_hou
     // it. `IMMEDIATE` takes the write lock before the check, so that another process on the same
     // file cannot queue a run between this check and this insert.
     let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate)?;
-    let busy: Option<String> = tx
-        .query_row("SELECT id FROM warehouse_runs WHERE import_id = ?1 AND status IN ('queued', 'running') LIMIT 1", [import_id], |r| r.get(0))
-        .optional()?;
-    if let Some(id) = busy {
+    // A run whose lease expired was interrupted (its process stopped): it is failed here, not
+    // only at the next start-up, so that it cannot refuse every later sync.
+    tx.execute(
+        "UPDATE warehouse_runs SET status = 'failed', finished_at = ?2, error = ?3
+         WHERE import_id = ?1 AND status IN ('queued', 'running') AND (lease_until IS NULL OR lease_until < ?2)",
+        params![import_id, now_ms, INTERRUPTED],
+    )?;
+    if let Some(id) = busy(&tx, import_id, now_ms)? {
         return Ok(Queued::Busy(id));
     }
     let (count, oldest): (i64, Option<i64>) = tx.query_row(

@@ -102,6 +102,9 @@ pub(super) fn create(conn: &mut Connection) -> anyhow::Result<()> {
     tx.execute_batch(MIGRATION).context("cannot create the database tables")?;
     tx.execute_batch(super::jobs::TABLES).context("cannot create the tables of warehouse imports and migrations")?;
     super::jobs::add_lease_columns(&tx).context("cannot add the lease columns to the tables of warehouse imports and migrations")?;
+    if super::jobs::start_import_ids(&tx).context("cannot start the counter of warehouse import ids")? && had_events {
+        tracing::info!("started the counter of warehouse import ids above every id the stored events name (once)");
+    }
     tx.execute_batch(super::lookup::TABLES).context("cannot create the tables of lookup tables")?;
     tx.execute_batch(super::groups::TABLES).context("cannot create the table of group profiles")?;
     tx.execute_batch(&super::quality::tables()).context("cannot create the table of data quality")?;
