@@ -283,6 +283,7 @@ fn serve(store: Store, data_dir: &std::path::Path, database: &str, args: ServeAr
         ingest_rate_limit: args.ingest_rate_limit,
         cors_origins: args.cors_origins.iter().map(|o| o.trim().to_owned()).filter(|o| !o.is_empty()).collect(),
         jobs: datadict_server::jobs::JobsConfig::from_env(),
+        migration_source: datadict_server::migrate::source::SourceSettings::from_env(),
         lookup_table_max_bytes: args.lookup_table_max_bytes,
         dictionary_check: !args.no_dictionary_check,
         quality_max_keys: args.quality_max_keys,
