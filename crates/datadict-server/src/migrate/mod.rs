@@ -123,8 +123,12 @@ pub async fn run(state: &AppState, job: &mut MigrationJob, range: DateRange, sec
         match ExportArchive::new(&export.bytes).and_then(|a| a.member_names()) {
             Ok(n) => n,
             Err(e) => {
+                let why = match e {
+                    datadict_core::ExportError::Zip(z) => z.to_string(),
+                    other => other.to_string(),
+                };
                 fail(job, format!(
-                    "{}, which is not the zip archive its export API sends ({e}); check the server's source URL setting (DATADICT_AMPLITUDE_URL, or DATADICT_AMPLITUDE_EU_URL for REGION EU), then start the migration again",
+                    "{}, which is not the zip archive its export API sends ({why}); check the server's source URL setting (DATADICT_AMPLITUDE_URL, or DATADICT_AMPLITUDE_EU_URL for REGION EU), then start the migration again",
                     export.describe()
                 ));
                 return Ok(());

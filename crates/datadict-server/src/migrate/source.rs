@@ -134,10 +134,14 @@ pub fn download(base: &str, key: &str, secret: &str, range: &DateRange, settings
 fn attempt_download(agent: &ureq::Agent, url: &str, auth: &str, base: &str, settings: &SourceSettings) -> Result<Option<Export>, Failure> {
     let timeout = |e: &ureq::Error| matches!(e, ureq::Error::Timeout(_));
     let mut response = agent.get(url).header("Authorization", auth).call().map_err(|e| {
-        Failure::Fatal(if timeout(&e) {
+        Failure::Fatal(if let ureq::Error::Timeout(kind) = &e {
+            let (what, limit) = match kind {
+                ureq::Timeout::Connect | ureq::Timeout::Resolve => ("could not be connected to", settings.connect_timeout),
+                _ => ("did not answer", settings.read_timeout),
+            };
             format!(
-                "the source's export API at {base} did not answer within {} s ({e}); check that the source URL setting points to the source, then start the migration again",
-                settings.read_timeout.as_secs().max(settings.connect_timeout.as_secs())
+                "the source's export API at {base} {what} within {} s ({e}); check the network and the server's source URL setting (DATADICT_AMPLITUDE_URL, DATADICT_AMPLITUDE_EU_URL for REGION EU), then start the migration again",
+                limit.as_secs_f64()
             )
         } else {
             format!("the source's export API at {base} cannot be reached ({e}); check the network and the server's source URL setting (DATADICT_AMPLITUDE_URL, DATADICT_AMPLITUDE_EU_URL for REGION EU)")
@@ -168,7 +172,7 @@ fn attempt_download(agent: &ureq::Agent, url: &str, auth: &str, base: &str, sett
     let content_type = header("content-type");
     let bytes = response.body_mut().with_config().limit(MAX_EXPORT_BYTES).read_to_vec().map_err(|e| {
         Failure::Fatal(if timeout(&e) {
-            format!("the export download stalled: the source sent nothing for {} s ({e}); start the migration again", settings.read_timeout.as_secs())
+            format!("the export download stalled: the source sent nothing for {} s ({e}); start the migration again", settings.read_timeout.as_secs_f64())
         } else {
             format!("the export download broke off ({e}); start the migration again")
         })
