@@ -87,3 +87,15 @@ fn the_event_limit_is_a_bound_to_stay_under() {
     assert_eq!(job["phase"], "succeeded", "{job}");
     assert_eq!(job["events"]["loaded"], 5);
 }
+
+/// `GET /api/app/limits` reports the migration's settings: the event bound, the source URLs and
+/// the download's read timeout and attempts.
+#[test]
+fn the_limits_route_reports_the_migration_settings() {
+    let source = scripted(vec![Canned::Hang]);
+    let server = Server::start_with(config(&source, 42));
+    let limits = server.send("GET", "/api/app/limits", None, &[], None).json();
+    let m = &limits["migration"];
+    assert_eq!((&m["events_below"], &m["source_url"], &m["eu_source_url"]), (&json!(42), &json!(source.base), &json!(source.base)), "{limits}");
+    assert_eq!((&m["read_timeout_secs"], &m["download_attempts"]), (&json!(1), &json!(3)), "{limits}");
+}
