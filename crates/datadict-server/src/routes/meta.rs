@@ -150,6 +150,7 @@ pub fn api() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(crate::routes::data::router())
         .merge(crate::routes::warehouse::router())
         .merge(crate::routes::lookup::app::router())
+        .merge(crate::routes::migrate::app_router())
         .merge(crate::routes::quality::router())
         .merge(crate::routes::quality_draft::router())
         .merge(router())

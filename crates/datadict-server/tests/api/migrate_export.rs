@@ -184,7 +184,30 @@ fn the_mapping_keeps_what_the_source_holds(backend: Backend) {
     assert_eq!(profile["results"]["$properties"], json!({"plan": "pro", "company": "Acme"}), "{profile}");
 }
 
+/// `GET /api/app/projects/{id}/migrations` lists the project's jobs, newest first, a page at a
+/// time, to its members only; another project's jobs are not in it.
+fn a_project_lists_its_migrations_newest_first(backend: Backend) {
+    let f = fixture(backend, vec![Canned::zip(export(&[row(json!({"$insert_id": "l-1", "user_id": "u"}))]))]);
+    let ids: Vec<String> = (0..3).map(|i| f.migrate(i == 1)["job_id"].as_str().unwrap().to_owned()).collect();
+    let other = f.server.project("other");
+    run(&f.server, &body(&other.token, true));
+    let list = |query: &str| f.server.get(&format!("/api/app/projects/{}/migrations?{query}", f.p), &f.owner);
+    let first = list("limit=2").json();
+    let page: Vec<&str> = first["results"].as_array().unwrap().iter().map(|j| j["job_id"].as_str().unwrap()).collect();
+    assert_eq!(page, [ids[2].as_str(), ids[1].as_str()], "{first}");
+    assert_eq!(first["results"][1]["dry_run"], true);
+    let cursor = first["next_cursor"].as_str().unwrap();
+    let second = list(&format!("limit=2&cursor={}", crate::common::urlencode(cursor))).json();
+    assert_eq!(second["results"].as_array().unwrap().len(), 1, "{second}");
+    assert_eq!(second["results"][0]["job_id"], ids[0].as_str());
+    assert_eq!(second["next_cursor"], Value::Null);
+    assert_eq!(list("cursor=nonsense").status, 400);
+    let stranger = f.server.account("stranger", other.id, Some(Role::Owner));
+    assert_eq!(f.server.get(&format!("/api/app/projects/{}/migrations", f.p), &stranger).status, 403);
+}
+
 on_both_stores!(
+    a_project_lists_its_migrations_newest_first,
     every_gzip_member_of_an_export_file_is_read,
     events_without_an_insert_id_stay_apart,
     migrated_profiles_never_replace_values_the_profile_has,
