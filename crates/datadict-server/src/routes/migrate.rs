@@ -41,7 +41,7 @@ pub fn status_url(job_id: &str) -> String {
 
 #[utoipa::path(post, path = "/migrate/{source_tool}", tag = "Migration",
     params(("source_tool" = String, Path, description = "the tool migrated from: `amplitude`")),
-    request_body(content = Object, description = "spec §4.3: `{\"SOURCE_API_KEY\",\"SOURCE_API_SECRET\",\"TARGET_TOKEN\" (the receiving project's token),\"START_DATE\",\"END_DATE\" (`YYYY-MM-DD`),\"REGION\" (optional, `EU` for the EU host),\"DRY_RUN\" (optional: count only, load nothing)}`; no Authorization header, the project is the one of `TARGET_TOKEN`"),
+    request_body(content = Object, description = "spec §4.3: `{\"SOURCE_API_KEY\",\"SOURCE_API_SECRET\",\"TARGET_TOKEN\" (the receiving project's token),\"START_DATE\",\"END_DATE\" (`YYYY-MM-DD`),\"REGION\" (optional, `EU` for the EU host),\"DRY_RUN\" (optional: run every check of a real run and report its counts, storing nothing)}`; no Authorization header, the project is the one of `TARGET_TOKEN`"),
     responses(
         (status = 202, description = "the job was queued and runs in the background: `{\"status\":\"ok\",\"results\":{\"job_id\",\"status_url\":\"/migrate/jobs/{job_id}\",\"job\":MigrationJob}}`; the job never holds the credentials", body = Object),
         (status = 400, description = "an unknown source tool, an unreadable body, or an invalid request (missing fields, a bad date range, a `TARGET_TOKEN` of no project); `error` counts every problem and lists the first 100", body = Object),
@@ -98,7 +98,7 @@ async fn start(State(state): State<AppState>, ApiPath(tool): ApiPath<String>, bo
 #[utoipa::path(get, path = "/migrate/jobs/{job_id}", tag = "Migration",
     params(("job_id" = String, Path, description = "the `job_id` the migration request answered")),
     responses(
-        (status = 200, description = "`{\"status\":\"ok\",\"results\":MigrationJob}`; a MigrationJob is `{job_id, source_tool, project_id, phase: queued|exporting|counting|loading|succeeded|failed, dry_run, region, start_date, end_date, events: {counted, loaded, rejected}, profiles: {counted, loaded, rejected}, errors: [string] (the first 100), created_at, finished_at}`", body = Object),
+        (status = 200, description = "`{\"status\":\"ok\",\"results\":MigrationJob}`; a MigrationJob is `{job_id, source_tool, project_id, phase: queued|exporting|counting|loading|succeeded|failed, dry_run, region, start_date, end_date, events: {counted, loaded, rejected}, profiles: {counted, loaded, rejected}, errors: [string] (the first 100), created_at, finished_at}`. `events.counted` is every event record of the export, `loaded` those stored (in a dry run, those a real run would store; events the dictionary drops count as loaded, as `/import` counts them, and a note in `errors` says how many), `rejected` the others, once each: `counted = loaded + rejected`. Lines that cannot be transformed are also kept in `GET /api/app/projects/{id}/rejected` (route `job`). `$identify` and `$groupidentify` rows are profile updates, not events. `profiles` counts users and groups: a migrated value fills a property the profile lacks and never replaces one it has (`$set_once`)", body = Object),
         (status = 404, description = "there is no job with this id; the API's error body says so", body = Object)
     )
 )]
