@@ -89,6 +89,11 @@ pub struct ProfileAccumulator {
     groups: BTreeMap<(String, String), BTreeMap<String, (i64, Value)>>,
 }
 
+/// The values of an accumulated profile.
+fn values(profile: &BTreeMap<String, (i64, Value)>) -> Map<String, Value> {
+    profile.iter().map(|(k, (_, v))| (k.clone(), v.clone())).collect()
+}
+
 /// Records `properties` at `time_ms` into `profile`: a later (or equally timed, later read) value
 /// replaces an earlier one.
 fn add_to(profile: &mut BTreeMap<String, (i64, Value)>, time_ms: i64, properties: &Map<String, Value>) {
@@ -122,22 +127,27 @@ impl ProfileAccumulator {
         self.users.is_empty() && self.groups.is_empty()
     }
 
-    /// One `$set_once` update per user (ordered by user id), then per group: a migrated value
+    /// One `$set_once` update per user (ordered by user id), for `/engage`: a migrated value
     /// fills a property the profile does not have yet and never replaces one it has, since what
     /// the project received live (or from a migration run before) may be newer than the export.
     pub fn updates(&self) -> Vec<ProfileUpdate> {
-        let props = |p: &BTreeMap<String, (i64, Value)>| p.iter().map(|(k, (_, v))| (k.clone(), v.clone())).collect();
-        let users = self.users.iter().map(|(user, p)| ProfileUpdate {
-            token: None,
-            target: ProfileTarget::User { distinct_id: user.clone() },
-            operation: ProfileOperation::SetOnce(props(p)),
-        });
-        let groups = self.groups.iter().map(|((key, id), p)| ProfileUpdate {
-            token: None,
-            target: ProfileTarget::Group { key: key.clone(), id: id.clone() },
-            operation: ProfileOperation::SetOnce(props(p)),
-        });
-        users.chain(groups).collect()
+        self.users
+            .iter()
+            .map(|(user, p)| ProfileUpdate { token: None, target: ProfileTarget::User { distinct_id: user.clone() }, operation: ProfileOperation::SetOnce(values(p)) })
+            .collect()
+    }
+
+    /// One `$set_once` update per group (ordered by key and id), for `/groups`; see
+    /// [`ProfileAccumulator::updates`].
+    pub fn group_updates(&self) -> Vec<ProfileUpdate> {
+        self.groups
+            .iter()
+            .map(|((key, id), p)| ProfileUpdate {
+                token: None,
+                target: ProfileTarget::Group { key: key.clone(), id: id.clone() },
+                operation: ProfileOperation::SetOnce(values(p)),
+            })
+            .collect()
     }
 
     /// Records what `record` holds for profiles.

@@ -142,7 +142,7 @@ fn made_valid(id: &str, limits: &Limits) -> String {
     }
 }
 
-/// FACTS.md: the source insert id made valid (see [`made_valid`]); without one, a hash of
+/// FACTS.md: the source insert id made valid (kept when the import accepts it, else hashed); without one, a hash of
 /// (device_id, event_time, event_type). Warehouse syncs use it; the migration prefers the
 /// source's per-event `uuid` to that hash (see [`transform_record`]).
 pub fn valid_insert_id(source: Option<&str>, device_id: &str, event_time: &str, event_type: &str, limits: &Limits) -> String {

@@ -11,14 +11,17 @@ use std::sync::Arc;
 /// The largest member of an export this server inflates.
 const MAX_MEMBER_BYTES: usize = 1 << 30;
 
+/// The profile properties one event carries: `(user_id, time_ms, user_properties)`.
+pub type Carried = (String, i64, Map<String, Value>);
+
 /// Events to check and store together: at most the import's events and bytes per request.
 #[derive(Debug, Default)]
 pub struct Batch {
     pub ndjson: Vec<u8>,
     /// Per event, in order: its 1-based line in the member.
     pub lines: Vec<u64>,
-    /// Per event, in order: `(user_id, time_ms, user_properties)` when it carries them.
-    pub profiles: Vec<Option<(String, i64, Map<String, Value>)>>,
+    /// Per event, in order: its profile properties when it carries them.
+    pub profiles: Vec<Option<Carried>>,
 }
 
 /// A line that cannot be transformed.

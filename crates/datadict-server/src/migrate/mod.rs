@@ -184,7 +184,8 @@ pub async fn run(state: &AppState, job: &mut MigrationJob, range: DateRange, sec
         save(state, job).await?;
     }
 
-    let updates = profiles.updates();
+    let mut updates = profiles.updates();
+    updates.extend(profiles.group_updates());
     job.profiles.counted = updates.len() as u64;
     for chunk in updates.chunks(limits.max_profile_updates_per_request.max(1)) {
         // A profile the rules refuse (over the property cap) is counted as rejected, as `/engage`

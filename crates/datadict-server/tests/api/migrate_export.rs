@@ -152,7 +152,8 @@ fn a_dry_run_counts_what_the_real_run_loads(backend: Backend) {
 
 /// The source's fields are carried (`amplitude_*`), a source property whose name the transform
 /// sets is kept under another name, `country` (a name) goes to `$country` and not to the
-/// two-letter `mp_country_code`, and `$identify` rows update profiles without being events.
+/// two-letter `mp_country_code`, and `$identify` and `$groupidentify` rows update user and group
+/// profiles without being events.
 /// Events the dictionary drops count as loaded, and a note says how many.
 fn the_mapping_keeps_what_the_source_holds(backend: Backend) {
     let rows = [
@@ -162,6 +163,7 @@ fn the_mapping_keeps_what_the_source_holds(backend: Backend) {
             "user_properties": {"plan": "pro"}})),
         row(json!({"event_type": "$identify", "data_type": "identify", "user_id": "carol", "user_properties": {"company": "Acme"}})),
         row(json!({"event_type": "Debug Ping", "user_id": "carol", "$insert_id": "ping-1"})),
+        row(json!({"event_type": "$groupidentify", "data_type": "group_identify", "groups": {"company": "acme"}, "group_properties": {"tier": "gold"}})),
     ];
     let f = fixture(backend, vec![Canned::zip(export(&rows))]);
     let schemas = json!({"entries": [{"entityType": "event", "name": "Debug Ping", "schemaJson": {"metadata": {"com.vendor": {"dropped": true}}}}]});
@@ -182,6 +184,9 @@ fn the_mapping_keeps_what_the_source_holds(backend: Backend) {
     assert_eq!(p["amplitude_group_properties"]["company"]["acme"]["plan"], "big");
     let profile = f.profile("carol").1;
     assert_eq!(profile["results"]["$properties"], json!({"plan": "pro", "company": "Acme"}), "{profile}");
+    let group = f.server.get(&format!("/api/app/projects/{}/groups/company/acme", f.p), &f.owner).json();
+    assert_eq!(group["results"]["$properties"], json!({"tier": "gold"}), "{group}");
+    assert_eq!(job["profiles"], json!({"counted": 2, "loaded": 2, "rejected": 0}), "{job}");
 }
 
 /// `GET /api/app/projects/{id}/migrations` lists the project's jobs, newest first, a page at a
