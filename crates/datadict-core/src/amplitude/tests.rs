@@ -188,9 +188,9 @@ fn identify_rows_are_profile_updates_not_events() {
     assert_eq!(out.events, 1);
     assert_eq!(profiles.len(), 2);
     // User updates go to `/engage`, group updates to `/groups`.
-    assert_eq!(serde_json::to_value(&profiles.updates()).unwrap(), json!([{"$distinct_id": "alice", "$set_once": {"plan": "pro"}}]));
+    assert_eq!(serde_json::to_value(profiles.updates()).unwrap(), json!([{"$distinct_id": "alice", "$set_once": {"plan": "pro"}}]));
     assert_eq!(
-        serde_json::to_value(&profiles.group_updates()).unwrap(),
+        serde_json::to_value(profiles.group_updates()).unwrap(),
         json!([{"$group_key": "company", "$group_id": "acme", "$set_once": {"plan": "big"}}])
     );
 }
