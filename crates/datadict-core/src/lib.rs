@@ -131,7 +131,7 @@ pub use request::{
 pub use retry::{parse_retry_after, Attempt, Decision, GiveUp, RetryPolicy};
 pub use status::{error_detail, explain_answer, explain_status, StatusContext};
 pub use upload::{Acknowledged, BatchMeta, Failed, Outcome, Registered, Reply, Retry, SendOrder, Stop, Upload, UploadOptions, UploadSummary};
-pub use amplitude::{transform_event, transform_ndjson, ExportArchive, ExportError, ProfileAccumulator, TransformError, Transformed};
+pub use amplitude::{transform_event, transform_ndjson, transform_record, ExportArchive, ExportError, ProfileAccumulator, SourceRecord, TransformError, Transformed};
 pub use migration::{validate_migration_request, validate_source_tool, DateRange, MigrationCheck, MigrationRequest};
 pub use time::Date;
 pub use dict_io::{batch_body, dictionary_from_csv, dictionary_to_csv, duplicate_entries, validate_batch_body};

@@ -113,6 +113,9 @@ pub struct Config {
     pub rate_limiter: ratelimit::RateLimiter,
     /// Warehouse imports and migrations: source hosts, sync limits (see [`jobs::JobsConfig`]).
     pub jobs: jobs::JobsConfig,
+    /// How the migration service downloads the source's export: timeouts and retries (see
+    /// [`migrate::source::SourceSettings`]).
+    pub migration_source: migrate::source::SourceSettings,
     /// Whether every stored record is checked against the project's dictionary on arrival and
     /// its violations recorded (issue 20); on by default, off with `--no-dictionary-check`.
     pub dictionary_check: bool,
@@ -141,6 +144,7 @@ impl Default for Config {
             lookup_table_max_bytes: routes::lookup::DEFAULT_MAX_BYTES,
             rate_limiter: ratelimit::RateLimiter::default(),
             jobs: jobs::JobsConfig::default(),
+            migration_source: migrate::source::SourceSettings::default(),
             dictionary_check: true,
             quality_max_keys: DEFAULT_QUALITY_MAX_KEYS,
             dictionaries: ingest::cache::DictionaryCache::default(),

@@ -18,7 +18,16 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[derive(Parser)]
 // `serve` is the default: its options are taken with or without the word `serve`
 // (`datadict-server --listen ADDR` and `datadict-server serve --listen ADDR`).
-#[command(name = "datadict-server", version, about = "The datadict API and web app on embedded SQLite or PostgreSQL")]
+#[command(
+    name = "datadict-server",
+    version,
+    about = "The datadict API and web app on embedded SQLite or PostgreSQL",
+    after_help = "The migration service (POST /migrate/amplitude) is set by environment variables:\n  \
+        DATADICT_AMPLITUDE_URL           the source's export API (default https://amplitude.com)\n  \
+        DATADICT_AMPLITUDE_EU_URL        the same for REGION EU (default https://analytics.eu.amplitude.com)\n  \
+        DATADICT_AMPLITUDE_TIMEOUT_SECS  the longest wait for any read from it (default 300)\n  \
+        DATADICT_MAX_MIGRATION_EVENTS    a range must hold under this many events (default 15000000)"
+)]
 struct Cli {
     /// Folder of the SQLite database (created if missing). With --database, it still holds the
     /// demo credentials and warehouse file sources.
@@ -283,6 +292,7 @@ fn serve(store: Store, data_dir: &std::path::Path, database: &str, args: ServeAr
         ingest_rate_limit: args.ingest_rate_limit,
         cors_origins: args.cors_origins.iter().map(|o| o.trim().to_owned()).filter(|o| !o.is_empty()).collect(),
         jobs: datadict_server::jobs::JobsConfig::from_env(),
+        migration_source: datadict_server::migrate::source::SourceSettings::from_env(),
         lookup_table_max_bytes: args.lookup_table_max_bytes,
         dictionary_check: !args.no_dictionary_check,
         quality_max_keys: args.quality_max_keys,
@@ -299,6 +309,7 @@ fn serve(store: Store, data_dir: &std::path::Path, database: &str, args: ServeAr
         config.jobs.warehouse_file_root = Some(root.canonicalize()?);
     }
     let file_root = config.jobs.warehouse_file_root.clone().unwrap_or_default();
+    let migration_urls = (config.jobs.amplitude_url.clone(), config.jobs.amplitude_eu_url.clone());
     let tls = match (&args.tls_cert, &args.tls_key) {
         (Some(cert), Some(key)) => Some(datadict_server::tls::server_config(cert, key)?),
         _ => None,
@@ -322,6 +333,7 @@ fn serve(store: Store, data_dir: &std::path::Path, database: &str, args: ServeAr
         }
         say!("  data:        {database}");
         say!("  warehouse file sources must be in: {} (DATADICT_WAREHOUSE_FILE_ROOT)", file_root.display());
+        say!("  migration source: {} (DATADICT_AMPLITUDE_URL), EU: {} (DATADICT_AMPLITUDE_EU_URL)", migration_urls.0, migration_urls.1);
         if let Some(c) = demo {
             say!("  demo project id:        {}", c.project_id);
             say!("  service account user:   {}", c.username);

@@ -90,7 +90,8 @@ impl MigrationTransformer {
         std::mem::take(&mut self.last)
     }
 
-    /// One `$set` profile update per user seen, with the latest value of each property.
+    /// One `$set_once` profile update per user seen, with the latest value of each property: a
+    /// migrated value never replaces one the profile has.
     #[wasm_bindgen(js_name = profileUpdates, unchecked_return_type = "Record<string, unknown>[]")]
     pub fn profile_updates(&self) -> Result<JsValue, JsError> {
         to_js(&self.profiles.updates())

@@ -163,7 +163,7 @@ impl Drops {
     }
 
     /// What to do with one valid event: `None` to drop it, else the properties to remove.
-    fn of<'c>(&self, check: &'c EventCheck<'_>) -> Option<Vec<&'c str>> {
+    pub(crate) fn of<'c>(&self, check: &'c EventCheck<'_>) -> Option<Vec<&'c str>> {
         // A valid event has a name; without one the dictionary has nothing to say either. Most
         // projects drop nothing: no name is hashed for them (`get` hashes even on an empty map).
         let Some(name) = check.event.as_deref().filter(|_| !self.events.is_empty()) else { return Some(Vec::new()) };

@@ -55,6 +55,63 @@ impl Loader {
         let checked = check_and_store(state, self.project_id, ndjson, InputFormat::Ndjson, intake, self.drops.clone()).await?;
         Ok(Loaded { stored: checked.stored, dropped: checked.dropped, failed: checked.failed })
     }
+
+    /// What [`Loader::load`] would do with a batch, without storing or recording anything (a
+    /// migration's dry run): the same rules and the same drops; `stored` counts the events a load
+    /// would store.
+    pub async fn check(&self, state: &AppState, ndjson: Vec<u8>) -> Result<Loaded, ApiError> {
+        if ndjson.iter().all(u8::is_ascii_whitespace) {
+            return Ok(Loaded::default());
+        }
+        let limits = state.config.limits.clone();
+        let drops = self.drops.clone();
+        let now = now_ms();
+        tokio::task::spawn_blocking(move || {
+            let rules = Intake::default().rules;
+            let refuse = |e: datadict_core::ImportBodyError| ApiError::BadRequest(e.to_string());
+            let mut records = datadict_core::check_import_records(&ndjson, InputFormat::Ndjson, &rules, &limits, now).map_err(refuse)?;
+            let mut out = Loaded::default();
+            for record in records.by_ref() {
+                let record = record.map_err(refuse)?;
+                if !record.check.is_valid() {
+                    continue;
+                }
+                match drops.of(&record.check) {
+                    None => out.dropped += 1,
+                    Some(_) => out.stored += 1,
+                }
+            }
+            out.failed = records.failed_records;
+            Ok(out)
+        })
+        .await
+        .map_err(|e| ApiError::Internal(e.into()))?
+    }
+}
+
+/// One record a job refused before the import's checks (a migration's line that cannot be
+/// transformed): the event's name if known, the core's code, the message and the record's text.
+#[derive(Debug)]
+pub struct RefusedRecord {
+    pub event: String,
+    pub code: &'static str,
+    pub message: String,
+    pub record: Vec<u8>,
+}
+
+/// Keeps records a job refused itself in the bad store, as route `job`, like the records the
+/// import's checks refuse (`GET .../rejected`).
+pub async fn record_refused(state: &AppState, project_id: i64, refused: Vec<RefusedRecord>) -> anyhow::Result<()> {
+    if refused.is_empty() {
+        return Ok(());
+    }
+    let mut findings = Findings::default();
+    for r in &refused {
+        quality::reject(&mut findings.rejected, "job", &r.event, &[(r.code, r.message.as_str())], &r.record, &[]);
+        findings.counts.bad(&r.event);
+    }
+    let rows = findings.into_rows(now_ms(), state.config.quality_max_keys);
+    state.store.call(move |conn| crate::store::quality::record_quality(conn, vec![(project_id, rows)])).await
 }
 
 /// Why one profile update was refused: its position among the updates given, and the core's issue.
@@ -184,6 +241,32 @@ fn profile_findings(
     findings
 }
 
+
+/// Applies a migration's profile updates (each names its user or group profile) through
+/// [`store_profile_updates`], as `/engage` and `/groups` do, the check on arrival included; with
+/// `dry`, applies them in a transaction that is rolled back, so that a dry run meets the same
+/// refusals (the property cap, against the stored profiles) without storing or recording
+/// anything. Returns how many updates were (or would be) applied and the refused ones.
+pub async fn migrate_profiles(state: &AppState, project_id: i64, updates: Vec<ProfileUpdate>, dry: bool) -> anyhow::Result<(usize, Vec<Refused>)> {
+    if updates.is_empty() {
+        return Ok((0, Vec::new()));
+    }
+    let operations: Vec<(usize, ProfileTarget, ProfileOperation)> = updates.into_iter().enumerate().map(|(i, u)| (i, u.target, u.operation)).collect();
+    if !dry {
+        return Ok(store_profile_updates(state, project_id, operations, "job", quality::Violations::default()).await?);
+    }
+    let limits = state.config.limits.clone();
+    state
+        .store
+        .call(move |conn| {
+            let tx = conn.transaction()?;
+            let outcome = apply_profile_updates(&tx, project_id, operations.iter().map(|(i, target, op)| (*i, target, op)), &limits)?;
+            // Dropped without a commit: rolled back.
+            drop(tx);
+            Ok(outcome)
+        })
+        .await
+}
 
 /// Applies a job's `$set` updates (spec §2.9: a profile holds the latest value of each property)
 /// through [`store_profile_updates`], as `/engage` does, the check on arrival included. Returns

@@ -11,7 +11,7 @@ pub mod redact;
 pub mod shapes;
 
 pub use batch::{body_tokens, check_batch, check_body, send_checked, store_events, Checked, Drops, Intake, RecordSource, Tokens, INLINE_BYTES};
-pub use load::{apply_profile_updates, set_profiles, store_profile_updates, Loaded, Loader, Refused};
+pub use load::{apply_profile_updates, migrate_profiles, record_refused, set_profiles, store_profile_updates, Loaded, Loader, Refused, RefusedRecord};
 
 /// The current time in milliseconds since the epoch (0 if the clock is before it).
 pub fn now_ms() -> i64 {

@@ -17,13 +17,14 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(limits))
 }
 
-/// `{"results":{<Limits>},"rate_limits":{...},"namespace":"com.vendor","status":"ok"}`
+/// `{"results":{<Limits>},"rate_limits":{...},"migration":{...},"namespace":"com.vendor","status":"ok"}`
 #[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct LimitsResponse {
     /// The core's `Limits` (camelCase keys), as enforced by this server.
     #[schema(value_type = Object)]
     pub results: datadict_core::Limits,
     pub rate_limits: RateLimits,
+    pub migration: MigrationLimits,
     /// The vendor metadata key of the dictionary.
     pub namespace: String,
     pub status: String,
@@ -40,6 +41,21 @@ pub struct RateLimits {
     pub ingest_bytes_per_minute: Option<u64>,
 }
 
+/// The settings of the migration service (`POST /migrate/amplitude`).
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct MigrationLimits {
+    /// A range must hold under this many events (spec §8; `DATADICT_MAX_MIGRATION_EVENTS`).
+    pub events_below: u64,
+    /// The source's export API (`DATADICT_AMPLITUDE_URL`).
+    pub source_url: String,
+    /// The source's export API for `REGION: "EU"` (`DATADICT_AMPLITUDE_EU_URL`).
+    pub eu_source_url: String,
+    /// The longest wait for any read from the source, in seconds (`DATADICT_AMPLITUDE_TIMEOUT_SECS`).
+    pub read_timeout_secs: u64,
+    /// Attempts of the download in all when the source answers 429 or 5xx.
+    pub download_attempts: u32,
+}
+
 #[utoipa::path(get, path = "/limits", tag = "Server",
     responses((status = 200, description = "the limits this server enforces, so that a client can adopt them", body = LimitsResponse))
 )]
@@ -52,6 +68,13 @@ async fn limits(State(state): State<AppState>) -> Json<LimitsResponse> {
             schema_updates_per_minute: c.schema_update_rate_limit,
             schema_deletions_per_request: c.schema_deletion_limit,
             ingest_bytes_per_minute: c.ingest_rate_limit,
+        },
+        migration: MigrationLimits {
+            events_below: c.jobs.max_migration_events,
+            source_url: c.jobs.amplitude_url.clone(),
+            eu_source_url: c.jobs.amplitude_eu_url.clone(),
+            read_timeout_secs: c.migration_source.read_timeout.as_secs(),
+            download_attempts: c.migration_source.retry.max_attempts,
         },
         namespace: c.namespace.clone(),
         status: "ok".into(),
@@ -127,6 +150,7 @@ pub fn api() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(crate::routes::data::router())
         .merge(crate::routes::warehouse::router())
         .merge(crate::routes::lookup::app::router())
+        .merge(crate::routes::migrate::app_router())
         .merge(crate::routes::quality::router())
         .merge(crate::routes::quality_draft::router())
         .merge(router())

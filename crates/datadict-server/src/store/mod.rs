@@ -24,6 +24,7 @@ mod events;
 mod groups;
 pub mod jobs;
 pub mod lookup;
+pub mod migration_jobs;
 mod pg;
 mod profiles;
 pub mod quality;

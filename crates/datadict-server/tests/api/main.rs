@@ -15,6 +15,8 @@ mod import;
 mod job_leases;
 mod lookup;
 mod migrate;
+mod migrate_download;
+mod migrate_export;
 mod nul;
 mod openapi;
 mod postgres_store;

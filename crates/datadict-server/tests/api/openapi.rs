@@ -20,6 +20,7 @@ const EXPECTED: &[(&str, &str)] = &[
     ("get", "/api/app/projects/{project_id}/groups/{group_key}/{group_id}"),
     ("get", "/api/app/projects/{project_id}/lookup-tables"),
     ("get", "/api/app/projects/{project_id}/lookup-tables/{table_id}"),
+    ("get", "/api/app/projects/{project_id}/migrations"),
     ("get", "/api/app/projects/{project_id}/profiles/{distinct_id}"),
     ("get", "/api/app/projects/{project_id}/quality/draft"),
     ("get", "/api/app/projects/{project_id}/quality/summary"),

@@ -1,7 +1,7 @@
 //! The PostgreSQL backend: a small pool of blocking clients (the `postgres` crate, the one the
 //! warehouse sources use), work run on tokio's blocking pool as SQLite's is, and the statements
 //! in one file per resource (`accounts.rs`, `buckets.rs`, `schemas.rs`, `profiles.rs`, `groups.rs`, `reads.rs`,
-//! `events.rs`, `jobs.rs`, `lookup.rs`); `migrations.rs` applies the versioned schema at start.
+//! `events.rs`, `jobs.rs`, `lookup.rs`, `migration_jobs.rs`); `migrations.rs` applies the versioned schema at start.
 
 pub(super) mod accounts;
 pub(super) mod buckets;
@@ -9,6 +9,7 @@ pub(super) mod events;
 pub(super) mod groups;
 pub(super) mod jobs;
 pub(super) mod lookup;
+pub(super) mod migration_jobs;
 mod migrations;
 pub(super) mod profiles;
 pub(super) mod quality;

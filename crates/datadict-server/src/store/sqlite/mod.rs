@@ -12,6 +12,7 @@ pub(super) mod groups;
 pub(super) mod jobs;
 pub(crate) mod known;
 pub(super) mod lookup;
+pub(super) mod migration_jobs;
 pub(super) mod profiles;
 pub(super) mod quality;
 pub(super) mod quality_journal;

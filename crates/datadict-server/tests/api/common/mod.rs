@@ -3,6 +3,7 @@
 //! Tests that take a [`Backend`] run once per store through [`on_both_stores`].
 #![allow(dead_code)]
 
+pub mod amplitude;
 pub mod postgres;
 pub mod process;
 

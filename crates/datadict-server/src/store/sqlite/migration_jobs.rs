@@ -1,0 +1,15 @@
+//! A project's migration jobs, newest first, on SQLite (see `store::migration_jobs`).
+
+use crate::store::jobs::MigrationJob;
+use rusqlite::{params, Connection};
+
+pub fn list(conn: &Connection, project_id: i64, after: Option<(i64, String)>, limit: usize) -> anyhow::Result<Vec<MigrationJob>> {
+    // Without a cursor, a position after every job: later than any time, then any id.
+    let (at, id) = after.unwrap_or((i64::MAX, String::new()));
+    let mut stmt = conn.prepare(
+        "SELECT state FROM migration_jobs WHERE project_id = ?1 AND (created_at < ?2 OR (created_at = ?2 AND id < ?3))
+         ORDER BY created_at DESC, id DESC LIMIT ?4",
+    )?;
+    let rows = stmt.query_map(params![project_id, at, id, limit as i64], |r| r.get::<_, String>(0))?;
+    rows.map(|json| Ok(serde_json::from_str(&json?)?)).collect()
+}
