@@ -33,7 +33,8 @@ pub const AMPLITUDE_EU_URL: &str = "https://analytics.eu.amplitude.com";
 pub struct JobsConfig {
     /// Manual syncs per hour per import; more are answered 429.
     pub manual_syncs_per_hour: u32,
-    /// Migrations of more events than this are refused before anything is loaded.
+    /// A migration's range must hold fewer events than this (spec §8: "under"); one that holds
+    /// this many or more is refused before anything is loaded.
     pub max_migration_events: u64,
     /// Base URL of the source tool's export API (default region).
     pub amplitude_url: String,
@@ -94,6 +95,18 @@ pub fn init(state: &AppState) {
     if let Err(e) = state.store.call_sync(|conn| store_jobs::fail_interrupted(conn, crate::ingest::now_ms())) {
         tracing::error!("cannot mark the interrupted warehouse runs and migrations as failed: {e:#}");
     }
+}
+
+/// Fails the runs and jobs whose lease ran out, as [`init`] does at start: a process that
+/// stopped (a crash, `kill -9`) within a lease left them unfinished, and no server may start
+/// again for a long time. The routes that show runs and jobs call this first, so that none shows
+/// `queued` or `running` forever; it takes the write lock only when a read finds one to fail.
+pub async fn settle(state: &AppState) -> Result<(), crate::error::ApiError> {
+    let now = crate::ingest::now_ms();
+    if state.store.read(move |conn| store_jobs::any_interrupted(conn, now)).await? {
+        state.store.call(move |conn| store_jobs::fail_interrupted(conn, now)).await?;
+    }
+    Ok(())
 }
 
 /// A lease of this process (`state`'s store) from now on.

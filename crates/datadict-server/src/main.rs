@@ -317,7 +317,7 @@ fn serve(store: Store, data_dir: &std::path::Path, database: &str, args: ServeAr
     let scheme = if tls.is_some() { "https" } else { "http" };
     let state = AppState::new(store, Arc::new(config));
     let runtime = tokio::runtime::Runtime::new()?;
-    runtime.block_on(async move {
+    let served = runtime.block_on(async move {
         let shutdown = shutdown_signal();
         let listener = tokio::net::TcpListener::bind(args.listen)
             .await
@@ -344,8 +344,16 @@ fn serve(store: Store, data_dir: &std::path::Path, database: &str, args: ServeAr
         datadict_server::tls::serve(listener, app(state), tls, shutdown).await?;
         say!("datadict stopped");
         anyhow::Ok(())
-    })
+    });
+    // A job's blocking work (a download waiting on its source, a file being read) would otherwise
+    // keep the process, and with it the data folder's lock, until it ends. What was answered is
+    // committed; the job's lease lets the next start fail it as interrupted.
+    runtime.shutdown_timeout(SHUTDOWN_GRACE);
+    served
 }
+
+/// How long a stopping server waits for background work after the last request was answered.
+const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Resolves on Ctrl-C or SIGTERM. The handlers are installed when this is called, before the
 /// server listens: installed on the future's first poll (in a task `axum::serve` spawns), a

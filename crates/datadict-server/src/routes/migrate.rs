@@ -103,6 +103,7 @@ async fn start(State(state): State<AppState>, ApiPath(tool): ApiPath<String>, bo
     )
 )]
 async fn status(State(state): State<AppState>, ApiPath(job_id): ApiPath<String>) -> Result<Json<Value>, ApiError> {
+    crate::jobs::settle(&state).await?;
     let id = job_id.clone();
     let job = state
         .store
@@ -130,6 +131,7 @@ pub struct ListQuery {
     security(("ServiceAccount" = []))
 )]
 async fn list(project: ProjectRead, State(state): State<AppState>, query: Result<Query<ListQuery>, QueryRejection>) -> Result<Json<Value>, ApiError> {
+    crate::jobs::settle(&state).await?;
     let project_id = project.id();
     let q = read_query(query)?;
     let limit = page_limit(q.limit.as_deref())?;

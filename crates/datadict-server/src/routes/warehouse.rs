@@ -119,6 +119,7 @@ async fn create(project: ProjectWrite, State(state): State<AppState>, body: Resu
     security(("ServiceAccount" = []))
 )]
 async fn list(project: ProjectRead, State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
+    crate::jobs::settle(&state).await?;
     let project_id = project.id();
     let rows = state
         .store
@@ -147,6 +148,7 @@ async fn list(project: ProjectRead, State(state): State<AppState>) -> Result<Jso
     security(("ServiceAccount" = []))
 )]
 async fn get_one(project: ProjectRead, State(state): State<AppState>, ApiPath((_, import_id)): ApiPath<(String, String)>) -> Result<Json<Value>, ApiError> {
+    crate::jobs::settle(&state).await?;
     let project_id = project.id();
     let import_id = parse_import_id(&import_id)?;
     let row = load_import(&state, project_id, import_id).await?;
@@ -282,6 +284,7 @@ async fn manual_sync(
     security(("ServiceAccount" = []))
 )]
 async fn runs(project: ProjectRead, State(state): State<AppState>, ApiPath((_, import_id)): ApiPath<(String, String)>) -> Result<Json<Value>, ApiError> {
+    crate::jobs::settle(&state).await?;
     let project_id = project.id();
     let import_id = parse_import_id(&import_id)?;
     load_import(&state, project_id, import_id).await?;
@@ -300,6 +303,7 @@ async fn runs(project: ProjectRead, State(state): State<AppState>, ApiPath((_, i
     security(("ServiceAccount" = []))
 )]
 async fn run_one(project: ProjectRead, State(state): State<AppState>, ApiPath((_, import_id, run_id)): ApiPath<(String, String, String)>) -> Result<Json<Value>, ApiError> {
+    crate::jobs::settle(&state).await?;
     let project_id = project.id();
     let import_id = parse_import_id(&import_id)?;
     load_import(&state, project_id, import_id).await?;

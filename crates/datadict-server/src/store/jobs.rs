@@ -11,6 +11,13 @@ pub fn fail_interrupted(conn: &mut Conn<'_>, now_ms: i64) -> anyhow::Result<()> 
     dispatch!(conn, jobs::fail_interrupted(now_ms))
 }
 
+/// Whether some run or job is unfinished with a lease that expired before `now_ms` (or none):
+/// what [`fail_interrupted`] would fail. A read, so that the routes that show jobs can ask it
+/// on every request and take the write lock only when there is something to fail.
+pub fn any_interrupted(conn: &Conn<'_>, now_ms: i64) -> anyhow::Result<bool> {
+    dispatch!(conn, jobs::any_interrupted(now_ms))
+}
+
 /// Claims a queued run for the lease's owner and marks it running; `false` when it is no longer
 /// queued (another process, or another task, claimed it first). One statement
 /// (`UPDATE ... WHERE status = 'queued'`), so two claimers cannot both win.
@@ -183,11 +190,12 @@ impl MigrationPhase {
 /// Counts of one kind of record in a migration.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Counts {
-    /// Records in the export that the transform accepted (what a dry run reports).
+    /// Every record of this kind in the export: `counted = loaded + rejected`.
     pub counted: u64,
-    /// Records stored in the project.
+    /// Records stored in the project (in a dry run, those a real run would store; events the
+    /// dictionary drops count here, as `/import` counts them).
     pub loaded: u64,
-    /// Records the transform or the import's rules rejected.
+    /// Records the transform or the import's rules rejected, once each.
     pub rejected: u64,
 }
 

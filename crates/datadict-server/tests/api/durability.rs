@@ -164,7 +164,52 @@ fn a_closed_standard_output_stops_neither_imports_nor_a_clean_shutdown(backend: 
     assert_eq!(stored_after_restart(&data, &creds, "Piped"), 1);
 }
 
+/// A migration whose source accepted the connection and never answers does not keep a stopping
+/// server alive (with the data folder's lock): SIGTERM ends the process within the shutdown
+/// grace, long before the download's own timeout, and a restart can take the folder.
+fn a_stuck_job_does_not_hold_a_stopping_server(backend: Backend) {
+    let source = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", source.local_addr().unwrap());
+    let (accepted_tx, accepted) = mpsc::channel();
+    // Accepts and holds the connection, saying nothing.
+    std::thread::spawn(move || {
+        if let Ok(conn) = source.accept() {
+            accepted_tx.send(()).unwrap();
+            std::thread::sleep(std::time::Duration::from_secs(120));
+            drop(conn);
+        }
+    });
+    let data = Data::new(backend);
+    let env = [("DATADICT_AMPLITUDE_URL", url.as_str()), ("DATADICT_AMPLITUDE_TIMEOUT_SECS", "600")];
+    let mut server = data.spawn_with("datadict_server=info", &[], &[], &env, Stdio::inherit());
+    let creds = credentials(data.dir.path());
+    let body = json!({"SOURCE_API_KEY": "k", "SOURCE_API_SECRET": "s", "TARGET_TOKEN": creds.project_token, "START_DATE": "2024-01-01", "END_DATE": "2024-01-01"});
+    let r = Client::new(&server.base)
+        .send("POST", "/migrate/amplitude", None, &[("Content-Type", "application/json")], Some(body.to_string().into_bytes()))
+        .unwrap();
+    assert_eq!(r.status, 202, "{}", r.text);
+    accepted.recv_timeout(std::time::Duration::from_secs(60)).expect("the job never asked the source");
+    let status = Command::new("kill").args(["-TERM", &server.child.id().to_string()]).status().unwrap();
+    assert!(status.success());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let exit = loop {
+        if let Some(exit) = server.child.try_wait().unwrap() {
+            break exit;
+        }
+        if std::time::Instant::now() > deadline {
+            server.child.kill().unwrap();
+            panic!("the server was still running a minute after SIGTERM, its job waiting on the source");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    assert!(exit.success(), "{exit:?}");
+    // The folder is free again.
+    let restarted = spawn(&data);
+    restarted.kill();
+}
+
 on_both_stores!(
+    a_stuck_job_does_not_hold_a_stopping_server,
     every_acknowledged_event_survives_sigkill,
     graceful_shutdown_finishes_the_request_in_flight,
     a_closed_standard_output_stops_neither_imports_nor_a_clean_shutdown

@@ -92,4 +92,35 @@ fn a_start_fails_only_the_jobs_whose_lease_expired(backend: Backend) {
     assert_eq!(phase("live-migration"), MigrationPhase::Failed);
 }
 
-on_both_stores!(a_start_fails_only_the_jobs_whose_lease_expired);
+/// A job whose process stopped within its lease (a crash, `kill -9`, then no start for a long
+/// time) is failed when someone looks at it once the lease ran out: the routes that show runs
+/// and migrations never show one `running` forever, and leave a live process's jobs alone.
+fn the_routes_that_show_jobs_fail_the_abandoned_ones(backend: Backend) {
+    let server = Server::start_on(backend);
+    let project = server.project("p");
+    let owner = server.account("owner", project.id, Some(datadict_server::store::Role::Owner));
+    let now = now_ms();
+    let live = Lease { owner: "a live process", until_ms: now + 60_000 };
+    let gone = Lease { owner: "a crashed process", until_ms: now - 1 };
+    for (id, lease) in [("live-migration", live), ("gone-migration", gone)] {
+        server.store.call_sync(|conn| jobs::save_migration(conn, &migration(id, project.id), &lease)).unwrap();
+    }
+    let phase = |id: &str| {
+        let r = server.send("GET", &format!("/migrate/jobs/{id}"), None, &[], None);
+        assert_eq!(r.status, 200, "{}", r.text);
+        r.json()["results"]["phase"].as_str().unwrap().to_owned()
+    };
+    assert_eq!(phase("gone-migration"), "failed");
+    assert_eq!(phase("live-migration"), "loading");
+
+    let imports = queued_runs(&server, project.id, &[("gone-run", gone), ("live-run", live)]);
+    let runs = |import: i64| {
+        let r = server.get(&format!("/api/app/projects/{}/warehouse-sources/imports/{import}/runs", project.id), &owner);
+        assert_eq!(r.status, 200, "{}", r.text);
+        r.json()["results"][0]["status"].as_str().unwrap().to_owned()
+    };
+    assert_eq!(runs(imports[0]), "failed");
+    assert_eq!(runs(imports[1]), "queued");
+}
+
+on_both_stores!(a_start_fails_only_the_jobs_whose_lease_expired, the_routes_that_show_jobs_fail_the_abandoned_ones);

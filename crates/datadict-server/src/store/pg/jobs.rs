@@ -37,6 +37,15 @@ pub fn fail_interrupted(c: &mut Client, now_ms: i64) -> anyhow::Result<()> {
     Ok(())
 }
 
+pub fn any_interrupted(c: &mut Client, now_ms: i64) -> anyhow::Result<bool> {
+    Ok(c.query_one(
+        "SELECT EXISTS (SELECT 1 FROM warehouse_runs WHERE status IN ('queued', 'running') AND (lease_until IS NULL OR lease_until < $1))
+             OR EXISTS (SELECT 1 FROM migration_jobs WHERE NOT done AND (lease_until IS NULL OR lease_until < $1))",
+        &[&now_ms],
+    )?
+    .get(0))
+}
+
 pub fn claim_run(c: &mut Client, run_id: &str, now_ms: i64, lease: &Lease<'_>) -> anyhow::Result<bool> {
     Ok(c.execute(
         "UPDATE warehouse_runs SET status = 'running', started_at = $2, owner = $3, lease_until = $4

@@ -118,6 +118,15 @@ pub fn fail_interrupted(conn: &Connection, now_ms: i64) -> anyhow::Result<()> {
     Ok(())
 }
 
+pub fn any_interrupted(conn: &Connection, now_ms: i64) -> anyhow::Result<bool> {
+    Ok(conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM warehouse_runs WHERE status IN ('queued', 'running') AND (lease_until IS NULL OR lease_until < ?1))
+             OR EXISTS (SELECT 1 FROM migration_jobs WHERE NOT done AND (lease_until IS NULL OR lease_until < ?1))",
+        [now_ms],
+        |r| r.get(0),
+    )?)
+}
+
 pub fn claim_run(conn: &Connection, run_id: &str, now_ms: i64, lease: &Lease<'_>) -> anyhow::Result<bool> {
     Ok(conn.execute(
         "UPDATE warehouse_runs SET status = 'running', started_at = ?2, owner = ?3, lease_until = ?4 WHERE id = ?1 AND status = 'queued'",
