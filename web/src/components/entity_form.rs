@@ -6,7 +6,8 @@ use crate::api;
 use crate::state::use_app_state;
 use crate::components::log::{log_request, push};
 use crate::model::{field_of, Field};
-use crate::state::{Action, Level};
+use crate::router::{Panel, Route};
+use crate::state::{Action, Level, Load};
 use datadict_core::{validate_schema_entry, EntityType, Issue, PropertyType, SchemaEntry, SchemaRules, DEFAULT_NAMESPACE};
 use serde_json::{json, Map, Value};
 use web_sys::{HtmlInputElement, HtmlSelectElement};
@@ -176,6 +177,12 @@ pub fn issues_by_field(draft: &Draft, entity_type: EntityType, namespace: &str) 
     out
 }
 
+/// Why a new entity cannot take `name`: one of that type has it.
+fn exists_message(entity_type: EntityType, name: &str) -> String {
+    format!("{} {entity_type} named `{name}` already exists; open it to edit it (saving a new one would replace its description and properties)",
+        if entity_type == EntityType::Event { "an" } else { "a" })
+}
+
 /// The error messages for one field, as an element (nothing when there are none).
 fn errors_at(issues: &[(Field, Issue)], field: &Field, id: &str) -> Html {
     let messages: Vec<&Issue> = issues.iter().filter(|(f, _)| f == field).map(|(_, i)| i).collect();
@@ -225,8 +232,16 @@ pub fn EntityForm(props: &EntityFormProps) -> Html {
     };
     let next_id = use_mut_ref(|| 10_000u32);
     let save = use_state(|| Save::Idle);
-    let issues = issues_by_field(&draft, entity_type, namespace);
+    let mut issues = issues_by_field(&draft, entity_type, namespace);
     let editing = props.initial.is_some();
+    // A new entity must not replace one that exists: saving here would send a schema without the
+    // stored one's description and properties (only metadata is merged), losing them, a `dropped`
+    // flag included. Checked live against the loaded dictionary, and against the server on save.
+    let exists = !editing
+        && matches!(&state.dictionary, Load::Loaded(d) if d.entries.iter().any(|e| e.entity_type == entity_type && e.name == draft.name));
+    if exists {
+        issues.push((Field::Name, Issue::new("", datadict_core::IssueCode::InvalidName, exists_message(entity_type, &draft.name))));
+    }
 
     // One updater per text field: copies the draft, applies the change, stores it.
     let edit = |f: fn(&mut Draft, String)| {
@@ -300,19 +315,40 @@ pub fn EntityForm(props: &EntityFormProps) -> Html {
             }
             save.set(Save::Saving);
             let (save, state, onsaved) = (save.clone(), state.clone(), onsaved.clone());
+            let creating = initial.is_none();
             wasm_bindgen_futures::spawn_local(async move {
                 let log = log_request(&state);
+                // The loaded dictionary may be older than the server's: ask the server whether a
+                // new entity's name is taken before writing, so that nothing is replaced unseen.
+                if creating {
+                    match api::find_schema(&conn, entity_type, &entry.name, &log).await {
+                        Ok(None) => {}
+                        Ok(Some(stored)) => {
+                            save.set(Save::Failed(exists_message(entity_type, &stored.name)));
+                            // The copy here learns of it, so the name's field says so and links it.
+                            state.dispatch(Action::EntitySaved(stored));
+                            return;
+                        }
+                        Err(err) => return save.set(Save::Failed(format!("could not check that the name is free, nothing was saved: {err}"))),
+                    }
+                }
                 match api::put_schema_json(&conn, entity_type, &entry.name, &body, &log).await {
                     Ok(()) => {
                         push(&state, Level::Info, format!("saved {} `{}`", entity_type, entry.name));
                         save.set(Save::Idle);
-                        state.dispatch(Action::EntitySaved(entry.clone()));
-                        onsaved.emit(entry);
+                        // The server merges metadata into what it held: show what it stored.
+                        let stored = api::find_schema(&conn, entity_type, &entry.name, &log).await.ok().flatten().unwrap_or(entry);
+                        state.dispatch(Action::EntitySaved(stored.clone()));
+                        onsaved.emit(stored);
                     }
                     Err(err) => save.set(Save::Failed(err.to_string())),
                 }
             });
         })
+    };
+    let open_existing = {
+        let (state, name) = (state.clone(), draft.name.clone());
+        Callback::from(move |_| state.dispatch(Action::Go(Route::Dictionary(entity_type, Panel::Edit(name.clone())))))
     };
     let oncancel = {
         let cb = props.oncancel.clone();
@@ -396,6 +432,9 @@ pub fn EntityForm(props: &EntityFormProps) -> Html {
                 else { "The event name exactly as your app sends it." }
             }</p>
             { errors_at(&issues, &Field::Name, "entity-name-errors") }
+            if exists {
+                <button type="button" id="open-existing" class="link" onclick={open_existing}>{ format!("Open {} to edit it", draft.name) }</button>
+            }
             <label for="entity-display">{ "Display name" }</label>
             <input id="entity-display" value={draft.display_name.clone()} oninput={edit(|d, v| d.display_name = v)} />
             { errors_at(&issues, &Field::DisplayName, "entity-display-errors") }
