@@ -36,23 +36,22 @@ fn warehouse_and_migrate(browser: Browser) {
     session.wait_for("document.querySelector('#wh-name-error') && document.querySelector('#wh-path-error')", "the field checks", WAIT).unwrap();
     session.set_value("#wh-source-type", "ndjson");
     session.set_value("#wh-name", "orders");
-    session.set_value("#wh-path", file.to_str().unwrap());
-    session.set_value("#wh-event", "nocol");
+    // A file the server cannot read: the server's refusal names `source.path`, shown at the field.
+    let missing = server.data_dir.path().join("missing.ndjson");
+    session.set_value("#wh-path", missing.to_str().unwrap());
+    session.set_value("#wh-event", "kind");
     session.set_value("#wh-time", "ts");
     session.set_value("#wh-user", "user");
-    session.set_value("#wh-keys", "id, nokey");
+    session.set_value("#wh-keys", "id");
     session.wait_for("!document.querySelector('.field-error')", "the form to be complete", WAIT).unwrap();
     shot("warehouse-form");
-    // The server's refusal names the fields: each problem is shown at its field, tied to it.
     session.click_js("#wh-create-button");
-    session.wait_for("document.querySelector('#wh-event-error') && document.querySelector('#wh-keys-error')", "the server's problems at their fields", WAIT).unwrap();
-    assert!(session.text_of("#wh-event-error").contains("no column `nocol`"), "{}", session.text_of("#wh-event-error"));
-    assert!(session.text_of("#wh-keys-error").contains("no column `nokey`"), "{}", session.text_of("#wh-keys-error"));
-    assert_eq!(session.script("return document.querySelector('#wh-event').getAttribute('aria-describedby');").unwrap(), json!("wh-event-error"));
+    session.wait_for("document.querySelector('#wh-path-error')", "the server's problem at its field", WAIT).unwrap();
+    assert!(session.text_of("#wh-path-error").contains("does not exist"), "{}", session.text_of("#wh-path-error"));
+    assert_eq!(session.script("return document.querySelector('#wh-path').getAttribute('aria-describedby');").unwrap(), json!("wh-path-error"));
     assert!(session.text_of("#wh-create-error").contains("fix the fields marked above"), "{}", session.text_of("#wh-create-error"));
     shot("warehouse-server-fields");
-    session.set_value("#wh-event", "kind");
-    session.set_value("#wh-keys", "id");
+    session.set_value("#wh-path", file.to_str().unwrap());
     session.click_js("#wh-create-button");
     session.wait_for("document.querySelectorAll('#wh-imports tbody tr').length === 1", "the new import in the list", WAIT).unwrap();
     let row = session.text_of("#wh-imports tbody tr");

@@ -108,7 +108,7 @@ pub struct RequestRecord {
 impl fmt::Display for RequestRecord {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let status = self.status.map_or_else(|| "no answer".to_owned(), |s| s.to_string());
-        write!(f, "{} {} → {status} in {:.0} ms", self.method, self.path, self.duration_ms)?;
+        write!(f, "{} {} → {status} in {} ms", self.method, self.path, self.duration_ms.round() as u64)?;
         if let Some(err) = &self.error {
             let short: String = err.chars().take(300).collect();
             write!(f, ": {short}")?;

@@ -208,6 +208,13 @@ pub struct EntityFormProps {
     pub oncancel: Callback<()>,
 }
 
+thread_local! {
+    /// Unsaved forms left by navigating away (a menu, Back, another row), by form: they are shown
+    /// again when the same form opens, until saved, cancelled or discarded. Kept for the tab's
+    /// life, in memory only.
+    static KEPT: std::cell::RefCell<std::collections::HashMap<String, Draft>> = Default::default();
+}
+
 #[derive(Debug, Clone, PartialEq)]
 enum Save {
     Idle,
@@ -220,16 +227,34 @@ pub fn EntityForm(props: &EntityFormProps) -> Html {
     let state = use_app_state();
     let namespace = DEFAULT_NAMESPACE;
     let entity_type = props.entity_type;
+    // The form as opened, and the key its unsaved changes are kept under.
+    let pristine = use_memo((), |()| match (&props.initial, &props.prefill_name) {
+        (Some(e), _) => Draft::from_entry(e, namespace),
+        (None, Some(name)) => Draft { name: name.clone(), ..Draft::default() },
+        (None, None) if entity_type == EntityType::Profile => Draft { name: "$user".into(), ..Draft::default() },
+        (None, None) => Draft::default(),
+    });
+    let key = format!("{entity_type}:{}:{}", props.initial.is_some(), pristine.name);
+    let kept = use_state(|| KEPT.with(|k| k.borrow_mut().remove(&key)));
     let draft = {
-        let initial = props.initial.clone();
-        let prefill = props.prefill_name.clone();
-        use_state(move || match &initial {
-            Some(e) => Draft::from_entry(e, namespace),
-            None if prefill.is_some() => Draft { name: prefill.unwrap_or_default(), ..Draft::default() },
-            None if entity_type == EntityType::Profile => Draft { name: "$user".into(), ..Draft::default() },
-            None => Draft::default(),
-        })
+        let (kept, pristine) = (kept.clone(), pristine.clone());
+        use_state(move || (*kept).clone().unwrap_or_else(|| (*pristine).clone()))
     };
+    // On leaving, changes not saved are kept rather than thrown away; `None` once saved or cancelled.
+    let latest = use_mut_ref(|| Some((*draft).clone()));
+    if latest.borrow().is_some() {
+        *latest.borrow_mut() = Some((*draft).clone());
+    }
+    {
+        let (latest, pristine, key) = (latest.clone(), pristine.clone(), key.clone());
+        use_effect_with((), move |()| {
+            move || {
+                if let Some(d) = latest.borrow_mut().take().filter(|d| *d != *pristine) {
+                    KEPT.with(|k| k.borrow_mut().insert(key, d));
+                }
+            }
+        });
+    }
     let next_id = use_mut_ref(|| 10_000u32);
     let save = use_state(|| Save::Idle);
     let mut issues = issues_by_field(&draft, entity_type, namespace);
@@ -282,7 +307,7 @@ pub fn EntityForm(props: &EntityFormProps) -> Html {
         })
     };
     let onsubmit = {
-        let (draft, save, state) = (draft.clone(), save.clone(), state.clone());
+        let (draft, save, state, latest) = (draft.clone(), save.clone(), state.clone(), latest.clone());
         let initial = props.initial.clone();
         let onsaved = props.onsaved.clone();
         let blocked = !issues.is_empty();
@@ -314,7 +339,7 @@ pub fn EntityForm(props: &EntityFormProps) -> Html {
                 }
             }
             save.set(Save::Saving);
-            let (save, state, onsaved) = (save.clone(), state.clone(), onsaved.clone());
+            let (save, state, onsaved, latest) = (save.clone(), state.clone(), onsaved.clone(), latest.clone());
             let creating = initial.is_none();
             wasm_bindgen_futures::spawn_local(async move {
                 let log = log_request(&state);
@@ -334,6 +359,7 @@ pub fn EntityForm(props: &EntityFormProps) -> Html {
                 }
                 match api::put_schema_json(&conn, entity_type, &entry.name, &body, &log).await {
                     Ok(()) => {
+                        *latest.borrow_mut() = None;
                         push(&state, Level::Info, format!("saved {} `{}`", entity_type, entry.name));
                         save.set(Save::Idle);
                         // The server merges metadata into what it held: show what it stored.
@@ -351,8 +377,18 @@ pub fn EntityForm(props: &EntityFormProps) -> Html {
         Callback::from(move |_| state.dispatch(Action::Go(Route::Dictionary(entity_type, Panel::Edit(name.clone())))))
     };
     let oncancel = {
-        let cb = props.oncancel.clone();
-        Callback::from(move |_| cb.emit(()))
+        let (cb, latest) = (props.oncancel.clone(), latest.clone());
+        Callback::from(move |_| {
+            *latest.borrow_mut() = None;
+            cb.emit(())
+        })
+    };
+    let ondiscard = {
+        let (draft, kept, pristine) = (draft.clone(), kept.clone(), pristine.clone());
+        Callback::from(move |_| {
+            draft.set((*pristine).clone());
+            kept.set(None);
+        })
     };
 
     let property_rows = draft.properties.iter().enumerate().map(|(index, p)| {
@@ -421,6 +457,10 @@ pub fn EntityForm(props: &EntityFormProps) -> Html {
     html! {
         <form id="entity-form" class="card entity-form" {onsubmit} aria-label="Entity form">
             <h2>{ if editing { format!("Edit {entity_type} “{}”", draft.name) } else { format!("New {entity_type}") } }</h2>
+            if kept.is_some() {
+                <p class="warn-box" id="kept-draft">{ "Your unsaved changes from before are back. " }
+                    <button type="button" class="link" id="discard-kept" onclick={ondiscard}>{ "Discard them" }</button></p>
+            }
             <label for="entity-name">{ "Name" }</label>
             // Read-only rather than disabled, so that the name can still be selected and copied; the
             // lock is drawn (grey, a padlock) and said in the hint, since the look alone did not tell.
