@@ -44,7 +44,7 @@ pub fn explain_status(outcome: Attempt, detail: &str, context: &StatusContext) -
         403 => {
             let project = context.project_id.map_or_else(|| "the project".to_owned(), |p| format!("project {p}"));
             // The server's own detail may already say whom to ask; the page said it twice.
-            let advice = if detail.contains("project owner") || detail.contains("role") {
+            let advice = if detail.contains("project owner") || detail.contains(" role") {
                 String::new()
             } else if context.writes {
                 "; this request writes, which needs the owner or admin role: ask a project owner for it".to_owned()
