@@ -94,7 +94,11 @@ pub(crate) fn overview(a: &Answers, state: &StateHandle) -> Html {
         .map(|(c, k)| Row {
             class: None,
             id: Some(c.clone()),
-            cells: vec![code_words(c), text(n(k).to_string())],
+            // `no_schema` counts profile updates without their `profile` schema too, not only events.
+            cells: vec![
+                if c == "no_schema" { html! { <>{ "a record the dictionary has no schema for (an event, or a profile update) " }<code class="code">{ "no_schema" }</code></> } } else { code_words(c) },
+                text(n(k).to_string()),
+            ],
         })
         .collect();
     html! {
