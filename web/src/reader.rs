@@ -39,9 +39,11 @@ impl ChunkReader {
         }
         let end = (self.offset + self.chunk).min(size);
         let slice = self.blob.slice_with_f64_and_f64(self.offset, end).map_err(|e| format!("the file cannot be sliced: {e:?}"))?;
+        // The offset as an integer: an `f64` in a message would bring the standard library's float
+        // formatting (about 7 KB gzipped) into the wasm, and nothing else of the app needs it.
         let buffer = JsFuture::from(slice.array_buffer())
             .await
-            .map_err(|e| format!("the file could not be read at byte {}: {e:?}; pick it again", self.offset))?;
+            .map_err(|e| format!("the file could not be read at byte {}: {e:?}; pick it again", self.offset as u64))?;
         self.offset = end;
         Ok(Some(js_sys::Uint8Array::new(&buffer).to_vec()))
     }

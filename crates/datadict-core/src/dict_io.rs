@@ -135,7 +135,9 @@ const PROPERTY_VENDOR: [(&str, &str, Kind); 3] =
 
 /// Writes a dictionary as CSV (RFC 4180 as [`csv`] writes it, `\n` line ends): per entry one row
 /// with an empty `property`, then one row per property in name order. Lists are JSON arrays;
-/// `rest` holds, as JSON, what the other columns cannot carry.
+/// `rest` holds, as JSON, what the other columns cannot carry. A cell that a spreadsheet would
+/// take for a formula (starting with `=`, `+`, `-`, `@`, a tab or a carriage return) gets a
+/// leading `'`, which [`dictionary_from_csv`] removes again.
 pub fn dictionary_to_csv(entries: &[SchemaEntry], namespace: &str) -> String {
     let mut out = String::new();
     csv::push_record(&mut out, CSV_COLUMNS);
@@ -183,7 +185,36 @@ fn write_entity_row(
     if !rest.is_empty() {
         cells.insert("rest", Value::Object(rest.clone()).to_string());
     }
-    csv::push_record(out, CSV_COLUMNS.iter().map(|c| cells.remove(c).unwrap_or_default()));
+    csv::push_record(out, CSV_COLUMNS.iter().map(|c| defuse(cells.remove(c).unwrap_or_default())));
+}
+
+/// What a spreadsheet takes for the start of a formula: a cell starting with one of these could
+/// run when the exported file is opened (CSV injection).
+const FORMULA_STARTS: [char; 6] = ['=', '+', '-', '@', '\t', '\r'];
+
+/// Whether `cell`, past any leading `'`, starts a formula.
+fn formula_like(cell: &str) -> bool {
+    cell.trim_start_matches('\'').starts_with(FORMULA_STARTS)
+}
+
+/// A cell as the export writes it: one `'` before a cell that would start a formula, so that a
+/// spreadsheet shows it as text. A cell that already starts with `'`s before such a character
+/// gets one more, so that [`plain`] gives back exactly what was written.
+fn defuse(cell: String) -> String {
+    if formula_like(&cell) {
+        format!("'{cell}")
+    } else {
+        cell
+    }
+}
+
+/// The reverse of [`defuse`]: one leading `'` removed where `'`s precede a formula's first
+/// character; any other cell as it is.
+fn plain(cell: &str) -> &str {
+    match cell.strip_prefix('\'') {
+        Some(rest) if formula_like(rest) => rest,
+        _ => cell,
+    }
 }
 
 /// Moves a non-empty string field into a column; anything else stays in `rest`.
@@ -230,7 +261,9 @@ fn take_vendor(obj: &mut Map<String, Value>, namespace: &str, keys: &[(&'static 
 }
 
 /// Reads a dictionary from CSV written by [`dictionary_to_csv`] (or by hand in the same columns;
-/// the header row names the columns, in any order). Returns every problem found, with paths
+/// the header row names the columns, in any order). One leading `'` before a formula's first
+/// character (`'=`, `'+`, `'-`, `'@`, `'` and a tab or carriage return, also after more `'`s) is
+/// removed, as the export adds it. Returns every problem found, with paths
 /// `rows[<line>].<column>`.
 pub fn dictionary_from_csv(text: &str, namespace: &str) -> Result<Vec<SchemaEntry>, Vec<Issue>> {
     let rows = csv::parse(text).map_err(|e| vec![csv_issue(&e)])?;
@@ -255,7 +288,7 @@ pub fn dictionary_from_csv(text: &str, namespace: &str) -> Result<Vec<SchemaEntr
         if row.iter().all(|c| c.is_empty()) {
             continue;
         }
-        let cell = |name: &str| col(name).and_then(|i| row.get(i)).map(String::as_str).unwrap_or("");
+        let cell = |name: &str| col(name).and_then(|i| row.get(i)).map_or("", |c| plain(c));
         let path = |name: &str| format!("rows[{line}].{name}");
         let entity_type = match cell("entity_type").parse::<EntityType>() {
             Ok(t) => t,

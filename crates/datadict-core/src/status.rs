@@ -43,12 +43,15 @@ pub fn explain_status(outcome: Attempt, detail: &str, context: &StatusContext) -
         401 => format!("the server rejected the credentials (401){said}; check the service-account user name and secret, or the project token"),
         403 => {
             let project = context.project_id.map_or_else(|| "the project".to_owned(), |p| format!("project {p}"));
-            let advice = if context.writes {
-                "this request writes, which needs the owner or admin role: ask a project owner for it"
+            // The server's own detail may already say whom to ask; the page said it twice.
+            let advice = if detail.contains("project owner") || detail.contains(" role") {
+                String::new()
+            } else if context.writes {
+                "; this request writes, which needs the owner or admin role: ask a project owner for it".to_owned()
             } else {
-                "ask a project owner for a role that allows this"
+                "; ask a project owner for a role that allows this".to_owned()
             };
-            format!("the credentials are valid but lack permission on {project} (403){said}; {advice}")
+            format!("the credentials are valid but lack permission on {project} (403){said}{advice}")
         }
         404 => format!("the server has no such resource (404){said}; check the base URL, the project id and the name"),
         413 => format!(
@@ -101,6 +104,10 @@ mod tests {
         check(Status(403), "", project.clone(), "the credentials are valid but lack permission on project 7 (403); ask a project owner for a role that allows this");
         let writes = StatusContext { writes: true, ..project };
         check(Status(403), " no access ", writes, "the credentials are valid but lack permission on project 7 (403): no access; this request writes, which needs the owner or admin role: ask a project owner for it");
+        // The server's detail that already names the role or whom to ask is not repeated.
+        let project = StatusContext { project_id: Some(7), writes: true, ..none() };
+        check(Status(403), "the account has no access to project 7; ask a project owner to grant it a role", project.clone(),
+            "the credentials are valid but lack permission on project 7 (403): the account has no access to project 7; ask a project owner to grant it a role");
         check(Status(413), "", none(), "a request was too large for the server (413); lower the batch limits (records and bytes per request: maxEventsPerRequest and maxRequestBytes, or the command line's --batch-size and --batch-bytes)");
         let waited = StatusContext { retry_after_ms: Some(6_500), ..none() };
         check(Status(429), "slow down", waited, "the server answered 429 (rate limited): slow down; the server asks to wait 7 s, then try again, or lower the concurrency");

@@ -36,13 +36,22 @@ fn warehouse_and_migrate(browser: Browser) {
     session.wait_for("document.querySelector('#wh-name-error') && document.querySelector('#wh-path-error')", "the field checks", WAIT).unwrap();
     session.set_value("#wh-source-type", "ndjson");
     session.set_value("#wh-name", "orders");
-    session.set_value("#wh-path", file.to_str().unwrap());
+    // A file the server cannot read: the server's refusal names `source.path`, shown at the field.
+    let missing = server.data_dir.path().join("missing.ndjson");
+    session.set_value("#wh-path", missing.to_str().unwrap());
     session.set_value("#wh-event", "kind");
     session.set_value("#wh-time", "ts");
     session.set_value("#wh-user", "user");
     session.set_value("#wh-keys", "id");
     session.wait_for("!document.querySelector('.field-error')", "the form to be complete", WAIT).unwrap();
     shot("warehouse-form");
+    session.click_js("#wh-create-button");
+    session.wait_for("document.querySelector('#wh-path-error')", "the server's problem at its field", WAIT).unwrap();
+    assert!(session.text_of("#wh-path-error").contains("does not exist"), "{}", session.text_of("#wh-path-error"));
+    assert_eq!(session.script("return document.querySelector('#wh-path').getAttribute('aria-describedby');").unwrap(), json!("wh-path-error"));
+    assert!(session.text_of("#wh-create-error").contains("fix the fields marked above"), "{}", session.text_of("#wh-create-error"));
+    shot("warehouse-server-fields");
+    session.set_value("#wh-path", file.to_str().unwrap());
     session.click_js("#wh-create-button");
     session.wait_for("document.querySelectorAll('#wh-imports tbody tr').length === 1", "the new import in the list", WAIT).unwrap();
     let row = session.text_of("#wh-imports tbody tr");
@@ -83,9 +92,13 @@ fn warehouse_and_migrate(browser: Browser) {
     session.set_value("#mig-secret", "s");
     session.set_value("#mig-token", "not-a-project-token");
     session.click_js("#mig-start-button");
-    session.wait_for("document.querySelector('#mig-error')", "the server's answer", WAIT).unwrap();
-    let error = session.text_of("#mig-error");
-    assert!(error.contains("400") && error.contains("Project token (TARGET_TOKEN)"), "{error}");
+    session.wait_for("document.querySelector('#mig-error') && document.querySelector('#mig-token-error')", "the server's answer at the token's field", WAIT).unwrap();
+    let error = session.text_of("#mig-token-error");
+    assert!(error.contains("Project token is not the token of any project"), "{error}");
+    assert!(session.text_of("#mig-error").contains("fix the fields marked above"), "{}", session.text_of("#mig-error"));
+    // The refusal is in the log as an error, counted by the badge.
+    let log = session.script("return document.querySelector('#log-lines').textContent;").unwrap();
+    assert!(log.as_str().unwrap_or_default().contains("migration refused"), "{log}");
     shot("migrate-refused");
 
     // Migrate a file in the browser: an export archive of 6 events (one of them not

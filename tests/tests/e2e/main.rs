@@ -14,4 +14,5 @@ mod web_data_e2e;
 mod web_nav_e2e;
 mod web_profiles_e2e;
 mod web_quality_e2e;
+mod web_stale_e2e;
 mod web_words_e2e;

@@ -108,7 +108,7 @@ pub struct RequestRecord {
 impl fmt::Display for RequestRecord {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let status = self.status.map_or_else(|| "no answer".to_owned(), |s| s.to_string());
-        write!(f, "{} {} → {status} in {:.0} ms", self.method, self.path, self.duration_ms)?;
+        write!(f, "{} {} → {status} in {} ms", self.method, self.path, self.duration_ms.round() as u64)?;
         if let Some(err) = &self.error {
             let short: String = err.chars().take(300).collect();
             write!(f, ": {short}")?;
@@ -231,6 +231,14 @@ pub async fn list_all_schemas(conn: &Connection, log: &dyn Fn(RequestRecord)) ->
     let url = conn.endpoints().schemas(Region::Default, conn.project_id);
     let body: ListSchemasResponse = request(conn, Method::Get, &url, None, log).await?;
     Ok(body.results)
+}
+
+/// The stored entity of this type and name, if any: `GET .../schemas/{entityType}?entity_name=`,
+/// which answers an empty list rather than a 404 (a 404 would be logged as an error).
+pub async fn find_schema(conn: &Connection, entity_type: EntityType, name: &str, log: &dyn Fn(RequestRecord)) -> Result<Option<SchemaEntry>, ApiError> {
+    let url = conn.endpoints().schemas_of_type(Region::Default, conn.project_id, entity_type, Some(name));
+    let body: ListSchemasResponse = request(conn, Method::Get, &url, None, log).await?;
+    Ok(body.results.into_iter().find(|e| e.name == name))
 }
 
 /// `POST /api/app/projects/{id}/schemas/{entityType}/{name}`: create or replace one entity.
@@ -383,10 +391,54 @@ pub async fn import_batch(conn: &Connection, batch: &Batch, log: &dyn Fn(Request
     Err(reply.error(context))
 }
 
+/// The problems a refusal of the API lists, as (path, message): the server writes each as
+/// `path: [code] message` and joins them with "; ". A message may hold "; " itself, so a new
+/// problem starts only where a path and a bracketed snake_case code follow a boundary. Forms use
+/// the paths to show each problem at its field.
+pub fn listed_issues(text: &str) -> Vec<(String, String)> {
+    let path_char = |c: char| c.is_ascii_alphanumeric() || "_.[]$".contains(c);
+    // (path start, path end, message start)
+    let mut found: Vec<(usize, usize, usize)> = Vec::new();
+    let mut from = 0;
+    while let Some(at) = text[from..].find(": [") {
+        let colon = from + at;
+        from = colon + 3;
+        let start = text[..colon].rfind(|c: char| !path_char(c)).map_or(0, |p| p + 1);
+        let Some(code_end) = text[from..].find("] ").map(|e| from + e) else { continue };
+        let code_ok = code_end > from && text[from..code_end].bytes().all(|b| b.is_ascii_lowercase() || b == b'_');
+        let boundary = start == 0 || text[..start].ends_with(": ") || text[..start].ends_with("; ");
+        if start < colon && code_ok && boundary {
+            found.push((start, colon, code_end + 2));
+        }
+    }
+    found
+        .iter()
+        .enumerate()
+        .map(|(k, &(start, end, message))| {
+            let stop = found.get(k + 1).map_or(text.len(), |next| next.0.saturating_sub(2)).max(message);
+            (text[start..end].to_owned(), text[message..stop].to_owned())
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use wasm_bindgen_test::wasm_bindgen_test;
+
+    #[wasm_bindgen_test]
+    fn the_problems_of_a_refusal_are_read_with_their_paths() {
+        let text = "the server refused the request (400): the request has 2 problem(s): mapping.event_column_name: [invalid_name] the source has no column `nocol`; its columns are id, ev; source.path: [invalid_name] outside the folder";
+        assert_eq!(
+            listed_issues(text),
+            [
+                ("mapping.event_column_name".to_owned(), "the source has no column `nocol`; its columns are id, ev".to_owned()),
+                ("source.path".to_owned(), "outside the folder".to_owned()),
+            ]
+        );
+        assert_eq!(listed_issues("cannot reach the server: [object] x").len(), 0);
+        assert_eq!(listed_issues("the request has 1 problem(s): mapping.key_column_names[0]: [invalid_name] no column `k`")[0].0, "mapping.key_column_names[0]");
+    }
 
     fn conn() -> Connection {
         Connection { base_url: "http://h/".into(), import_url: "http://i".into(), project_id: 1, username: "u".into(), secret: "s3cr3t".into() }

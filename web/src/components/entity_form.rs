@@ -6,7 +6,8 @@ use crate::api;
 use crate::state::use_app_state;
 use crate::components::log::{log_request, push};
 use crate::model::{field_of, Field};
-use crate::state::{Action, Level};
+use crate::router::{Panel, Route};
+use crate::state::{Action, Level, Load};
 use datadict_core::{validate_schema_entry, EntityType, Issue, PropertyType, SchemaEntry, SchemaRules, DEFAULT_NAMESPACE};
 use serde_json::{json, Map, Value};
 use web_sys::{HtmlInputElement, HtmlSelectElement};
@@ -176,6 +177,12 @@ pub fn issues_by_field(draft: &Draft, entity_type: EntityType, namespace: &str) 
     out
 }
 
+/// Why a new entity cannot take `name`: one of that type has it.
+fn exists_message(entity_type: EntityType, name: &str) -> String {
+    format!("{} {entity_type} named `{name}` already exists; open it to edit it (saving a new one would replace its description and properties)",
+        if entity_type == EntityType::Event { "an" } else { "a" })
+}
+
 /// The error messages for one field, as an element (nothing when there are none).
 fn errors_at(issues: &[(Field, Issue)], field: &Field, id: &str) -> Html {
     let messages: Vec<&Issue> = issues.iter().filter(|(f, _)| f == field).map(|(_, i)| i).collect();
@@ -201,6 +208,13 @@ pub struct EntityFormProps {
     pub oncancel: Callback<()>,
 }
 
+thread_local! {
+    /// Unsaved forms left by navigating away (a menu, Back, another row), by form: they are shown
+    /// again when the same form opens, until saved, cancelled or discarded. Kept for the tab's
+    /// life, in memory only.
+    static KEPT: std::cell::RefCell<std::collections::HashMap<String, Draft>> = Default::default();
+}
+
 #[derive(Debug, Clone, PartialEq)]
 enum Save {
     Idle,
@@ -213,20 +227,46 @@ pub fn EntityForm(props: &EntityFormProps) -> Html {
     let state = use_app_state();
     let namespace = DEFAULT_NAMESPACE;
     let entity_type = props.entity_type;
+    // The form as opened, and the key its unsaved changes are kept under.
+    let pristine = use_memo((), |()| match (&props.initial, &props.prefill_name) {
+        (Some(e), _) => Draft::from_entry(e, namespace),
+        (None, Some(name)) => Draft { name: name.clone(), ..Draft::default() },
+        (None, None) if entity_type == EntityType::Profile => Draft { name: "$user".into(), ..Draft::default() },
+        (None, None) => Draft::default(),
+    });
+    let key = format!("{entity_type}:{}:{}", props.initial.is_some(), pristine.name);
+    let kept = use_state(|| KEPT.with(|k| k.borrow_mut().remove(&key)));
     let draft = {
-        let initial = props.initial.clone();
-        let prefill = props.prefill_name.clone();
-        use_state(move || match &initial {
-            Some(e) => Draft::from_entry(e, namespace),
-            None if prefill.is_some() => Draft { name: prefill.unwrap_or_default(), ..Draft::default() },
-            None if entity_type == EntityType::Profile => Draft { name: "$user".into(), ..Draft::default() },
-            None => Draft::default(),
-        })
+        let (kept, pristine) = (kept.clone(), pristine.clone());
+        use_state(move || (*kept).clone().unwrap_or_else(|| (*pristine).clone()))
     };
+    // On leaving, changes not saved are kept rather than thrown away; `None` once saved or cancelled.
+    let latest = use_mut_ref(|| Some((*draft).clone()));
+    if latest.borrow().is_some() {
+        *latest.borrow_mut() = Some((*draft).clone());
+    }
+    {
+        let (latest, pristine, key) = (latest.clone(), pristine.clone(), key.clone());
+        use_effect_with((), move |()| {
+            move || {
+                if let Some(d) = latest.borrow_mut().take().filter(|d| *d != *pristine) {
+                    KEPT.with(|k| k.borrow_mut().insert(key, d));
+                }
+            }
+        });
+    }
     let next_id = use_mut_ref(|| 10_000u32);
     let save = use_state(|| Save::Idle);
-    let issues = issues_by_field(&draft, entity_type, namespace);
+    let mut issues = issues_by_field(&draft, entity_type, namespace);
     let editing = props.initial.is_some();
+    // A new entity must not replace one that exists: saving here would send a schema without the
+    // stored one's description and properties (only metadata is merged), losing them, a `dropped`
+    // flag included. Checked live against the loaded dictionary, and against the server on save.
+    let exists = !editing
+        && matches!(&state.dictionary, Load::Loaded(d) if d.entries.iter().any(|e| e.entity_type == entity_type && e.name == draft.name));
+    if exists {
+        issues.push((Field::Name, Issue::new("", datadict_core::IssueCode::InvalidName, exists_message(entity_type, &draft.name))));
+    }
 
     // One updater per text field: copies the draft, applies the change, stores it.
     let edit = |f: fn(&mut Draft, String)| {
@@ -267,7 +307,7 @@ pub fn EntityForm(props: &EntityFormProps) -> Html {
         })
     };
     let onsubmit = {
-        let (draft, save, state) = (draft.clone(), save.clone(), state.clone());
+        let (draft, save, state, latest) = (draft.clone(), save.clone(), state.clone(), latest.clone());
         let initial = props.initial.clone();
         let onsaved = props.onsaved.clone();
         let blocked = !issues.is_empty();
@@ -299,24 +339,56 @@ pub fn EntityForm(props: &EntityFormProps) -> Html {
                 }
             }
             save.set(Save::Saving);
-            let (save, state, onsaved) = (save.clone(), state.clone(), onsaved.clone());
+            let (save, state, onsaved, latest) = (save.clone(), state.clone(), onsaved.clone(), latest.clone());
+            let creating = initial.is_none();
             wasm_bindgen_futures::spawn_local(async move {
                 let log = log_request(&state);
+                // The loaded dictionary may be older than the server's: ask the server whether a
+                // new entity's name is taken before writing, so that nothing is replaced unseen.
+                if creating {
+                    match api::find_schema(&conn, entity_type, &entry.name, &log).await {
+                        Ok(None) => {}
+                        Ok(Some(stored)) => {
+                            save.set(Save::Failed(exists_message(entity_type, &stored.name)));
+                            // The copy here learns of it, so the name's field says so and links it.
+                            state.dispatch(Action::EntitySaved(stored));
+                            return;
+                        }
+                        Err(err) => return save.set(Save::Failed(format!("could not check that the name is free, nothing was saved: {err}"))),
+                    }
+                }
                 match api::put_schema_json(&conn, entity_type, &entry.name, &body, &log).await {
                     Ok(()) => {
+                        *latest.borrow_mut() = None;
                         push(&state, Level::Info, format!("saved {} `{}`", entity_type, entry.name));
                         save.set(Save::Idle);
-                        state.dispatch(Action::EntitySaved(entry.clone()));
-                        onsaved.emit(entry);
+                        // The server merges metadata into what it held: show what it stored.
+                        let stored = api::find_schema(&conn, entity_type, &entry.name, &log).await.ok().flatten().unwrap_or(entry);
+                        state.dispatch(Action::EntitySaved(stored.clone()));
+                        onsaved.emit(stored);
                     }
                     Err(err) => save.set(Save::Failed(err.to_string())),
                 }
             });
         })
     };
+    let open_existing = {
+        let (state, name) = (state.clone(), draft.name.clone());
+        Callback::from(move |_| state.dispatch(Action::Go(Route::Dictionary(entity_type, Panel::Edit(name.clone())))))
+    };
     let oncancel = {
-        let cb = props.oncancel.clone();
-        Callback::from(move |_| cb.emit(()))
+        let (cb, latest) = (props.oncancel.clone(), latest.clone());
+        Callback::from(move |_| {
+            *latest.borrow_mut() = None;
+            cb.emit(())
+        })
+    };
+    let ondiscard = {
+        let (draft, kept, pristine) = (draft.clone(), kept.clone(), pristine.clone());
+        Callback::from(move |_| {
+            draft.set((*pristine).clone());
+            kept.set(None);
+        })
     };
 
     let property_rows = draft.properties.iter().enumerate().map(|(index, p)| {
@@ -385,6 +457,10 @@ pub fn EntityForm(props: &EntityFormProps) -> Html {
     html! {
         <form id="entity-form" class="card entity-form" {onsubmit} aria-label="Entity form">
             <h2>{ if editing { format!("Edit {entity_type} “{}”", draft.name) } else { format!("New {entity_type}") } }</h2>
+            if kept.is_some() {
+                <p class="warn-box" id="kept-draft">{ "Your unsaved changes from before are back. " }
+                    <button type="button" class="link" id="discard-kept" onclick={ondiscard}>{ "Discard them" }</button></p>
+            }
             <label for="entity-name">{ "Name" }</label>
             // Read-only rather than disabled, so that the name can still be selected and copied; the
             // lock is drawn (grey, a padlock) and said in the hint, since the look alone did not tell.
@@ -396,6 +472,9 @@ pub fn EntityForm(props: &EntityFormProps) -> Html {
                 else { "The event name exactly as your app sends it." }
             }</p>
             { errors_at(&issues, &Field::Name, "entity-name-errors") }
+            if exists {
+                <button type="button" id="open-existing" class="link" onclick={open_existing}>{ format!("Open {} to edit it", draft.name) }</button>
+            }
             <label for="entity-display">{ "Display name" }</label>
             <input id="entity-display" value={draft.display_name.clone()} oninput={edit(|d, v| d.display_name = v)} />
             { errors_at(&issues, &Field::DisplayName, "entity-display-errors") }
@@ -435,90 +514,4 @@ pub fn EntityForm(props: &EntityFormProps) -> Html {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use wasm_bindgen_test::wasm_bindgen_test;
-
-    #[wasm_bindgen_test]
-    fn a_draft_round_trips_through_the_api_shape() {
-        let entry: SchemaEntry = serde_json::from_value(json!({
-            "entityType": "event", "name": "Purchase",
-            "schemaJson": {"description": "d", "properties": {"price": {"type": "number",
-                "metadata": {"com.vendor": {"displayName": "Price", "hidden": true}}}},
-                "metadata": {"com.vendor": {"$source": "crm", "tags": ["a", "b"], "hidden": false, "dropped": false}},
-                "x-owner": {"team": "growth"}}
-        }))
-        .unwrap();
-        let draft = Draft::from_entry(&entry, DEFAULT_NAMESPACE);
-        assert_eq!(draft.tags, "a, b");
-        let back: SchemaEntry = serde_json::from_value(draft.to_value(EntityType::Event, DEFAULT_NAMESPACE)).unwrap();
-        assert_eq!(back, entry);
-    }
-
-    #[wasm_bindgen_test]
-    fn validation_issues_are_attached_to_their_fields() {
-        let draft = Draft {
-            name: " ".into(),
-            contacts: "ops@example.com, not-an-address".into(),
-            properties: vec![
-                PropertyDraft { id: 1, name: "".into(), kind: PropertyType::String, description: "".into(), display_name: "".into(), hidden: false, dropped: false },
-                PropertyDraft { id: 2, name: "x".into(), kind: PropertyType::String, description: "".into(), display_name: "".into(), hidden: false, dropped: false },
-                PropertyDraft { id: 3, name: "x".into(), kind: PropertyType::Number, description: "".into(), display_name: "".into(), hidden: false, dropped: false },
-            ],
-            ..Draft::default()
-        };
-        let issues = issues_by_field(&draft, EntityType::Event, DEFAULT_NAMESPACE);
-        let fields: Vec<&Field> = issues.iter().map(|(f, _)| f).collect();
-        assert!(fields.contains(&&Field::Name), "{issues:?}");
-        assert!(fields.contains(&&Field::Contacts), "{issues:?}");
-        assert!(fields.contains(&&Field::Property(String::new())), "{issues:?}");
-        assert!(fields.contains(&&Field::Property("x".into())), "{issues:?}");
-        // A profile cannot be dropped: the core's events-only rule lands at the toggle.
-        let profile = Draft { name: "$user".into(), dropped: true, ..Draft::default() };
-        let mut value = profile.to_value(EntityType::Profile, DEFAULT_NAMESPACE);
-        value["schemaJson"]["metadata"]["com.vendor"]["dropped"] = json!(true);
-        let issues = validate_schema_entry(&value, &SchemaRules::default());
-        assert!(issues.iter().any(|i| field_of(&i.path, DEFAULT_NAMESPACE, &[]) == Field::Dropped), "{issues:?}");
-        // A clean draft has none.
-        let ok = Draft { name: "Sign up".into(), ..Draft::default() };
-        assert!(issues_by_field(&ok, EntityType::Event, DEFAULT_NAMESPACE).is_empty());
-    }
-
-    /// Mounts the form inside a state provider, as the app does.
-    #[component]
-    fn Harness() -> Html {
-        let state = use_reducer(crate::state::AppState::default);
-        let entry: SchemaEntry = serde_json::from_value(json!({
-            "entityType": "event", "name": "<i>Checkout</i>",
-            "schemaJson": {"metadata": {"com.vendor": {"contacts": ["nobody"]}}}
-        }))
-        .unwrap();
-        html! {
-            <ContextProvider<crate::state::StateHandle> context={state}>
-                <EntityForm entity_type={EntityType::Event} initial={Some(entry)} onsaved={Callback::noop()} oncancel={Callback::noop()} />
-            </ContextProvider<crate::state::StateHandle>>
-        }
-    }
-
-    #[wasm_bindgen_test]
-    async fn the_form_shows_the_core_error_at_its_field_and_names_as_text() {
-        let document = web_sys::window().unwrap().document().unwrap();
-        let root = document.create_element("div").unwrap();
-        document.body().unwrap().append_child(&root).unwrap();
-        yew::Renderer::<Harness>::with_root(root.clone()).render();
-        // Rendering is scheduled: wait for the form to appear (bounded, never a fixed sleep).
-        let mut tries = 0;
-        while root.query_selector("#entity-contacts-errors").unwrap().is_none() {
-            tries += 1;
-            assert!(tries < 500, "the form never showed the contact error: {}", root.inner_html());
-            yew::platform::time::sleep(std::time::Duration::from_millis(2)).await;
-        }
-        let errors = root.query_selector("#entity-contacts-errors").unwrap().unwrap().text_content().unwrap();
-        assert!(errors.contains("`nobody` is not an e-mail address"), "{errors}");
-        assert!(root.query_selector("#save-entity").unwrap().unwrap().has_attribute("disabled"));
-        // The name is text: no <i> element was made from it.
-        assert!(root.query_selector("i").unwrap().is_none());
-        assert!(root.text_content().unwrap().contains("<i>Checkout</i>"));
-        assert_eq!(root.query_selector_all(".field-errors").unwrap().length(), 1, "only the contacts field has an error");
-    }
-}
+mod tests;

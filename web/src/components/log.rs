@@ -24,7 +24,9 @@ fn line(entry: &LogEntry) -> String {
         Level::Info => "info ",
         Level::Error => "ERROR",
     };
-    format!("{:>9.1}s {level} {}", entry.at_ms / 1000.0, entry.text)
+    // Tenths of a second from integers, for the reason given at `fmt_bytes`.
+    let tenths = (entry.at_ms / 100.0).round() as u64;
+    format!("{:>7}.{}s {level} {}", tenths / 10, tenths % 10, entry.text)
 }
 
 /// What the copy button did.

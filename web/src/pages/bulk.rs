@@ -1,9 +1,10 @@
 //! Bulk upload of a dictionary file: read, check every entry with the core, preview what changes
-//! against the loaded dictionary (added / changed / removed), and only then send it, with
-//! `truncate` as an explicit choice.
+//! against the server's dictionary as it is now (added / changed / removed, read afresh rather
+//! than this tab's copy), and only then send it, with `truncate` as an explicit choice; the
+//! dictionary is read again before sending, and a preview that no longer holds is shown again.
 
 use crate::api;
-use crate::state::use_app_state;
+use crate::state::{use_app_state, StateHandle};
 use crate::components::log::{log_request, push};
 use crate::pages::dictionary::load_dictionary;
 use crate::state::Level;
@@ -53,7 +54,22 @@ pub fn preview(file: Vec<SchemaEntry>, current: &[SchemaEntry]) -> Preview {
             .map(|c| {
                 let fields: Vec<&str> = c.changes.iter().map(|f| f.path.as_str()).take(8).collect();
                 let more = if c.changes.len() > 8 { format!(" and {} more", c.changes.len() - 8) } else { String::new() };
-                format!("{} {}: {}{more}", c.entity.entity_type, c.entity.name, fields.join(", "))
+                // Properties are replaced whole (only metadata merges): say which stored ones go.
+                let props = |entries: &[SchemaEntry]| -> Vec<String> {
+                    entries
+                        .iter()
+                        .find(|e| e.entity_type == c.entity.entity_type && e.name == c.entity.name)
+                        .and_then(|e| e.schema_json.properties.as_ref())
+                        .map_or_else(Vec::new, |p| p.keys().cloned().collect())
+                };
+                let kept = props(&file);
+                let lost: Vec<String> = props(current).into_iter().filter(|p| !kept.contains(p)).collect();
+                let removes = if lost.is_empty() {
+                    String::new()
+                } else {
+                    format!("removes {}: {}; ", datadict_core::count(lost.len() as u64, "stored property", "stored properties"), lost.join(", "))
+                };
+                format!("{} {}: {removes}{}{more}", c.entity.entity_type, c.entity.name, fields.join(", "))
             })
             .collect()
     };
@@ -97,6 +113,17 @@ pub fn parse_dictionary(text: &str) -> Result<Vec<SchemaEntry>, Vec<String>> {
     items.iter().map(|i| SchemaEntry::from_json(i).map_err(|e| vec![e])).collect()
 }
 
+/// Compares `entries` with the dictionary the server holds now, not the copy this tab loaded:
+/// someone may have changed it since, and a preview against an old copy could call "added" what
+/// replaces a schema and its properties.
+async fn fresh_preview(state: &StateHandle, entries: Vec<SchemaEntry>) -> Result<Preview, String> {
+    let conn = state.connection.clone().ok_or("sign in first")?;
+    match api::list_all_schemas(&conn, &log_request(state)).await {
+        Ok(current) => Ok(preview(entries, &current)),
+        Err(err) => Err(format!("nothing was sent: the server's dictionary, which the preview compares with, could not be read: {err}")),
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 enum Step {
     Pick,
@@ -110,7 +137,6 @@ enum Step {
 
 #[derive(Properties, PartialEq)]
 pub struct BulkUploadProps {
-    pub current: Rc<Vec<SchemaEntry>>,
     pub onclose: Callback<()>,
     /// Entries to review instead of a file's (schemas the server drafted from what arrived): the
     /// preview shows at once, and nothing is sent before the user confirms, as with a file.
@@ -121,19 +147,29 @@ pub struct BulkUploadProps {
 #[component]
 pub fn BulkUpload(props: &BulkUploadProps) -> Html {
     let state = use_app_state();
-    let step = use_state(|| match &props.draft {
-        Some(entries) => Step::Ready(Rc::new(preview((**entries).clone(), &props.current))),
-        None => Step::Pick,
-    });
+    let step = use_state(|| if props.draft.is_some() { Step::Reading } else { Step::Pick });
+    {
+        let (step, state, draft) = (step.clone(), state.clone(), props.draft.clone());
+        use_effect_with((), move |()| {
+            if let Some(entries) = draft {
+                wasm_bindgen_futures::spawn_local(async move {
+                    step.set(match fresh_preview(&state, (*entries).clone()).await {
+                        Ok(p) => Step::Ready(Rc::new(p)),
+                        Err(message) => Step::Rejected(vec![message]),
+                    });
+                });
+            }
+        });
+    }
     let truncate = use_state(|| false);
     let onfile = {
-        let (step, current) = (step.clone(), props.current.clone());
+        let (step, state) = (step.clone(), state.clone());
         Callback::from(move |e: Event| {
             let input: HtmlInputElement = e.target_unchecked_into();
             let Some(file) = input.files().and_then(|f| f.get(0)) else { return };
             let csv = file.name().to_ascii_lowercase().ends_with(".csv");
             step.set(Step::Reading);
-            let (step, current) = (step.clone(), current.clone());
+            let (step, state) = (step.clone(), state.clone());
             wasm_bindgen_futures::spawn_local(async move {
                 // A dictionary file is small (a few MB for thousands of entities): read at once.
                 let text = match JsFuture::from(file.text()).await {
@@ -148,10 +184,13 @@ pub fn BulkUpload(props: &BulkUploadProps) -> Html {
                 } else {
                     parse_dictionary(&text)
                 };
-                match parsed {
-                    Ok(entries) => step.set(Step::Ready(Rc::new(preview(entries, &current)))),
-                    Err(problems) => step.set(Step::Rejected(problems)),
-                }
+                step.set(match parsed {
+                    Ok(entries) => match fresh_preview(&state, entries).await {
+                        Ok(p) => Step::Ready(Rc::new(p)),
+                        Err(message) => Step::Rejected(vec![message]),
+                    },
+                    Err(problems) => Step::Rejected(problems),
+                });
             });
         })
     };
@@ -168,6 +207,15 @@ pub fn BulkUpload(props: &BulkUploadProps) -> Html {
             step.set(Step::Sending(p.clone()));
             let (step, state, truncate) = (step.clone(), state.clone(), *truncate);
             wasm_bindgen_futures::spawn_local(async move {
+                // What was reviewed must still be what happens: compare with the server again.
+                let again = match fresh_preview(&state, p.entries.clone()).await {
+                    Ok(again) => again,
+                    Err(message) => return step.set(Step::Failed(p, message)),
+                };
+                if again != *p {
+                    let message = "nothing was sent: the server's dictionary changed since this preview was made; review the new preview above, then upload again";
+                    return step.set(Step::Failed(Rc::new(again), message.into()));
+                }
                 let log = log_request(&state);
                 let body = BatchUploadRequest { entries: p.entries.clone(), truncate };
                 match api::upload_schemas(&conn, &body, &log).await {
@@ -207,7 +255,7 @@ pub fn BulkUpload(props: &BulkUploadProps) -> Html {
     };
     let body = match &*step {
         Step::Pick => html! {},
-        Step::Reading => html! { <p aria-busy="true">{ "Reading the file…" }</p> },
+        Step::Reading => html! { <p aria-busy="true">{ "Comparing with the server's dictionary…" }</p> },
         Step::Rejected(problems) => html! {
             <div id="bulk-problems" role="alert">
                 <p class="error">{ format!("Nothing will be sent: {} in the file.", datadict_core::count(problems.len() as u64, "problem", "problems")) }</p>

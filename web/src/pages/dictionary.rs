@@ -292,9 +292,7 @@ pub fn DictionaryPage() -> Html {
                         prefill_name={name.clone()} onsaved={onsaved.clone()} oncancel={oncancel.clone()} />
         }),
         // Shown while the dictionary reloads after an upload too, so that the result stays.
-        (Panel::Bulk, d) => Some(html! {
-            <BulkUpload current={d.as_ref().map_or_else(Rc::default, |d| d.entries.clone())} onclose={oncancel.clone()} />
-        }),
+        (Panel::Bulk, _) => Some(html! { <BulkUpload onclose={oncancel.clone()} /> }),
         // The entity of the address is shown once the dictionary is read (after a refresh).
         (_, None) => None,
     };

@@ -122,14 +122,28 @@ fn field_issue(issue: &datadict_core::Issue) -> FieldIssue {
     let (field, label) = FIELDS.iter().find(|(k, _, _)| *k == issue.path).map_or(("mig-tool", ""), |(_, id, label)| (*id, *label));
     let message = match issue.code {
         IssueCode::MissingField | IssueCode::InvalidName if !label.is_empty() => format!("{label} is empty"),
-        _ => {
-            let words = in_words(&issue.message);
-            let mut chars = words.chars();
-            // The core's messages are English and open with an ASCII letter.
-            chars.next().map(|c| c.to_ascii_uppercase().to_string() + chars.as_str()).unwrap_or_default()
-        }
+        _ => sentence(&issue.message),
     };
     FieldIssue { field, message }
+}
+
+/// A message of the core or the server in the form's words, opening with a capital as the form's
+/// own messages do (the messages are English and open with an ASCII letter).
+fn sentence(message: &str) -> String {
+    let words = in_words(message);
+    let mut chars = words.chars();
+    chars.next().map(|c| c.to_ascii_uppercase().to_string() + chars.as_str()).unwrap_or_default()
+}
+
+/// The problems of the server's refusal that name a field of the form, at those fields; `None`
+/// when one names none (then the whole answer is shown under the form).
+fn server_issues(error: &str) -> Option<Vec<FieldIssue>> {
+    let mut at_fields = Vec::new();
+    for (path, m) in crate::api::listed_issues(error) {
+        let (_, id, _) = FIELDS.iter().find(|(k, _, _)| *k == path)?;
+        at_fields.push(FieldIssue { field: id, message: sentence(&m) });
+    }
+    (!at_fields.is_empty()).then_some(at_fields)
 }
 
 fn counts(job: &Value) -> Html {
@@ -180,15 +194,22 @@ pub fn MigratePage() -> Html {
             }
             issues.set(Vec::new());
             job.set(Job::Starting);
-            let (state, job, base, start) = (state.clone(), job.clone(), base.clone(), endpoints.migrate(&form.tool));
+            let (state, job, base, start, issues) = (state.clone(), job.clone(), base.clone(), endpoints.migrate(&form.tool), issues.clone());
             wasm_bindgen_futures::spawn_local(async move {
                 let started = send("POST", &start, Some(&body)).await;
                 let url = match started {
                     Ok(v) => format!("{base}{}", v["results"]["status_url"].as_str().unwrap_or_default()),
                     Err(e) => {
-                        let e = in_words(&e);
-                        push(&state, Level::Error, format!("migration refused: {e}"));
-                        job.set(Job::Failed(e));
+                        let words = in_words(&e);
+                        push(&state, Level::Error, format!("migration refused: {words}"));
+                        // Problems that name a field are shown at it, as the form's own checks are.
+                        match server_issues(&e) {
+                            Some(at_fields) => {
+                                issues.set(at_fields);
+                                job.set(Job::Failed("the server refused the migration: fix the fields marked above, then start again".into()));
+                            }
+                            None => job.set(Job::Failed(words)),
+                        }
                         return;
                     }
                 };
@@ -197,15 +218,24 @@ pub fn MigratePage() -> Html {
                     match send("GET", &url, None).await {
                         Ok(v) => {
                             let j = v["results"].clone();
-                            if j["phase"] == "succeeded" || j["phase"] == "failed" {
-                                push(&state, Level::Info, format!("migration {}", j["phase"].as_str().unwrap_or_default()));
+                            if j["phase"] == "failed" {
+                                // The reason is in the job's errors; the log counts it as an error.
+                                let reasons: Vec<&str> = j["errors"].as_array().into_iter().flatten().filter_map(Value::as_str).take(3).collect();
+                                push(&state, Level::Error, format!("migration failed: {}", if reasons.is_empty() { "the server gave no reason" .to_owned() } else { reasons.join("; ") }));
+                                job.set(Job::Done(j));
+                                return;
+                            }
+                            if j["phase"] == "succeeded" {
+                                push(&state, Level::Info, "migration succeeded".to_owned());
                                 job.set(Job::Done(j));
                                 return;
                             }
                             job.set(Job::Running(j));
                         }
                         Err(e) => {
-                            job.set(Job::Failed(in_words(&e)));
+                            let e = in_words(&e);
+                            push(&state, Level::Error, format!("the migration's progress could not be read: {e}"));
+                            job.set(Job::Failed(e));
                             return;
                         }
                     }

@@ -118,9 +118,13 @@ pub fn SettingsPage() -> Html {
     let check = use_state(|| Check::Idle);
     let test = use_state(|| Check::Idle);
 
+    // A test's answer is about the values tested: it goes once they change.
     let bind = |handle: &UseStateHandle<String>| {
-        let handle = handle.clone();
-        Callback::from(move |e: InputEvent| handle.set(input_value(&e)))
+        let (handle, test) = (handle.clone(), test.clone());
+        Callback::from(move |e: InputEvent| {
+            handle.set(input_value(&e));
+            test.set(Check::Idle);
+        })
     };
     let onregion = {
         let (region, base_url, import_url) = (region.clone(), base_url.clone(), import_url.clone());
@@ -157,6 +161,12 @@ pub fn SettingsPage() -> Html {
                 return Err("the API base URL is empty: enter the host of your region, e.g. https://api.example.com".into());
             }
             let import = if import_url.trim().is_empty() { base_url.trim() } else { import_url.trim() };
+            for (what, url) in [("API base URL", base_url.trim()), ("import base URL", import)] {
+                let scheme = url.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
+                if !matches!(scheme.as_deref(), Some("http" | "https")) {
+                    return Err(format!("the {what} `{url}` does not start with http:// or https://; enter the server's address, e.g. https://api.example.com"));
+                }
+            }
             Ok(Connection {
                 base_url: base_url.trim().trim_end_matches('/').to_owned(),
                 import_url: import.trim_end_matches('/').to_owned(),
@@ -168,8 +178,10 @@ pub fn SettingsPage() -> Html {
     };
 
     let ontest = {
-        let (state, test, build) = (state.clone(), test.clone(), build.clone());
+        let (state, test, build, check) = (state.clone(), test.clone(), build.clone(), check.clone());
         Callback::from(move |_| {
+            // One answer on the page at a time: a connect's error is older than this test.
+            check.set(Check::Idle);
             let conn = match build() {
                 Ok(c) => c,
                 Err(m) => return test.set(Check::Failed(m)),
@@ -191,10 +203,11 @@ pub fn SettingsPage() -> Html {
     };
 
     let onsubmit = {
-        let (state, check, build, remember, region) = (state.clone(), check.clone(), build.clone(), remember.clone(), region.clone());
+        let (state, check, build, remember, region, test) = (state.clone(), check.clone(), build.clone(), remember.clone(), region.clone(), test.clone());
         let project_id = project_id.clone();
         Callback::from(move |e: SubmitEvent| {
             e.prevent_default();
+            test.set(Check::Idle);
             let conn = match build() {
                 Ok(c) => c,
                 Err(m) => return check.set(Check::Failed(m)),

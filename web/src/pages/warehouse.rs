@@ -7,8 +7,8 @@
 use crate::api::{self, Connection, Method};
 use crate::state::{use_app_state, StateHandle};
 use crate::components::focus_field;
-use crate::components::log::log_request;
-use crate::state::Load;
+use crate::components::log::{log_request, push};
+use crate::state::{Level, Load};
 use serde_json::{json, Value};
 use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;
@@ -159,6 +159,30 @@ impl Form {
     }
 }
 
+/// The form field a problem of the server's refusal names, by its path (`source.path`,
+/// `mapping.key_column_names[0]`); `source` alone is the table or the file, as its message says.
+fn field_of(path: &str, message: &str, postgres: bool) -> Option<&'static str> {
+    Some(match path.split('[').next().unwrap_or(path) {
+        "name" => "wh-name",
+        "source.path" => "wh-path",
+        "source.table" => "wh-table",
+        "source" if message.contains("table") => "wh-table",
+        "source.host" | "source.port" => "wh-pg-host",
+        "source" if postgres => "wh-pg-host",
+        "source" => "wh-path",
+        "source.user" => "wh-pg-user",
+        "source.dbname" => "wh-pg-dbname",
+        "source.password_env" => "wh-pg-password-env",
+        "mapping.event_column_name" | "mapping.event_name" => "wh-event",
+        "mapping.time_column_name" => "wh-time",
+        "mapping.user_column_name" => "wh-user",
+        "mapping.insert_id_column_name" => "wh-insert-id",
+        "mapping.key_column_names" => "wh-keys",
+        "mapping.property_column_names" => "wh-props",
+        _ => return None,
+    })
+}
+
 /// A run being followed after "Sync now".
 #[derive(Clone, PartialEq)]
 struct Following {
@@ -208,6 +232,10 @@ async fn follow(state: StateHandle, conn: Connection, import_id: i64, following:
             Ok(v) => {
                 let run = v["results"].clone();
                 let done = is_final(&run);
+                // The request succeeded, so nothing logged the run's failure yet: log it as one.
+                if run["status"] == "failed" {
+                    push(&state, Level::Error, format!("warehouse import {import_id} failed: {}", run["error"].as_str().unwrap_or("the server gave no reason")));
+                }
                 current.run = Some(run);
                 following.set(Some(current.clone()));
                 if done {
@@ -235,6 +263,8 @@ pub fn WarehousePage() -> Html {
     let form = use_state(Form::default);
     let touched = use_state(|| false);
     let create_error = use_state(|| None::<String>);
+    // The server's problems of the last refusal that name a field, shown at it until the next try.
+    let server_issues = use_state(Vec::<(&'static str, String)>::new);
     let created = use_state(|| None::<String>);
 
     {
@@ -272,8 +302,10 @@ pub fn WarehousePage() -> Html {
             form.set(next);
         })
     };
-    let problems = form.problems();
-    let error_of = |id: &str| -> Option<&'static str> { problems.iter().find(|(f, _)| *f == id).filter(|_| *touched).map(|(_, m)| *m) };
+    let mut problems: Vec<(&'static str, String)> =
+        if *touched { form.problems().into_iter().map(|(id, m)| (id, m.to_owned())).collect() } else { Vec::new() };
+    problems.extend(server_issues.iter().cloned());
+    let error_of = |id: &str| -> Option<String> { problems.iter().find(|(f, _)| *f == id).map(|(_, m)| m.clone()) };
     // A text field with its label, and its error (if any) right under it, tied to it for
     // assistive technology by `aria-describedby` and `aria-invalid`.
     let text_field = |id: &'static str, label: &str, value: &str, oninput: Callback<InputEvent>| -> Html {
@@ -288,11 +320,11 @@ pub fn WarehousePage() -> Html {
         }
     };
     // The summary above the button: one link per field in error, which moves focus to it.
-    let error_summary = if *touched && !problems.is_empty() {
+    let error_summary = if !problems.is_empty() {
         html! {
             <div id="wh-error-summary" class="error-summary" role="alert">
-                <p><span class="icon" aria-hidden="true">{ "⚠" }</span>{ format!("{} before creating the import:", datadict_core::count(problems.len() as u64, "field needs", "fields need")) }</p>
-                <ul>{ for problems.iter().map(|(id, m)| html! { <li><a href={format!("#{id}")} onclick={focus_field(id)}>{ *m }</a></li> }) }</ul>
+                <p><span class="icon" aria-hidden="true">{ "⚠" }</span>{ format!("{} to fix before creating the import:", datadict_core::count(problems.len() as u64, "problem", "problems")) }</p>
+                <ul>{ for problems.iter().map(|(id, m)| html! { <li><a href={format!("#{id}")} onclick={focus_field(id)}>{ m.clone() }</a></li> }) }</ul>
             </div>
         }
     } else {
@@ -300,17 +332,19 @@ pub fn WarehousePage() -> Html {
     };
 
     let oncreate = {
-        let (state, conn, form, touched, create_error, created, reload) =
-            (state.clone(), conn.clone(), form.clone(), touched.clone(), create_error.clone(), created.clone(), reload.clone());
+        let (state, conn, form, touched, create_error, created, reload, server_issues) =
+            (state.clone(), conn.clone(), form.clone(), touched.clone(), create_error.clone(), created.clone(), reload.clone(), server_issues.clone());
         Callback::from(move |e: SubmitEvent| {
             e.prevent_default();
             touched.set(true);
             create_error.set(None);
+            server_issues.set(Vec::new());
             if !form.problems().is_empty() {
                 return;
             }
-            let (state, conn, body, create_error, created, reload) =
-                (state.clone(), conn.clone(), form.body(), create_error.clone(), created.clone(), reload.clone());
+            let postgres = form.source_type == "postgres";
+            let (state, conn, body, create_error, created, reload, server_issues) =
+                (state.clone(), conn.clone(), form.body(), create_error.clone(), created.clone(), reload.clone(), server_issues.clone());
             wasm_bindgen_futures::spawn_local(async move {
                 let log = log_request(&state);
                 match api::request::<Value>(&conn, Method::Post, &imports_path(&conn), Some(&body), &log).await {
@@ -319,7 +353,23 @@ pub fn WarehousePage() -> Html {
                         created.set(Some(format!("import {} created", v["results"]["id"])));
                         reload.set(*reload + 1);
                     }
-                    Err(e) => create_error.set(Some(e.to_string())),
+                    Err(e) => {
+                        // Each problem that names a field goes to that field; the rest stay here.
+                        let text = e.to_string();
+                        let (mut at_fields, mut rest) = (Vec::new(), String::new());
+                        for (path, m) in api::listed_issues(&text) {
+                            match field_of(&path, &m, postgres) {
+                                Some(id) => at_fields.push((id, m)),
+                                None => rest.push_str(&format!("; {path}: {m}")),
+                            }
+                        }
+                        if at_fields.is_empty() {
+                            create_error.set(Some(text));
+                        } else {
+                            create_error.set(Some(format!("the server refused the import: fix the fields marked above{rest}")));
+                            server_issues.set(at_fields);
+                        }
+                    }
                 }
             });
         })

@@ -135,3 +135,36 @@ fn csv_that_cannot_be_read_names_its_line() {
     // Empty lines before the header are skipped, as between rows; row paths keep the file's lines.
     check("\n\nentity_type,entity_name,property\nthing,a,\n", &[("rows[4].entity_type", IssueCode::InvalidEnum)]);
 }
+
+/// A cell a spreadsheet would run as a formula is written with one leading `'`, and read back
+/// without it; cells that already start with `'`s before such a character keep round-tripping.
+#[test]
+fn csv_cells_that_look_like_formulas_are_defused_and_round_trip() {
+    let starts = ["=HYPERLINK(\"http://evil\",\"x\")", "+1", "-2", "@SUM(A1)", "\tx", "\rx", "'=already", "''+two", "'plain", "a=b", ""];
+    let original: Vec<SchemaEntry> = starts
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            serde_json::from_value(json!({"entityType": "event", "name": format!("{s}{i}"), "schemaJson": {
+                "description": s, "properties": {format!("{s}p"): {"type": "string", "description": s}},
+                "metadata": {"com.vendor": {"displayName": s, "$source": s}}}}))
+            .unwrap()
+        })
+        .collect();
+    let csv = dictionary_to_csv(&original, DEFAULT_NAMESPACE);
+    assert_eq!(dictionary_from_csv(&csv, DEFAULT_NAMESPACE).unwrap(), original, "{csv}");
+    let rows = crate::csv::parse(&csv).unwrap();
+    for row in &rows[1..] {
+        for cell in &row.fields {
+            assert!(!cell.starts_with(FORMULA_STARTS), "a cell starts a formula: {cell:?} in {csv}");
+        }
+    }
+    assert!(csv.contains(r#"event,"'=HYPERLINK(""http://evil"",""x"")0",,,"'=HYPERLINK("#), "{csv}");
+    assert!(csv.contains("event,''=already6,,,''=already,"), "one more quote: {csv}");
+    assert!(csv.contains("event,'plain8,,,'plain,"), "no formula, no quote: {csv}");
+    // By hand: one quote before a formula's first character is taken off, other text is kept.
+    let hand = "entity_type,entity_name,property,description\nevent,'=x,,'+1\nevent,'y,,=z\n";
+    let read = dictionary_from_csv(hand, DEFAULT_NAMESPACE).unwrap();
+    assert_eq!((read[0].name.as_str(), read[0].schema_json.description.as_deref()), ("=x", Some("+1")));
+    assert_eq!((read[1].name.as_str(), read[1].schema_json.description.as_deref()), ("'y", Some("=z")));
+}

@@ -95,7 +95,7 @@ fn time_in_seconds_or_milliseconds() {
 fn a_huge_time_is_shown_in_scientific_notation() {
     let record = event(r#""time":1e300,"distinct_id":"u","$insert_id":"i1""#);
     let result = check(&record, &[("properties.time", TimeInFuture)]);
-    assert!(result.issues[0].message.starts_with("`properties.time` is the number 1e300 ("), "{}", result.issues[0].message);
+    assert!(result.issues[0].message.starts_with("`properties.time` is the number 1e+300 ("), "{}", result.issues[0].message);
 }
 
 #[test]

@@ -18,6 +18,8 @@ pub(crate) fn profile_tab(tab: &Tab, id: Option<String>, oninput: Callback<Input
             let id = typed.trim().to_owned();
             if id.is_empty() {
                 blank.set(true);
+                // The answer of the id looked up before (a 404, say) is not this empty field's.
+                go(&state, DataView::Profiles(None));
             } else {
                 go(&state, DataView::Profiles(Some(id)));
             }

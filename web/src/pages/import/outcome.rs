@@ -8,13 +8,19 @@ use super::{Phase, Target};
 use datadict_core::{count, IssueCode, IssueSummary, Tally};
 use yew::prelude::*;
 
+/// A size in B, KB or MB with one decimal. Formatted from integers: the standard library's
+/// fixed-precision float formatting would add about 4 KB gzipped to the app's wasm.
 pub fn fmt_bytes(b: f64) -> String {
+    let one_decimal = |x: f64, unit: &str| {
+        let tenths = (x * 10.0).round() as u64;
+        format!("{}.{} {unit}", tenths / 10, tenths % 10)
+    };
     if b >= 1024.0 * 1024.0 {
-        format!("{:.1} MB", b / 1024.0 / 1024.0)
+        one_decimal(b / 1024.0 / 1024.0, "MB")
     } else if b >= 1024.0 {
-        format!("{:.1} KB", b / 1024.0)
+        one_decimal(b / 1024.0, "KB")
     } else {
-        format!("{b:.0} B")
+        format!("{} B", b.round() as u64)
     }
 }
 
@@ -54,7 +60,8 @@ pub fn banner(p: &Progress, target: Target, ondownload: Callback<MouseEvent>) ->
         rest.push(format!("{dropped} dropped by the dictionary"));
     }
     if p.batches_failed > 0 {
-        rest.push(format!("{} not sent: resume to send {}", count(p.batches_failed, "batch", "batches"), if p.batches_failed == 1 { "it" } else { "them" }));
+        let why = p.last_error.as_ref().map_or(String::new(), |e| format!(" (the last failure: {e})"));
+        rest.push(format!("{} not sent{why}: resume to send {}", count(p.batches_failed, "batch", "batches"), if p.batches_failed == 1 { "it" } else { "them" }));
     }
     if p.phase == Phase::Cancelled {
         rest.push("cancelled: resume sends only what was not acknowledged".into());
@@ -86,7 +93,11 @@ pub fn bar(p: &Progress) -> (f64, String) {
         Phase::Checked => (0.0, "Upload progress".into()),
         // Left-out records are never acknowledged, so bytes alone would stop short of full.
         Phase::Finished if p.batches_failed == 0 => (1.0, "Every batch sent".into()),
-        _ => (of(p.bytes_acked as f64), format!("Sent: {} of {} acknowledged", fmt_bytes(p.bytes_acked as f64), fmt_bytes(p.total_bytes))),
+        _ => {
+            // While a batch waits to be tried again, the page says why and when, not only the log.
+            let waiting = p.retrying.as_ref().map_or(String::new(), |r| format!(". Waiting to retry: {r}"));
+            (of(p.bytes_acked as f64), format!("Sent: {} of {} acknowledged{waiting}", fmt_bytes(p.bytes_acked as f64), fmt_bytes(p.total_bytes)))
+        }
     }
 }
 
@@ -105,15 +116,15 @@ pub fn tiles(p: &Progress, target: Target) -> Html {
             <div><b id="stat-left-out">{ if checked { left_out(p).to_string() } else { "–".into() } }</b>{ "left out by the check" }</div>
             <div><b id="stat-refused">{ if started { p.events_failed.to_string() } else { "–".into() } }</b>{ "rejected by the server" }</div>
             <div><b>{ if started { fmt_bytes(p.bytes_acked as f64) } else { "–".into() } }</b>{ "sent and acknowledged" }</div>
-            <div><b>{ if started { format!("{:.0} records/s", p.events_sent as f64 / secs) } else { "–".into() } }</b>{ "rate" }</div>
-            <div><b>{ if left.is_finite() && p.phase == Phase::Uploading { format!("{left:.0} s") } else { "–".into() } }</b>{ "time left" }</div>
+            <div><b>{ if started { format!("{} records/s", (p.events_sent as f64 / secs).round() as u64) } else { "–".into() } }</b>{ "rate" }</div>
+            <div><b>{ if left.is_finite() && p.phase == Phase::Uploading { format!("{} s", left.round() as u64) } else { "–".into() } }</b>{ "time left" }</div>
             <div><b>{ p.retries }</b>{ "retries" }</div>
         </div>
     }
 }
 
 fn lines(t: &Tally) -> String {
-    let mut s: Vec<String> = t.examples.iter().map(|p| p.line.to_string()).collect();
+    let mut s: Vec<String> = t.examples.iter().map(|p| super::report::position(p.line, p.index)).collect();
     if (t.count as usize) > t.examples.len() {
         s.push("…".into());
     }

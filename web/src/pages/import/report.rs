@@ -21,19 +21,50 @@ pub struct ReportRow {
     pub message: String,
 }
 
-/// The report so far, in input order: the check's rows (keyed by record index, so a resumed run
-/// does not list a record twice) and the server's.
-pub(super) fn report_of(local: &BTreeMap<u64, ReportRow>, server: &[ReportRow]) -> Rc<Vec<ReportRow>> {
+/// Where a record starts, as the page says it: its line, and its record number too when the line
+/// alone does not name it (a one-line JSON array holds every record on line 1).
+pub fn position(line: u64, index: u64) -> String {
+    if line == index + 1 {
+        line.to_string()
+    } else {
+        format!("{line} (record {})", index + 1)
+    }
+}
+
+/// A JSON parse error's position made the file's: the check reads each record alone, so its
+/// `at line X column Y` counts from the record's start, on line `line` of the file.
+fn in_file(message: &str, line: u64, index: u64) -> String {
+    let Some(at) = message.rfind(" at line ") else { return message.to_owned() };
+    let mut words = message[at + 9..].split(" column ");
+    let (Some(Ok(x)), Some(Ok(y))) = (words.next().map(str::parse::<u64>), words.next().map(str::parse::<u64>)) else {
+        return message.to_owned();
+    };
+    let place = if x > 1 {
+        format!("at line {} column {y} of the file", line + x - 1)
+    } else {
+        format!("at character {y} of record {}, which starts on line {line}", index + 1)
+    };
+    format!("{} {place}", &message[..at])
+}
+
+/// The report so far, in input order: the check's rows (keyed by record index and the problem's
+/// place among the record's, so a resumed run does not list a record twice) and the server's.
+pub(super) fn report_of(local: &BTreeMap<(u64, usize), ReportRow>, server: &[ReportRow]) -> Rc<Vec<ReportRow>> {
     let mut rows: Vec<ReportRow> = local.values().cloned().chain(server.iter().cloned()).collect();
     datadict_core::order::sort_by(&mut rows, &|a, b| (a.line, a.index).cmp(&(b.line, b.index)));
     Rc::new(rows)
 }
 
-/// A record the check left out: its first problem names it, the summary has them all.
-pub(super) fn rejected_row(r: &Rejected) -> ReportRow {
-    let (field, message) = r.issues.first().map_or((String::new(), String::new()), |i| (i.path.clone(), i.message.clone()));
-    let extra = if r.issues.len() > 1 { format!(" (and {} more)", datadict_core::count(r.issues.len() as u64 - 1, "problem", "problems")) } else { String::new() };
-    ReportRow { line: r.pos.line, index: r.pos.index, source: "check", field, message: message + &extra }
+/// The rows of a record the check left out: one per problem, so that every problem is listed and
+/// the report counts what the summary's tables count.
+pub(super) fn rejected_rows(r: &Rejected) -> impl Iterator<Item = ReportRow> + '_ {
+    r.issues.iter().map(|i| ReportRow {
+        line: r.pos.line,
+        index: r.pos.index,
+        source: "check",
+        field: i.path.clone(),
+        message: if i.code == datadict_core::IssueCode::InvalidJson { in_file(&i.message, r.pos.line, r.pos.index) } else { i.message.clone() },
+    })
 }
 
 /// A record the server refused (an entry of a 400's `failed_records`).
@@ -84,6 +115,15 @@ pub fn report_json(rows: &[ReportRow]) -> String {
 mod tests {
     use super::*;
     use wasm_bindgen_test::wasm_bindgen_test;
+
+    #[wasm_bindgen_test]
+    fn positions_name_the_record_and_the_file_line() {
+        assert_eq!(position(3, 2), "3");
+        assert_eq!(position(1, 7), "1 (record 8)");
+        assert_eq!(in_file("expected value at line 7 column 12", 390, 30), "expected value at line 396 column 12 of the file");
+        assert_eq!(in_file("expected value at line 1 column 141", 1, 11), "expected value at character 141 of record 12, which starts on line 1");
+        assert_eq!(in_file("no position here", 1, 0), "no position here");
+    }
 
     #[wasm_bindgen_test]
     fn the_report_csv_quotes_what_needs_quoting() {

@@ -5,7 +5,7 @@
 //! answer means, the lines of refused records, the words of a failure) are the machine's; this
 //! module only reads, sends, waits and draws.
 
-use super::report::{failed_batch_row, refused_row, rejected_row, report_of, ReportRow};
+use super::report::{failed_batch_row, refused_row, rejected_rows, report_of, ReportRow};
 use super::{Phase, Target};
 use crate::api::{self, now_ms, Connection, Reply};
 use crate::components::log::{log_request, push};
@@ -44,6 +44,10 @@ pub struct Progress {
     pub batches_acked: u64,
     pub batches_failed: u64,
     pub retries: u64,
+    /// While a batch waits to be sent again: why the last try failed and when the next one is.
+    pub retrying: Option<String>,
+    /// Why the last batch that failed for good failed, for the ending sentence.
+    pub last_error: Option<String>,
     pub started_ms: f64,
     pub elapsed_ms: f64,
     pub report: Rc<Vec<ReportRow>>,
@@ -65,6 +69,8 @@ impl Default for Progress {
             batches_acked: 0,
             batches_failed: 0,
             retries: 0,
+            retrying: None,
+            last_error: None,
             started_ms: 0.0,
             elapsed_ms: 0.0,
             report: Rc::new(Vec::new()),
@@ -80,7 +86,7 @@ pub struct RunMemory {
     acked: HashSet<u64>,
     now_ms: Option<i64>,
     /// Keyed by record index so that a resumed run does not list a record twice.
-    local: BTreeMap<u64, ReportRow>,
+    local: BTreeMap<(u64, usize), ReportRow>,
     server: Vec<ReportRow>,
     pub progress: Progress,
 }
@@ -141,7 +147,9 @@ impl Run {
         }
         let mut m = self.memory.borrow_mut();
         for r in &rejected {
-            m.local.insert(r.pos.index, rejected_row(r));
+            for (k, row) in rejected_rows(r).enumerate() {
+                m.local.insert((r.pos.index, k), row);
+            }
         }
     }
 
@@ -171,11 +179,18 @@ impl Run {
                     p.bytes_acked += a.uncompressed_bytes as u64;
                     p.batches_acked += 1;
                     p.report = report;
+                    p.retrying = None;
                 });
             }
             Outcome::Retry(r) => {
-                push(&self.state, Level::Error, format!("batch {} will be sent again in {:.0} s: {}", r.sequence + 1, r.delay_ms as f64 / 1000.0, r.message));
-                self.update(|p| p.retries += 1);
+                push(&self.state, Level::Error, format!("batch {} will be sent again in {} s: {}", r.sequence + 1, (r.delay_ms as f64 / 1000.0).round() as u64, r.message));
+                let clock = js_sys::Date::new(&wasm_bindgen::JsValue::from_f64(r.due_ms as f64)).to_time_string();
+                let when = String::from(clock).split(' ').next().unwrap_or_default().to_owned();
+                let waiting = format!("{}; batch {} is sent again at {when} (try {})", r.message, r.sequence + 1, r.attempt + 1);
+                self.update(|p| {
+                    p.retries += 1;
+                    p.retrying = Some(waiting);
+                });
             }
             Outcome::Failed(f) => self.batch_failed(&f),
         }
@@ -191,6 +206,8 @@ impl Run {
         self.update(|p| {
             p.batches_failed += 1;
             p.report = report;
+            p.retrying = None;
+            p.last_error = Some(failed.message.clone());
         });
     }
 }

@@ -145,9 +145,6 @@ pub fn QualityPage() -> Html {
     let reset = use_state(|| Reset::Idle);
     let also_events = use_state(|| false);
     let draft = use_state(|| Load::<Rc<Draft>>::Idle);
-    // Whether the draft's preview is on the page: it stays while the dictionary reloads after the
-    // draft is applied, so that the answer of the upload stays in view.
-    let previewing = use_mut_ref(|| false);
     let view = match &state.route {
         Route::Quality(view) => view.clone(),
         _ => QualityView::Overview,
@@ -160,11 +157,9 @@ pub fn QualityPage() -> Html {
     }
     {
         let (state, draft) = (state.clone(), draft.clone());
-        let previewing = previewing.clone();
         use_effect_with(
             (state.connection.clone(), view.clone()),
             move |(_, view)| {
-                *previewing.borrow_mut() = false;
                 match view {
                     QualityView::Draft(event) => read_draft(&state, event.clone(), draft),
                     QualityView::Overview => draft.set(Load::Idle),
@@ -270,12 +265,7 @@ pub fn QualityPage() -> Html {
     };
     let panel = match &view {
         QualityView::Overview => None,
-        QualityView::Draft(event) => Some(draft_panel(
-            &state,
-            event.as_deref(),
-            &draft,
-            &mut previewing.borrow_mut(),
-        )),
+        QualityView::Draft(event) => Some(draft_panel(&state, event.as_deref(), &draft)),
     };
     html! {
         <div id="quality" class={classes!("data", "quality", panel.is_some().then_some("with-panel"))}>
@@ -296,30 +286,18 @@ pub fn QualityPage() -> Html {
 }
 
 /// The side panel of a draft: the properties left out, then the drafted entries in the
-/// bulk-upload preview, against the dictionary as loaded. The preview is first shown once the
-/// dictionary is read (after a refresh it may not be yet), and `previewing` keeps it afterwards.
-fn draft_panel(
-    state: &StateHandle,
-    event: Option<&str>,
-    draft: &Load<Rc<Draft>>,
-    previewing: &mut bool,
-) -> Html {
+/// bulk-upload preview, which compares them with the server's dictionary as it is now.
+fn draft_panel(state: &StateHandle, event: Option<&str>, draft: &Load<Rc<Draft>>) -> Html {
     let onclose = {
         let state = state.clone();
         Callback::from(move |()| go(&state, QualityView::Overview))
     };
-    let current = match &state.dictionary {
-        Load::Loaded(d) => Some(d.entries.clone()),
-        _ if *previewing => Some(Rc::default()),
-        _ => None,
-    };
     let close = html! { <div class="actions"><button id="draft-close" onclick={onclose.reform(|_| ())}>{ "Close" }</button></div> };
-    let content = match (draft, current) {
-        (Load::Failed(message), _) => {
+    let content = match draft {
+        Load::Failed(message) => {
             html! { <><p id="draft-error" class="error" role="alert">{ message.clone() }</p>{ close }</> }
         }
-        (Load::Loaded(d), Some(current)) => {
-            *previewing |= !d.entries.is_empty();
+        Load::Loaded(d) => {
             html! {
             <>
                 if !d.unresolved.is_empty() {
@@ -332,7 +310,7 @@ fn draft_panel(
                     <p id="draft-empty">{ "Nothing to draft: no undocumented event or unknown property with a single type in the last 30 days." }</p>
                     { close }
                 } else {
-                    <BulkUpload key={event.unwrap_or_default()} {current} draft={Some(d.entries.clone())} onclose={onclose.clone()} />
+                    <BulkUpload key={event.unwrap_or_default()} draft={Some(d.entries.clone())} onclose={onclose.clone()} />
                 }
             </>
             }

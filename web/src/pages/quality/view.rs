@@ -48,8 +48,10 @@ fn pretty(value: &Value) -> String {
     serde_json::to_string_pretty(&parsed).unwrap_or_default()
 }
 
-/// An entity of a finding as a link to its detail in the dictionary (`$user` is the user-profile
-/// schema); the `$others` row past the cap is no entity and stays text.
+/// An entity of a finding as a link to its detail in the dictionary: an event's schema, or for a
+/// profile update (kind `user`, entity `$user`, or kind `group`, entity the group key) the
+/// `profile` schema it is checked against, said so beside the name; the `$others` row past the
+/// cap is no entity and stays text.
 fn entity_link(state: &StateHandle, event: &str, kind: &str) -> Html {
     if event == OTHERS {
         return html! { <span class="hint">{ "others (past the day's cap of names)" }</span> };
@@ -57,10 +59,11 @@ fn entity_link(state: &StateHandle, event: &str, kind: &str) -> Html {
     if event.is_empty() {
         return html! { <span class="hint">{ "(no event name)" }</span> };
     }
-    let t = if kind == "user" || event == "$user" {
-        EntityType::Profile
-    } else {
-        EntityType::Event
+    let (t, what) = match kind {
+        "group" => (EntityType::Profile, "group profiles "),
+        "user" => (EntityType::Profile, "user profile "),
+        _ if event == "$user" => (EntityType::Profile, ""),
+        _ => (EntityType::Event, ""),
     };
     let onclick = {
         let (state, name) = (state.clone(), event.to_owned());
@@ -71,12 +74,12 @@ fn entity_link(state: &StateHandle, event: &str, kind: &str) -> Html {
             )))
         })
     };
-    link(
-        "link open-schema",
-        format!("Schema of {event} in the dictionary"),
-        event.to_owned(),
-        onclick,
-    )
+    html! {
+        <>
+            if !what.is_empty() { <span class="hint kind">{ what }</span> }
+            { link("link open-schema", format!("Schema of {what}{event} in the dictionary"), event.to_owned(), onclick) }
+        </>
+    }
 }
 
 /// The whole screen below its buttons.
@@ -91,7 +94,11 @@ pub(crate) fn overview(a: &Answers, state: &StateHandle) -> Html {
         .map(|(c, k)| Row {
             class: None,
             id: Some(c.clone()),
-            cells: vec![code_words(c), text(n(k).to_string())],
+            // `no_schema` counts profile updates without their `profile` schema too, not only events.
+            cells: vec![
+                if c == "no_schema" { html! { <>{ "a record the dictionary has no schema for (an event, or a profile update) " }<code class="code">{ "no_schema" }</code></> } } else { code_words(c) },
+                text(n(k).to_string()),
+            ],
         })
         .collect();
     html! {
@@ -101,7 +108,11 @@ pub(crate) fn overview(a: &Answers, state: &StateHandle) -> Html {
                 <div><b id="total-rejected">{ n(&r["total"]) }</b>{ if n(&r["total"]) == 1 { "rejected record" } else { "rejected records" } }</div>
             </div>
             if total == 0 && n(&r["total"]) == 0 {
-                <p id="quality-empty">{ "Nothing to show: every record of the last 30 days matched the dictionary, and none was refused." }</p>
+                <p id="quality-empty">{ if s["events"]["good"].as_object().is_some_and(|m| !m.is_empty()) {
+                    "Nothing to show: every record of the last 30 days matched the dictionary, and none was refused."
+                } else {
+                    "Nothing to show: no event arrived in the last 30 days, and no profile update broke the dictionary or was refused."
+                } }</p>
             } else {
                 <h3>{ "Per day" }</h3>
                 { chart(&v["per_day"], &r["per_day"]) }
@@ -109,9 +120,9 @@ pub(crate) fn overview(a: &Answers, state: &StateHandle) -> Html {
                     <h3>{ "Violations by issue" }</h3>
                     { grid("quality-codes", "schemas cards quality-table", &[Col::plain("Issue"), count_col("Violations")], by_code) }
                 }
-                <h3>{ "By event" }</h3>
+                <h3>{ "By event and profile" }</h3>
                 <p class="hint">{ "Stored records passed the import rules (a stored record may still have violations); rejected records did not." }</p>
-                { by_event(s, state) }
+                { by_event(s, rows(&a.violations), state) }
                 { by_property(&v["by_property"]) }
                 { findings(rows(&a.violations), state) }
                 { rejected(rows(&a.rejected), state) }
@@ -195,9 +206,11 @@ fn chart(violations: &Value, rejected: &Value) -> Html {
     }
 }
 
-/// Per event name: violations, stored (good) and rejected (bad) records, most troubled first; an
-/// undocumented event or one with unknown properties offers its own draft.
-fn by_event(s: &Value, state: &StateHandle) -> Html {
+/// Per event name, and per `profile` schema that profile updates were checked against: violations,
+/// stored (good) and rejected (bad) records, most troubled first. The summary counts by entity
+/// name alone; the violation rows, which carry their kind, say which names are profiles (`$user`,
+/// or a group key).
+fn by_event(s: &Value, list: &[Value], state: &StateHandle) -> Html {
     let maps = [
         &s["violations"]["by_event"],
         &s["events"]["good"],
@@ -211,6 +224,17 @@ fn by_event(s: &Value, state: &StateHandle) -> Html {
             }
         }
     }
+    // A name no event row has, only profile rows: the kind of those (`user` or `group`).
+    let kind_of = |name: &str| -> String {
+        let mut kind = "event".to_owned();
+        for row in list.iter().filter(|r| r["event"] == name) {
+            match row["kind"].as_str() {
+                Some("event") | None => return "event".to_owned(),
+                Some(k) => kind = k.to_owned(),
+            }
+        }
+        if maps[1].get(name).is_some() { "event".to_owned() } else { kind }
+    };
     let troubles = |name: &str| n(&maps[0][name]) + n(&maps[2][name]);
     if names.is_empty() {
         return html! { <p class="hint">{ "No event in the last 30 days." }</p> };
@@ -223,19 +247,22 @@ fn by_event(s: &Value, state: &StateHandle) -> Html {
     })
     .into_iter()
     .map(|i| names[i])
-    .map(|name| Row {
-        class: Some("event-row"),
-        id: Some(name.clone()),
-        cells: vec![
-            entity_link(state, name, ""),
-            text(n(&maps[0][name]).to_string()),
-            text(n(&maps[1][name]).to_string()),
-            text(n(&maps[2][name]).to_string()),
-        ],
+    .map(|name| {
+        let kind = kind_of(name);
+        Row {
+            class: Some("event-row"),
+            id: Some(if kind == "event" { name.clone() } else { format!("{kind}:{name}") }),
+            cells: vec![
+                entity_link(state, name, &kind),
+                text(n(&maps[0][name]).to_string()),
+                text(n(&maps[1][name]).to_string()),
+                text(n(&maps[2][name]).to_string()),
+            ],
+        }
     })
     .collect();
     let cols = [
-        Col::plain("Event"),
+        Col::plain("Event or profile"),
         count_col("Violations"),
         count_col("Stored"),
         count_col("Rejected"),
@@ -349,9 +376,13 @@ fn findings(list: &[Value], state: &StateHandle) -> Html {
                 Callback::from(move |_| go(&state, QualityView::Draft(Some(event.clone()))))
             };
             let types: Vec<String> = f["types"].as_array().into_iter().flatten().map(crate::pages::data::value_text).collect();
+            // A profile update's `no_schema` is no undocumented event: the server's message says
+            // which `profile` schema is missing, where the code's words would say "an event".
+            let message = field(f, "message");
             let issue = html! {
                 <>
-                    { code_words(&c) }
+                    if field(f, "kind") == "event" { { code_words(&c) } } else { <code class="code">{ c.clone() }</code> }
+                    if !message.is_empty() { <div class="hint">{ message }</div> }
                     if draftable {
                         <div><button class="link draft-event" onclick={ondraft} aria-label={format!("Draft a schema for {event}")}>{ "Draft a schema" }</button></div>
                     }
