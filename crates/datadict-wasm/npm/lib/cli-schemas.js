@@ -56,6 +56,10 @@ async function runSchemas(sub, file, v) {
   if (!conn.username) throw new UsageError("the schemas API needs a service account: pass --username and --secret");
   if (sub !== "pull") readUserFile(file, "the dictionary file");
   if (sub === "pull") {
+    // Checked before the request, so a wrong path costs no download.
+    const dir = path.dirname(path.resolve(file));
+    if (!fs.existsSync(dir)) throw new UsageError(`cannot write ${file}: the folder ${path.dirname(file)} does not exist`);
+    if (fs.existsSync(file) && fs.statSync(file).isDirectory()) throw new UsageError(`cannot write ${file}: it is a folder`);
     const body = await schemaRequest(conn, "GET");
     writeDictionaryFile(file, body.results, v.namespace);
     process.stdout.write(`wrote ${body.results.length} schema entries to ${file}\n`);
