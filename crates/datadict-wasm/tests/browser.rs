@@ -188,10 +188,15 @@ fn migration_pieces() {
     assert!(datadict_wasm::ExportArchive::new(js_sys::Uint8Array::from(&b"not a zip"[..]).into()).is_err());
 }
 
+/// A value as a plain JavaScript object, as callers pass them (the default serializer makes `Map`s).
+fn plain<T: serde::Serialize>(value: &T) -> Result<JsValue, String> {
+    value.serialize(&serde_wasm_bindgen::Serializer::json_compatible()).map_err(|e| e.to_string())
+}
+
 /// Runs a fixture through the JavaScript-facing functions, so the fixtures test the binding too.
 fn run_through_binding(f: &datadict_core::fixtures::Fixture) -> Result<Vec<String>, String> {
     let o = &f.options;
-    let input = || serde_wasm_bindgen::to_value(&f.input).map_err(|e| e.to_string());
+    let input = || plain(&f.input);
     let namespace = o.namespace.clone().map_or(JsValue::UNDEFINED, |n| JsValue::from_str(&n));
     let result = match f.kind.as_str() {
         "event" => {
@@ -200,7 +205,7 @@ fn run_through_binding(f: &datadict_core::fixtures::Fixture) -> Result<Vec<Strin
             get(&checked, "issues")
         }
         "event_dictionary" => {
-            let entries = serde_wasm_bindgen::to_value(&o.dictionary).map_err(|e| e.to_string())?;
+            let entries = plain(&o.dictionary)?;
             let findings = datadict_wasm::check_against_dictionary(f.text().into(), entries, namespace).map_err(|_| "checkAgainstDictionary threw")?;
             get(&findings, "issues")
         }
