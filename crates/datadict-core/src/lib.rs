@@ -129,7 +129,7 @@ pub use request::{
     Endpoints, HttpRequest, Method, Region, RegionUrls,
 };
 pub use retry::{parse_retry_after, Attempt, Decision, GiveUp, RetryPolicy};
-pub use status::{error_detail, explain_answer, explain_status, StatusContext};
+pub use status::{error_detail, explain_answer, explain_short_count, explain_status, StatusContext};
 pub use upload::{Acknowledged, BatchMeta, Failed, Outcome, Registered, Reply, Retry, SendOrder, Stop, Upload, UploadOptions, UploadSummary};
 pub use amplitude::{transform_event, transform_ndjson, transform_record, ExportArchive, ExportError, ProfileAccumulator, SourceRecord, TransformError, Transformed};
 pub use migration::{validate_migration_request, validate_source_tool, DateRange, MigrationCheck, MigrationRequest};

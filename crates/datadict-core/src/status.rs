@@ -70,6 +70,19 @@ pub fn explain_status(outcome: Attempt, detail: &str, context: &StatusContext) -
     }
 }
 
+/// Says that an answer (`status`) counted `imported` and refused `refused` of the `records` of
+/// a batch sent from input lines `lines`: the others are not known to be stored.
+pub fn explain_short_count(status: u16, imported: u64, refused: u64, records: u64, lines: (u64, u64)) -> String {
+    let missing = records.saturating_sub(imported + refused);
+    let refused = if refused > 0 { format!(" and refused {refused}") } else { String::new() };
+    format!(
+        "the server answered {status} but counted {imported}{refused} of the {records} records sent from input lines {} to {}; \
+         the other {missing} are not known to be stored: check the server's log, then import again (records sent twice with \
+         the same $insert_id are stored once)",
+        lines.0, lines.1
+    )
+}
+
 /// The server's message in an error body: its `error` (spec §2.7, and the import's bodies), or
 /// the start of a body that is not one (a proxy's page, an empty 503).
 pub fn error_detail(body: &[u8]) -> String {
@@ -118,6 +131,16 @@ mod tests {
         check(Status(404), "", none(), "the server has no such resource (404); check the base URL, the project id and the name");
         check(Status(418), "teapot", none(), "the server answered 418: teapot");
         check(Status(200), "expected `results`", none(), "the server's answer could not be read: expected `results`; check that the base URL points at a datadict server of this version");
+    }
+
+    #[test]
+    fn a_short_count_says_how_many_are_unaccounted_for() {
+        assert_eq!(
+            explain_short_count(200, 3, 0, 10, (1, 10)),
+            "the server answered 200 but counted 3 of the 10 records sent from input lines 1 to 10; the other 7 are not known to be stored: \
+             check the server's log, then import again (records sent twice with the same $insert_id are stored once)"
+        );
+        assert!(explain_short_count(400, 5, 2, 10, (4, 13)).contains("counted 5 and refused 2 of the 10 records sent from input lines 4 to 13; the other 3"));
     }
 
     #[test]

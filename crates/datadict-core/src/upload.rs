@@ -17,7 +17,7 @@ use crate::batch::Batch;
 use crate::request::{map_failed_positions, parse_import_response, FailedInput};
 use crate::retry::{parse_retry_after, Attempt, Decision, GiveUp, RetryPolicy};
 use crate::split::RecordPos;
-use crate::status::{error_detail, explain_status, StatusContext};
+use crate::status::{error_detail, explain_short_count, explain_status, StatusContext};
 use serde::Serialize;
 use std::collections::{HashMap, HashSet, VecDeque};
 
@@ -104,6 +104,13 @@ pub enum Stop {
     /// The upload was cancelled (or stopped by another batch) while this one waited to be sent
     /// again.
     Cancelled,
+    /// A success whose body is not the import's answer (a proxy's page, an empty body): nothing
+    /// says what was stored. Not retried: the same address will answer the same.
+    UnexpectedAnswer,
+    /// The answer counts fewer records than were sent and refused: the others are not known to
+    /// be stored. Not acknowledged, so that a resumed upload sends the batch again (the server's
+    /// de-duplication by `$insert_id` makes that harmless).
+    ShortCount,
 }
 
 impl From<GiveUp> for Stop {
@@ -125,7 +132,8 @@ pub struct Acknowledged {
     pub sequence: u64,
     pub records: usize,
     pub uncompressed_bytes: usize,
-    /// The server's `num_records_imported`; a success that does not say means all of them.
+    /// The server's `num_records_imported` (a success always says it; one that does not fails
+    /// the batch as [`Stop::UnexpectedAnswer`]).
     pub imported: u64,
     /// Every entry of `failed_records`, with where its record was in the input.
     pub failed: Vec<FailedInput>,
@@ -162,6 +170,11 @@ pub struct Failed {
     pub reason: Stop,
     /// What happened and what to do, in the words of [`crate::status`].
     pub message: String,
+    /// Records the answer counts as imported: only a [`Stop::ShortCount`] has any.
+    pub imported: u64,
+    /// The records the answer refused, with where they were in the input ([`Stop::ShortCount`]
+    /// of a 400).
+    pub failed: Vec<FailedInput>,
 }
 
 /// What one answer means.
@@ -322,6 +335,25 @@ impl Upload {
         if let Some(response) = response.filter(|r| decision == Decision::Done || (decision == Decision::GiveUp(GiveUp::InvalidRequest) && r.failed_records.is_some())) {
             // A 400 with `failed_records` is an answer, not a failure: the valid records were
             // imported, and the others are reported, never resent as they are (FACTS.md).
+            // A 200 counts exactly what was stored (README): one that does not say, or says less
+            // than was sent, is not taken as "all of them".
+            let Some(imported) = response.num_records_imported else {
+                let detail = match detail.as_str() {
+                    "" => "an empty body, not the import's answer".to_owned(),
+                    text => format!("`{text}`, not the import's answer"),
+                };
+                let message = explain_status(attempt, &detail, &self.options.context);
+                return self.give_up(sequence, status, Stop::UnexpectedAnswer, message, 0, Vec::new());
+            };
+            let records = entry.meta.records() as u64;
+            let failed = map_failed_positions(&entry.meta.positions, &response);
+            let refused = failed.iter().map(|f| f.failure.index).collect::<HashSet<_>>().len() as u64;
+            if imported + refused < records {
+                let positions = &entry.meta.positions;
+                let lines = (positions.first().map_or(0, |p| p.line), positions.last().map_or(0, |p| p.line));
+                let message = explain_short_count(response.code, imported, refused, records, lines);
+                return self.give_up(sequence, status, Stop::ShortCount, message, imported, failed);
+            }
             return Some(Outcome::Acknowledged(self.acknowledge(sequence, &response)));
         }
         let context = StatusContext { retry_after_ms, attempts: entry.attempt, ..self.options.context.clone() };
@@ -335,17 +367,23 @@ impl Upload {
                 self.summary.retries += 1;
                 Some(Outcome::Retry(Retry { sequence, attempt: entry.attempt, status, delay_ms, due_ms, message }))
             }
-            Decision::GiveUp(reason) => {
-                let failed = self.fail(sequence, status, reason.into(), message)?;
-                if self.options.stop_on_failure {
-                    self.summary.stopped = true;
-                    self.close();
-                }
-                Some(Outcome::Failed(failed))
-            }
+            Decision::GiveUp(reason) => self.give_up(sequence, status, reason.into(), message, 0, Vec::new()),
             // A retry after a cancellation, or a success the filter above already took.
             _ => self.fail(sequence, status, Stop::Cancelled, message).map(Outcome::Failed),
         }
+    }
+
+    /// Fails a batch for good, and with `stop_on_failure` stops the upload.
+    fn give_up(&mut self, sequence: u64, status: Option<u16>, reason: Stop, message: String, imported: u64, failed: Vec<FailedInput>) -> Option<Outcome> {
+        let mut out = self.fail(sequence, status, reason, message)?;
+        out.imported = imported;
+        out.failed = failed;
+        self.summary.records_imported += imported;
+        if self.options.stop_on_failure {
+            self.summary.stopped = true;
+            self.close();
+        }
+        Some(Outcome::Failed(out))
     }
 
     /// Stops the upload: nothing more is sent, queued batches are forgotten (they were never
@@ -425,6 +463,8 @@ impl Upload {
             status,
             reason,
             message,
+            imported: 0,
+            failed: Vec::new(),
         })
     }
 

@@ -1,7 +1,7 @@
 //! The streaming `Batcher` class: chunks in, request bodies out with their records' input
 //! positions, in the object form or packed into typed arrays for a bulk importer.
 
-use crate::{namespace_or_default, opt_from_js, to_js};
+use crate::{args, fail, to_js, JsResult};
 use datadict_core as core;
 use datadict_core::{Limits, SchemaEntry};
 use serde::{Deserialize, Serialize};
@@ -57,9 +57,12 @@ pub struct Batcher {
 #[wasm_bindgen]
 impl Batcher {
     #[wasm_bindgen(constructor)]
-    pub fn new(#[wasm_bindgen(unchecked_param_type = "BatcherOptions | undefined")] options: JsValue) -> Result<Batcher, JsError> {
-        let o: BatcherOptions = opt_from_js(options, "options")?;
-        let namespace = namespace_or_default(o.namespace);
+    pub fn new(#[wasm_bindgen(unchecked_optional_param_type = "BatcherOptions")] options: JsValue) -> JsResult<Batcher> {
+        let o: BatcherOptions = args::opt_typed(&options, "new Batcher: options")?;
+        let namespace = o.namespace.unwrap_or_else(|| core::DEFAULT_NAMESPACE.to_owned());
+        if let Some(Some(level)) = o.gzip_level.filter(|l| l.is_some_and(|l| l > 9)) {
+            return Err(args::range_error(&format!("new Batcher: options.gzipLevel must be 0 to 9 (or null for no compression), got {level}")));
+        }
         let defaults = core::BatchOptions::default();
         let options = core::BatchOptions {
             limits: o.limits.unwrap_or_default(),
@@ -76,20 +79,22 @@ impl Batcher {
         Ok(Batcher { inner: core::Batcher::new(options) })
     }
 
-    /// Feeds one chunk; throws on a framing error (the input is not NDJSON or a JSON array).
-    pub fn push(&mut self, chunk: &[u8]) -> Result<(), JsError> {
-        self.inner.push(chunk).map_err(|e| JsError::new(&e.to_string()))
+    /// Feeds one chunk of bytes (a string is taken as its UTF-8); throws on a framing error (the
+    /// input is not NDJSON or a JSON array).
+    pub fn push(&mut self, #[wasm_bindgen(unchecked_param_type = "Uint8Array | ArrayBuffer | string")] chunk: JsValue) -> JsResult<()> {
+        let chunk = args::bytes(&chunk, "Batcher.push: chunk")?;
+        self.inner.push(&chunk).map_err(fail)
     }
 
     /// Ends the input and closes the last batch.
-    pub fn finish(&mut self) -> Result<(), JsError> {
-        self.inner.finish().map_err(|e| JsError::new(&e.to_string()))
+    pub fn finish(&mut self) -> JsResult<()> {
+        self.inner.finish().map_err(fail)
     }
 
     /// The next ready body as `{body: Uint8Array, gzipped, positions, uncompressedBytes,
     /// sequence, events}`, or `undefined`.
     #[wasm_bindgen(js_name = nextBatch, unchecked_return_type = "Batch | undefined")]
-    pub fn next_batch(&mut self) -> Result<JsValue, JsError> {
+    pub fn next_batch(&mut self) -> JsResult<JsValue> {
         let Some(batch) = self.inner.next_batch() else {
             return Ok(JsValue::UNDEFINED);
         };
@@ -102,7 +107,7 @@ impl Batcher {
         })?;
         // The body goes across as one copy into a Uint8Array, not as an array of numbers.
         js_sys::Reflect::set(&meta, &JsValue::from_str("body"), &js_sys::Uint8Array::from(batch.body.as_slice()))
-            .map_err(|_| JsError::new("cannot attach the body to the batch"))?;
+            .map_err(|_| args::error("cannot attach the body to the batch"))?;
         Ok(meta)
     }
 
@@ -116,14 +121,19 @@ impl Batcher {
     /// allocates none per batch; when it does not fit, `body` is a view of a new buffer with an
     /// eighth more room, worth keeping for the next call.
     #[wasm_bindgen(js_name = nextBatchPacked, unchecked_return_type = "PackedBatch | undefined")]
-    pub fn next_batch_packed(&mut self, into: Option<js_sys::Uint8Array>) -> Result<JsValue, JsError> {
+    pub fn next_batch_packed(&mut self, #[wasm_bindgen(unchecked_optional_param_type = "Uint8Array | null")] into: JsValue) -> JsResult<JsValue> {
+        let into = match into.dyn_into::<js_sys::Uint8Array>() {
+            Ok(buffer) => Some(buffer),
+            Err(v) if v.is_undefined() || v.is_null() => None,
+            Err(v) => return Err(args::type_error(&format!("Batcher.nextBatchPacked: into must be a Uint8Array, got {}", args::describe(&v)))),
+        };
         let Some(batch) = self.inner.next_batch() else {
             return Ok(JsValue::UNDEFINED);
         };
         let positions: Vec<f64> = batch.positions.iter().flat_map(|p| [p.index as f64, p.line as f64]).collect();
         let meta = js_sys::Object::new();
         let set = |key: &str, value: JsValue| {
-            js_sys::Reflect::set(&meta, &JsValue::from_str(key), &value).map_err(|_| JsError::new("cannot build the batch object"))
+            js_sys::Reflect::set(&meta, &JsValue::from_str(key), &value).map_err(|_| args::error("cannot build the batch object"))
         };
         let len = batch.body.len() as u32;
         let body = match into {
@@ -148,19 +158,19 @@ impl Batcher {
 
     /// Records rejected since the last call: `[{pos: {index, line}, issues}]`.
     #[wasm_bindgen(js_name = takeRejected, unchecked_return_type = "Rejected[]")]
-    pub fn take_rejected(&mut self) -> Result<JsValue, JsError> {
+    pub fn take_rejected(&mut self) -> JsResult<JsValue> {
         to_js(&self.inner.take_rejected())
     }
 
     /// Every issue, warning and dictionary finding so far, by code, event and property.
     #[wasm_bindgen(unchecked_return_type = "IssueSummary")]
-    pub fn summary(&self) -> Result<JsValue, JsError> {
+    pub fn summary(&self) -> JsResult<JsValue> {
         to_js(self.inner.summary())
     }
 
     /// Totals: records, batched, rejected, dropped, rewritten, inputBytes, batches.
     #[wasm_bindgen(unchecked_return_type = "BatchStats")]
-    pub fn stats(&self) -> Result<JsValue, JsError> {
+    pub fn stats(&self) -> JsResult<JsValue> {
         to_js(&self.inner.stats())
     }
 }

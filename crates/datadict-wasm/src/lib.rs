@@ -4,6 +4,9 @@
 //! borrowed data or Rust-only shapes), failures are thrown as `Error`s, and each module ends with
 //! the TypeScript types of what it exports.
 //!
+//! Every argument is checked by `args` before it reaches the core: a wrong type is a `TypeError`
+//! naming the parameter, and no value can make the module trap.
+//!
 //! Modules: `rules` (schema entries, events, profile updates, import bodies, gzip, the
 //! dictionary), `batcher` (the streaming `Batcher`), `requests` (URLs, headers, answers, the retry
 //! policy, the wording of failed requests), `upload` (the `Upload` state machine an importer
@@ -11,6 +14,7 @@
 //! `datadict violations` CI gate). Everything is re-exported at the root, where wasm-bindgen puts
 //! it too.
 
+mod args;
 mod batcher;
 mod migration;
 mod quality;
@@ -26,42 +30,46 @@ pub use rules::*;
 pub use upload::*;
 
 use datadict_core::{SchemaRules, DEFAULT_NAMESPACE};
-use serde::de::DeserializeOwned;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
+/// What every export returns: its value, or the error it throws (a `TypeError` for an argument
+/// of the wrong type, an `Error` otherwise).
+type JsResult<T> = Result<T, JsValue>;
+
 /// Serializes to plain JavaScript objects (maps as objects, not `Map`s).
-fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsError> {
+fn to_js<T: Serialize>(value: &T) -> JsResult<JsValue> {
     value
         .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
-        .map_err(|e| JsError::new(&format!("cannot convert the result to JavaScript: {e}")))
+        .map_err(|e| args::error(&format!("cannot convert the result to JavaScript: {e}")))
 }
 
-/// Reads a JavaScript value into a Rust type; `what` names the argument in the error.
-fn from_js<T: DeserializeOwned>(value: JsValue, what: &str) -> Result<T, JsError> {
-    serde_wasm_bindgen::from_value(value).map_err(|e| JsError::new(&format!("{what} has the wrong shape: {e}")))
+/// A core error (its `Display`) as a thrown `Error`.
+fn fail(e: impl std::fmt::Display) -> JsValue {
+    args::error(&e.to_string())
 }
 
-/// Reads an optional argument: `undefined` and `null` give the default.
-fn opt_from_js<T: DeserializeOwned + Default>(value: JsValue, what: &str) -> Result<T, JsError> {
-    if value.is_undefined() || value.is_null() {
-        Ok(T::default())
-    } else {
-        from_js(value, what)
-    }
+/// The `namespace` parameter of function `at`: a string, or the default when left out.
+fn namespace_or_default(namespace: &JsValue, at: &str) -> JsResult<String> {
+    Ok(args::opt_text(namespace, &format!("{at}: namespace"))?.unwrap_or_else(|| DEFAULT_NAMESPACE.to_owned()))
 }
 
-fn namespace_or_default(namespace: Option<String>) -> String {
-    namespace.unwrap_or_else(|| DEFAULT_NAMESPACE.to_owned())
-}
-
-fn rules(namespace: Option<String>) -> SchemaRules {
-    SchemaRules { namespace: namespace_or_default(namespace) }
+fn rules(namespace: &JsValue, at: &str) -> JsResult<SchemaRules> {
+    Ok(SchemaRules { namespace: namespace_or_default(namespace, at)? })
 }
 
 /// Reads `(index, line)` pairs, the packed positions of `Batcher.nextBatchPacked`.
 fn unpack_positions(packed: &[f64]) -> Vec<datadict_core::RecordPos> {
     packed.chunks_exact(2).map(|p| datadict_core::RecordPos { index: p[0] as u64, line: p[1] as u64 }).collect()
+}
+
+/// Positions as a caller passes them: the packed `Float64Array` of `nextBatchPacked`, or an
+/// array of `{index, line}`.
+fn positions_arg(value: &JsValue, at: &str) -> JsResult<Vec<datadict_core::RecordPos>> {
+    match value.dyn_ref::<js_sys::Float64Array>() {
+        Some(packed) => Ok(unpack_positions(&packed.to_vec())),
+        None => args::typed(value, at),
+    }
 }
 
 #[wasm_bindgen(typescript_custom_section)]

@@ -1,15 +1,16 @@
 //! Requests and answers: URLs of every operation, credentials and headers, the import's answers,
 //! the retry policy and the one wording of failed requests.
 
-use crate::{from_js, opt_from_js, to_js};
+use crate::{args, to_js, JsResult};
 use datadict_core as core;
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
 /// Every interface on one host (`/api/app`, `/import`, `/engage`, `/migrate`).
 #[wasm_bindgen(js_name = singleHostEndpoints, unchecked_return_type = "Endpoints")]
-pub fn single_host_endpoints(host: &str) -> Result<JsValue, JsError> {
-    to_js(&core::Endpoints::single_host(host))
+pub fn single_host_endpoints(#[wasm_bindgen(unchecked_param_type = "string")] host: JsValue) -> JsResult<JsValue> {
+    let host = args::text(&host, "singleHostEndpoints: host")?;
+    to_js(&core::Endpoints::single_host(&host))
 }
 
 #[derive(Deserialize)]
@@ -43,10 +44,10 @@ fn yes() -> bool {
 /// (`sourceTool`), `qualitySummary` (optional `since`, `until`), `qualityReset` (`events`, default
 /// false).
 #[wasm_bindgen(js_name = operationUrl)]
-pub fn operation_url(#[wasm_bindgen(unchecked_param_type = "UrlRequest")] request: JsValue) -> Result<String, JsError> {
-    let r: UrlRequest = from_js(request, "the URL request")?;
-    let need = |v: Option<String>, field: &str| v.ok_or_else(|| JsError::new(&format!("operation `{}` needs `{field}`", r.operation)));
-    let entity = || r.entity_type.ok_or_else(|| JsError::new(&format!("operation `{}` needs `entityType`", r.operation)));
+pub fn operation_url(#[wasm_bindgen(unchecked_param_type = "UrlRequest")] request: JsValue) -> JsResult<String> {
+    let r: UrlRequest = args::typed(&request, "operationUrl: request")?;
+    let need = |v: Option<String>, field: &str| v.ok_or_else(|| args::error(&format!("operation `{}` needs `{field}`", r.operation)));
+    let entity = || r.entity_type.ok_or_else(|| args::error(&format!("operation `{}` needs `entityType`", r.operation)));
     let e = &r.endpoints;
     Ok(match r.operation.as_str() {
         "schemas" => e.schemas(r.region, r.project_id),
@@ -59,7 +60,7 @@ pub fn operation_url(#[wasm_bindgen(unchecked_param_type = "UrlRequest")] reques
         "qualitySummary" => e.quality_summary(r.region, r.project_id, r.since.as_deref(), r.until.as_deref()),
         "qualityReset" => e.quality_reset(r.region, r.project_id, r.events),
         other => {
-            return Err(JsError::new(&format!(
+            return Err(args::error(&format!(
                 "unknown operation `{other}`: use schemas, schemasOfType, schema, manualSync, import, engage, migrate, qualitySummary or qualityReset"
             )))
         }
@@ -68,22 +69,23 @@ pub fn operation_url(#[wasm_bindgen(unchecked_param_type = "UrlRequest")] reques
 
 /// The `authorization` header value (`Basic ...`) of service-account or project-token credentials.
 #[wasm_bindgen(js_name = authorizationHeader)]
-pub fn authorization_header(#[wasm_bindgen(unchecked_param_type = "Credentials")] credentials: JsValue) -> Result<String, JsError> {
-    let c: core::Credentials = from_js(credentials, "the credentials")?;
+pub fn authorization_header(#[wasm_bindgen(unchecked_param_type = "Credentials")] credentials: JsValue) -> JsResult<String> {
+    let c: core::Credentials = args::typed(&credentials, "authorizationHeader: credentials")?;
     Ok(c.header_value())
 }
 
 /// The headers of an import request as an object of lowercase names.
 #[wasm_bindgen(js_name = importHeaders, unchecked_return_type = "Record<string, string>")]
-pub fn import_headers(#[wasm_bindgen(unchecked_param_type = "Credentials")] credentials: JsValue, gzipped: bool) -> Result<JsValue, JsError> {
-    let c: core::Credentials = from_js(credentials, "the credentials")?;
+pub fn import_headers(#[wasm_bindgen(unchecked_param_type = "Credentials")] credentials: JsValue, gzipped: bool) -> JsResult<JsValue> {
+    let c: core::Credentials = args::typed(&credentials, "importHeaders: credentials")?;
     let map: serde_json::Map<String, serde_json::Value> = core::import_headers(&c, gzipped).into_iter().map(|(k, v)| (k, v.into())).collect();
     to_js(&map)
 }
 
 /// Reads an import answer (any status; a non-JSON body becomes `error`).
 #[wasm_bindgen(js_name = parseImportResponse, unchecked_return_type = "ImportResponse")]
-pub fn parse_import_response(status: u16, body: &str) -> Result<JsValue, JsError> {
+pub fn parse_import_response(status: u16, #[wasm_bindgen(unchecked_param_type = "string")] body: JsValue) -> JsResult<JsValue> {
+    let body = args::text(&body, "parseImportResponse: body")?;
     to_js(&core::parse_import_response(status, body.as_bytes()))
 }
 
@@ -92,13 +94,9 @@ pub fn parse_import_response(status: u16, body: &str) -> Result<JsValue, JsError
 pub fn map_failed_records(
     #[wasm_bindgen(unchecked_param_type = "RecordPos[] | Float64Array")] positions: JsValue,
     #[wasm_bindgen(unchecked_param_type = "ImportResponse")] response: JsValue,
-) -> Result<JsValue, JsError> {
-    let positions: Vec<core::RecordPos> = match positions.dyn_ref::<js_sys::Float64Array>() {
-        // The packed form of `nextBatchPacked`: (index, line) pairs.
-        Some(packed) => crate::unpack_positions(&packed.to_vec()),
-        None => from_js(positions, "positions")?,
-    };
-    let response: core::ImportResponse = from_js(response, "the response")?;
+) -> JsResult<JsValue> {
+    let positions = crate::positions_arg(&positions, "mapFailedRecords: positions")?;
+    let response: core::ImportResponse = args::typed(&response, "mapFailedRecords: response")?;
     to_js(&core::map_failed_positions(&positions, &response))
 }
 
@@ -124,9 +122,9 @@ pub fn retry_decision(
     status: Option<u16>,
     retry_after_ms: Option<f64>,
     random: f64,
-    #[wasm_bindgen(unchecked_param_type = "Partial<RetryPolicy> | undefined")] policy: JsValue,
-) -> Result<JsValue, JsError> {
-    let policy: core::RetryPolicy = opt_from_js(policy, "the policy")?;
+    #[wasm_bindgen(unchecked_optional_param_type = "Partial<RetryPolicy>")] policy: JsValue,
+) -> JsResult<JsValue> {
+    let policy: core::RetryPolicy = args::opt_typed(&policy, "retryDecision: policy")?;
     let outcome = status.map_or(core::Attempt::NetworkError, core::Attempt::Status);
     let decision = policy.decide(attempt, outcome, retry_after_ms.map(|ms| ms.max(0.0) as u64), random);
     to_js(&match decision {
@@ -138,8 +136,9 @@ pub fn retry_decision(
 
 /// Reads a `Retry-After` header (seconds or an HTTP date) into milliseconds, or `undefined`.
 #[wasm_bindgen(js_name = parseRetryAfter)]
-pub fn parse_retry_after(value: &str, now_ms: f64) -> Option<f64> {
-    core::parse_retry_after(value, now_ms as i64).map(|ms| ms as f64)
+pub fn parse_retry_after(#[wasm_bindgen(unchecked_param_type = "string")] value: JsValue, now_ms: f64) -> JsResult<Option<f64>> {
+    let value = args::text(&value, "parseRetryAfter: value")?;
+    Ok(core::parse_retry_after(&value, now_ms as i64).map(|ms| ms as f64))
 }
 
 /// A project id as JavaScript callers hold it: a number, or its text (a command-line flag).
@@ -190,10 +189,11 @@ impl StatusContextDto {
 #[wasm_bindgen(js_name = explainStatus)]
 pub fn explain_status(
     status: Option<u16>,
-    detail: Option<String>,
-    #[wasm_bindgen(unchecked_param_type = "StatusContext | undefined")] context: JsValue,
-) -> Result<String, JsError> {
-    let context = opt_from_js::<StatusContextDto>(context, "the context")?.into_core();
+    #[wasm_bindgen(unchecked_optional_param_type = "string | null")] detail: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "StatusContext")] context: JsValue,
+) -> JsResult<String> {
+    let detail = args::opt_text(&detail, "explainStatus: detail")?;
+    let context = args::opt_typed::<StatusContextDto>(&context, "explainStatus: context")?.into_core();
     let outcome = match status {
         None | Some(0) => core::Attempt::NetworkError,
         Some(status) => core::Attempt::Status(status),
@@ -204,8 +204,13 @@ pub fn explain_status(
 /// [`explain_status`] of an answer's raw body: the server's message is read from it as the core
 /// reads error bodies.
 #[wasm_bindgen(js_name = explainAnswer)]
-pub fn explain_answer(status: u16, body: &str, #[wasm_bindgen(unchecked_param_type = "StatusContext | undefined")] context: JsValue) -> Result<String, JsError> {
-    let context = opt_from_js::<StatusContextDto>(context, "the context")?.into_core();
+pub fn explain_answer(
+    status: u16,
+    #[wasm_bindgen(unchecked_param_type = "string")] body: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "StatusContext")] context: JsValue,
+) -> JsResult<String> {
+    let body = args::text(&body, "explainAnswer: body")?;
+    let context = args::opt_typed::<StatusContextDto>(&context, "explainAnswer: context")?.into_core();
     Ok(core::explain_answer(status, body.as_bytes(), &context))
 }
 

@@ -1,7 +1,8 @@
 //! Schema entries, events, profile updates, whole import bodies, gzip and the dictionary: the
 //! core's rules under their JavaScript names.
 
-use crate::{from_js, namespace_or_default, opt_from_js, rules, to_js};
+use crate::args::{self, type_error};
+use crate::{fail, namespace_or_default, rules, to_js, JsResult};
 use datadict_core as core;
 use datadict_core::{Limits, SchemaEntry, DEFAULT_NAMESPACE};
 use serde::{Deserialize, Serialize};
@@ -10,16 +11,24 @@ use wasm_bindgen::prelude::*;
 /// Validates one schema entry given as a JavaScript object (or any JSON-compatible value) and
 /// returns every issue as `{path, code, message}`; an empty array means valid.
 #[wasm_bindgen(js_name = validateSchemaEntry, unchecked_return_type = "Issue[]")]
-pub fn validate_schema_entry(entry: JsValue, namespace: Option<String>) -> Result<JsValue, JsError> {
-    let value: serde_json::Value = serde_wasm_bindgen::from_value(entry)
-        .map_err(|e| JsError::new(&format!("the entry is not a JSON-compatible value: {e}")))?;
-    to_js(&core::validate_schema_entry(&value, &rules(namespace)))
+pub fn validate_schema_entry(
+    #[wasm_bindgen(unchecked_param_type = "unknown")] entry: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "string | null")] namespace: JsValue,
+) -> JsResult<JsValue> {
+    const AT: &str = "validateSchemaEntry";
+    let rules = rules(&namespace, AT)?;
+    let value = args::json(&entry, "validateSchemaEntry: entry")?;
+    to_js(&core::validate_schema_entry(&value, &rules))
 }
 
 /// Validates one schema entry given as JSON text; undecodable text is reported as an issue.
 #[wasm_bindgen(js_name = validateSchemaEntryJson, unchecked_return_type = "Issue[]")]
-pub fn validate_schema_entry_json(text: &str, namespace: Option<String>) -> Result<JsValue, JsError> {
-    to_js(&core::validate_schema_entry_json(text, &rules(namespace)))
+pub fn validate_schema_entry_json(
+    #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "string | null")] namespace: JsValue,
+) -> JsResult<JsValue> {
+    let text = args::text(&text, "validateSchemaEntryJson: text")?;
+    to_js(&core::validate_schema_entry_json(&text, &rules(&namespace, "validateSchemaEntryJson")?))
 }
 
 /// The default metadata namespace (`com.vendor`).
@@ -30,7 +39,7 @@ pub fn default_namespace() -> String {
 
 /// The limits of the import and profile interfaces with their documented defaults.
 #[wasm_bindgen(js_name = defaultLimits, unchecked_return_type = "Limits")]
-pub fn default_limits() -> Result<JsValue, JsError> {
+pub fn default_limits() -> JsResult<JsValue> {
     to_js(&Limits::default())
 }
 
@@ -92,8 +101,12 @@ fn event_check_dto<'a>(c: &'a core::EventCheck<'a>) -> EventCheckDto<'a> {
 /// Checks one event record (JSON text) against the import rules and returns every issue, the
 /// warnings, and what it extracted (`event`, `timeMs`, `distinctId`, `insertId`, properties).
 #[wasm_bindgen(js_name = checkEvent, unchecked_return_type = "EventCheck")]
-pub fn check_event(record: &str, #[wasm_bindgen(unchecked_param_type = "EventOptions | undefined")] options: JsValue) -> Result<JsValue, JsError> {
-    let options: EventOptions = opt_from_js(options, "options")?;
+pub fn check_event(
+    #[wasm_bindgen(unchecked_param_type = "string")] record: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "EventOptions")] options: JsValue,
+) -> JsResult<JsValue> {
+    let record = args::text(&record, "checkEvent: record (the event's JSON text; JSON.stringify an object)")?;
+    let options: EventOptions = args::opt_typed(&options, "checkEvent: options")?;
     let limits = options.limits();
     let checked = core::check_event(record.as_bytes(), &limits, options.now_ms());
     to_js(&event_check_dto(&checked))
@@ -110,17 +123,24 @@ struct ProfileOptions {
 
 /// Validates one profile update (`{$token, $distinct_id, <one operation>}`) given as JSON text.
 #[wasm_bindgen(js_name = validateProfileUpdateJson, unchecked_return_type = "Issue[]")]
-pub fn validate_profile_update_json(text: &str, #[wasm_bindgen(unchecked_param_type = "ProfileOptions | undefined")] options: JsValue) -> Result<JsValue, JsError> {
-    let o: ProfileOptions = opt_from_js(options, "options")?;
+pub fn validate_profile_update_json(
+    #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "ProfileOptions")] options: JsValue,
+) -> JsResult<JsValue> {
+    let text = args::text(&text, "validateProfileUpdateJson: text")?;
+    let o: ProfileOptions = args::opt_typed(&options, "validateProfileUpdateJson: options")?;
     let token = if o.token_optional { core::TokenRule::Optional } else { core::TokenRule::Required };
-    to_js(&core::validate_profile_update_json(text, &o.limits.unwrap_or_default(), token))
+    to_js(&core::validate_profile_update_json(&text, &o.limits.unwrap_or_default(), token))
 }
 
 /// Validates one profile update given as an object.
 #[wasm_bindgen(js_name = validateProfileUpdate, unchecked_return_type = "Issue[]")]
-pub fn validate_profile_update(update: JsValue, #[wasm_bindgen(unchecked_param_type = "ProfileOptions | undefined")] options: JsValue) -> Result<JsValue, JsError> {
-    let value: serde_json::Value = from_js(update, "the update")?;
-    let o: ProfileOptions = opt_from_js(options, "options")?;
+pub fn validate_profile_update(
+    #[wasm_bindgen(unchecked_param_type = "unknown")] update: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "ProfileOptions")] options: JsValue,
+) -> JsResult<JsValue> {
+    let value = args::json(&update, "validateProfileUpdate: update")?;
+    let o: ProfileOptions = args::opt_typed(&options, "validateProfileUpdate: options")?;
     let token = if o.token_optional { core::TokenRule::Optional } else { core::TokenRule::Required };
     to_js(&core::validate_profile_update(&value, &o.limits.unwrap_or_default(), token))
 }
@@ -146,11 +166,15 @@ struct ImportBodyDto {
 /// Checks a whole uncompressed import body (JSON array or NDJSON) as the import would in strict
 /// mode: request limits, framing, then every record; returns the answer it would give.
 #[wasm_bindgen(js_name = checkImportBody, unchecked_return_type = "ImportBodyCheck")]
-pub fn check_import_body(body: &[u8], #[wasm_bindgen(unchecked_param_type = "BodyOptions | undefined")] options: JsValue) -> Result<JsValue, JsError> {
-    let o: BodyOptions = opt_from_js(options, "options")?;
+pub fn check_import_body(
+    #[wasm_bindgen(unchecked_param_type = "Uint8Array | ArrayBuffer | string")] body: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "BodyOptions")] options: JsValue,
+) -> JsResult<JsValue> {
+    let body = args::bytes(&body, "checkImportBody: body")?;
+    let o: BodyOptions = args::opt_typed(&options, "checkImportBody: options")?;
     let limits = o.limits.clone().unwrap_or_default();
     let now = o.now_ms.unwrap_or_else(js_sys::Date::now) as i64;
-    let dto = match core::check_import_body(body, o.format, &limits, now) {
+    let dto = match core::check_import_body(&body, o.format, &limits, now) {
         Ok(checked) => {
             let response = checked.response();
             ImportBodyDto { status: response.code, response, valid: checked.valid, records: checked.records.len() }
@@ -160,16 +184,37 @@ pub fn check_import_body(body: &[u8], #[wasm_bindgen(unchecked_param_type = "Bod
     to_js(&dto)
 }
 
-/// Gzips bytes at `level` (0–9, default 6).
+/// Gzips bytes (a string is taken as its UTF-8) at `level` (0–9, default 6).
 #[wasm_bindgen]
-pub fn gzip(data: &[u8], level: Option<u32>) -> Vec<u8> {
-    core::gzip(data, level.unwrap_or(6))
+pub fn gzip(
+    #[wasm_bindgen(unchecked_param_type = "Uint8Array | ArrayBuffer | string")] data: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "number | null")] level: JsValue,
+) -> JsResult<Vec<u8>> {
+    let data = args::bytes(&data, "gzip: data")?;
+    let level = match args::opt_number(&level, "gzip: level")? {
+        None => 6,
+        Some(l) if l.fract() == 0.0 && (0.0..=9.0).contains(&l) => l as u32,
+        Some(l) => return Err(args::range_error(&format!("gzip: level must be a whole number from 0 to 9, got {l}"))),
+    };
+    Ok(core::gzip(&data, level))
 }
 
 /// Gunzips bytes, failing past `maxBytes` (default: the 10 MB request limit).
 #[wasm_bindgen]
-pub fn gunzip(data: &[u8], max_bytes: Option<usize>) -> Result<Vec<u8>, JsError> {
-    core::gunzip(data, max_bytes.unwrap_or(Limits::default().max_request_bytes)).map_err(|e| JsError::new(&e.to_string()))
+pub fn gunzip(
+    #[wasm_bindgen(unchecked_param_type = "Uint8Array | ArrayBuffer")] data: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "number | null")] max_bytes: JsValue,
+) -> JsResult<Vec<u8>> {
+    if data.is_string() {
+        return Err(type_error("gunzip: data must be gzip bytes (a Uint8Array, Buffer or ArrayBuffer), got a string"));
+    }
+    let data = args::bytes(&data, "gunzip: data")?;
+    let max = match args::opt_number(&max_bytes, "gunzip: maxBytes")? {
+        None => Limits::default().max_request_bytes,
+        Some(m) if m >= 0.0 => (m as usize).min(args::MAX_INPUT_BYTES as usize),
+        Some(m) => return Err(args::range_error(&format!("gunzip: maxBytes must not be negative, got {m}"))),
+    };
+    core::gunzip(&data, max).map_err(fail)
 }
 
 
@@ -177,12 +222,14 @@ pub fn gunzip(data: &[u8], max_bytes: Option<usize>) -> Result<Vec<u8>, JsError>
 /// unknown property, type mismatch, dropped, hidden.
 #[wasm_bindgen(js_name = checkAgainstDictionary, unchecked_return_type = "DictionaryFindings")]
 pub fn check_against_dictionary(
-    record: &str,
+    #[wasm_bindgen(unchecked_param_type = "string")] record: JsValue,
     #[wasm_bindgen(unchecked_param_type = "SchemaEntry[]")] entries: JsValue,
-    namespace: Option<String>,
-) -> Result<JsValue, JsError> {
-    let entries: Vec<SchemaEntry> = from_js(entries, "the dictionary")?;
-    let dictionary = core::Dictionary::new(&entries, &namespace_or_default(namespace));
+    #[wasm_bindgen(unchecked_optional_param_type = "string | null")] namespace: JsValue,
+) -> JsResult<JsValue> {
+    const AT: &str = "checkAgainstDictionary";
+    let record = args::text(&record, "checkAgainstDictionary: record (the event's JSON text; JSON.stringify an object)")?;
+    let entries: Vec<SchemaEntry> = args::typed(&entries, "checkAgainstDictionary: entries (the dictionary)")?;
+    let dictionary = core::Dictionary::new(&entries, &namespace_or_default(&namespace, AT)?);
     // The time rule does not matter here: only the extracted fields are used.
     let checked = core::check_event(record.as_bytes(), &Limits::default(), i64::MAX / 2);
     to_js(&core::check_against_dictionary(&checked, &dictionary))
@@ -190,9 +237,12 @@ pub fn check_against_dictionary(
 
 /// The dictionary as CSV (one row per entity, then one per property; round-trips exactly).
 #[wasm_bindgen(js_name = dictionaryToCsv)]
-pub fn dictionary_to_csv(#[wasm_bindgen(unchecked_param_type = "SchemaEntry[]")] entries: JsValue, namespace: Option<String>) -> Result<String, JsError> {
-    let entries: Vec<SchemaEntry> = from_js(entries, "the dictionary")?;
-    Ok(core::dictionary_to_csv(&entries, &namespace_or_default(namespace)))
+pub fn dictionary_to_csv(
+    #[wasm_bindgen(unchecked_param_type = "SchemaEntry[]")] entries: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "string | null")] namespace: JsValue,
+) -> JsResult<String> {
+    let entries: Vec<SchemaEntry> = args::typed(&entries, "dictionaryToCsv: entries (the dictionary)")?;
+    Ok(core::dictionary_to_csv(&entries, &namespace_or_default(&namespace, "dictionaryToCsv")?))
 }
 
 #[derive(Serialize)]
@@ -203,8 +253,12 @@ struct CsvImportDto {
 
 /// Reads a dictionary from CSV; returns `{entries, issues}` (entries empty when there are issues).
 #[wasm_bindgen(js_name = dictionaryFromCsv, unchecked_return_type = "{ entries: SchemaEntry[]; issues: Issue[] }")]
-pub fn dictionary_from_csv(text: &str, namespace: Option<String>) -> Result<JsValue, JsError> {
-    let dto = match core::dictionary_from_csv(text, &namespace_or_default(namespace)) {
+pub fn dictionary_from_csv(
+    #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "string | null")] namespace: JsValue,
+) -> JsResult<JsValue> {
+    let text = args::text(&text, "dictionaryFromCsv: text")?;
+    let dto = match core::dictionary_from_csv(&text, &namespace_or_default(&namespace, "dictionaryFromCsv")?) {
         Ok(entries) => CsvImportDto { entries, issues: Vec::new() },
         Err(issues) => CsvImportDto { entries: Vec::new(), issues },
     };
@@ -213,16 +267,23 @@ pub fn dictionary_from_csv(text: &str, namespace: Option<String>) -> Result<JsVa
 
 /// Validates a batch-upload body `{entries, truncate}`.
 #[wasm_bindgen(js_name = validateBatchBody, unchecked_return_type = "Issue[]")]
-pub fn validate_batch_body(body: JsValue, namespace: Option<String>) -> Result<JsValue, JsError> {
-    let value: serde_json::Value = from_js(body, "the body")?;
-    to_js(&core::validate_batch_body(&value, &rules(namespace)))
+pub fn validate_batch_body(
+    #[wasm_bindgen(unchecked_param_type = "unknown")] body: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "string | null")] namespace: JsValue,
+) -> JsResult<JsValue> {
+    let rules = rules(&namespace, "validateBatchBody")?;
+    let value = args::json(&body, "validateBatchBody: body")?;
+    to_js(&core::validate_batch_body(&value, &rules))
 }
 
 /// The draft-07 JSON Schema of one entry.
 #[wasm_bindgen(js_name = entityJsonSchema, unchecked_return_type = "Record<string, unknown>")]
-pub fn entity_json_schema(#[wasm_bindgen(unchecked_param_type = "SchemaEntry")] entry: JsValue, namespace: Option<String>) -> Result<JsValue, JsError> {
-    let entry: SchemaEntry = from_js(entry, "the entry")?;
-    to_js(&core::entity_json_schema(&entry, &namespace_or_default(namespace)))
+pub fn entity_json_schema(
+    #[wasm_bindgen(unchecked_param_type = "SchemaEntry")] entry: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "string | null")] namespace: JsValue,
+) -> JsResult<JsValue> {
+    let entry: SchemaEntry = args::typed(&entry, "entityJsonSchema: entry")?;
+    to_js(&core::entity_json_schema(&entry, &namespace_or_default(&namespace, "entityJsonSchema")?))
 }
 
 /// What turns dictionary `old` into `new`: added entries, removed keys, changed fields.
@@ -230,9 +291,9 @@ pub fn entity_json_schema(#[wasm_bindgen(unchecked_param_type = "SchemaEntry")] 
 pub fn diff_dictionaries(
     #[wasm_bindgen(unchecked_param_type = "SchemaEntry[]")] old: JsValue,
     #[wasm_bindgen(unchecked_param_type = "SchemaEntry[]")] new: JsValue,
-) -> Result<JsValue, JsError> {
-    let old: Vec<SchemaEntry> = from_js(old, "the old dictionary")?;
-    let new: Vec<SchemaEntry> = from_js(new, "the new dictionary")?;
+) -> JsResult<JsValue> {
+    let old: Vec<SchemaEntry> = args::typed(&old, "diffDictionaries: old (the old dictionary)")?;
+    let new: Vec<SchemaEntry> = args::typed(&new, "diffDictionaries: new (the new dictionary)")?;
     to_js(&core::diff_dictionaries(&old, &new))
 }
 

@@ -3,7 +3,7 @@
 //! number, a size and the packed input positions; bodies never do.
 
 use crate::requests::{ProjectIdDto, StatusContextDto};
-use crate::{opt_from_js, to_js};
+use crate::{args, to_js, JsResult};
 use datadict_core as core;
 use serde::Deserialize;
 use wasm_bindgen::prelude::*;
@@ -34,8 +34,8 @@ pub struct Upload {
 #[wasm_bindgen]
 impl Upload {
     #[wasm_bindgen(constructor)]
-    pub fn new(#[wasm_bindgen(unchecked_param_type = "UploadOptions | undefined")] options: JsValue) -> Result<Upload, JsError> {
-        let o: UploadOptionsDto = opt_from_js(options, "options")?;
+    pub fn new(#[wasm_bindgen(unchecked_optional_param_type = "UploadOptions")] options: JsValue) -> JsResult<Upload> {
+        let o: UploadOptionsDto = args::opt_typed(&options, "new Upload: options")?;
         let options = core::UploadOptions {
             concurrency: o.concurrency.unwrap_or(8),
             retry: o.retry_policy.unwrap_or_default(),
@@ -49,14 +49,20 @@ impl Upload {
     /// `Float64Array` of `nextBatchPacked`, copied in once); answers `queued`, `alreadyAcknowledged` (skip it) or
     /// `duplicate`.
     #[wasm_bindgen(unchecked_return_type = "\"queued\" | \"alreadyAcknowledged\" | \"duplicate\"")]
-    pub fn register(&mut self, sequence: f64, uncompressed_bytes: f64, positions: &[f64]) -> String {
-        let meta = core::BatchMeta { sequence: sequence as u64, uncompressed_bytes: uncompressed_bytes as usize, positions: crate::unpack_positions(positions) };
-        match self.inner.register(meta) {
+    pub fn register(
+        &mut self,
+        sequence: f64,
+        uncompressed_bytes: f64,
+        #[wasm_bindgen(unchecked_param_type = "Float64Array | RecordPos[]")] positions: JsValue,
+    ) -> JsResult<String> {
+        let positions = crate::positions_arg(&positions, "Upload.register: positions")?;
+        let meta = core::BatchMeta { sequence: sequence as u64, uncompressed_bytes: uncompressed_bytes as usize, positions };
+        Ok(match self.inner.register(meta) {
             core::Registered::Queued => "queued",
             core::Registered::AlreadyAcknowledged => "alreadyAcknowledged",
             core::Registered::Duplicate => "duplicate",
         }
-        .to_owned()
+        .to_owned())
     }
 
     /// Whether to produce another batch: nothing waits for a slot and one is free.
@@ -81,10 +87,20 @@ impl Upload {
     /// `null` and the network's reason as `body`; `retryAfter` is the raw header. Returns what it
     /// means, or `undefined` when that batch is not being sent.
     #[wasm_bindgen(unchecked_return_type = "UploadOutcome | undefined")]
-    pub fn answer(&mut self, sequence: f64, status: Option<u16>, body: &str, retry_after: Option<String>, now_ms: f64, random: f64) -> Result<JsValue, JsError> {
+    pub fn answer(
+        &mut self,
+        sequence: f64,
+        status: Option<u16>,
+        #[wasm_bindgen(unchecked_param_type = "string")] body: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string | null | undefined")] retry_after: JsValue,
+        now_ms: f64,
+        random: f64,
+    ) -> JsResult<JsValue> {
+        let body = args::text(&body, "Upload.answer: body")?;
+        let retry_after = args::opt_text(&retry_after, "Upload.answer: retryAfter")?;
         let reply = match status {
             Some(status) => core::Reply::Answer { status, body: body.as_bytes(), retry_after: retry_after.as_deref() },
-            None => core::Reply::NetworkError(body),
+            None => core::Reply::NetworkError(&body),
         };
         match self.inner.answer(sequence as u64, reply, now_ms as i64, random) {
             Some(outcome) => to_js(&outcome),
@@ -94,7 +110,7 @@ impl Upload {
 
     /// Stops sending; returns the batches that were waiting to be sent again, now failed.
     #[wasm_bindgen(unchecked_return_type = "UploadFailed[]")]
-    pub fn cancel(&mut self) -> Result<JsValue, JsError> {
+    pub fn cancel(&mut self) -> JsResult<JsValue> {
         to_js(&self.inner.cancel())
     }
 
@@ -110,7 +126,7 @@ impl Upload {
     }
 
     #[wasm_bindgen(unchecked_return_type = "UploadSummary")]
-    pub fn summary(&self) -> Result<JsValue, JsError> {
+    pub fn summary(&self) -> JsResult<JsValue> {
         to_js(&self.inner.summary())
     }
 }
@@ -131,7 +147,9 @@ export interface UploadOptions {
   acknowledged?: number[];
 }
 
-export type UploadStop = "invalid_request" | "unauthorized" | "too_large" | "not_retryable" | "too_many_attempts" | "cancelled";
+/** Why a batch failed; `unexpected_answer`: a 2xx that is not the import's answer (a proxy's page,
+ * an empty body); `short_count`: an answer counting fewer records than were sent. */
+export type UploadStop = "invalid_request" | "unauthorized" | "too_large" | "not_retryable" | "too_many_attempts" | "cancelled" | "unexpected_answer" | "short_count";
 
 export interface UploadFailed {
   sequence: number;
@@ -143,6 +161,10 @@ export interface UploadFailed {
   reason: UploadStop;
   /** What happened and what to do. */
   message: string;
+  /** Records the answer counted as imported (only a `short_count` has any). */
+  imported: number;
+  /** Records the answer refused, with their input positions (a `short_count` of a 400). */
+  failed: FailedInput[];
 }
 
 export type UploadOutcome =

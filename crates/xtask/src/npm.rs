@@ -45,15 +45,19 @@ pub fn build() -> anyhow::Result<PathBuf> {
         step(&format!("wasm-bindgen --target {target} -> {OUT}/{dir}"));
         run(Command::new(&bindgen).args(["--target", target, "--out-dir"]).arg(out.join(dir)).arg(&wasm))?;
     }
+    share_wasm(out)?;
     write_esm_wrapper(out)?;
     for dir in JS_DIRS {
         copy_dir(&Path::new(CRATE_DIR).join("npm").join(dir), &out.join(dir))?;
     }
     write_node_entries(out)?;
+    write_web_entry(out)?;
     let version = read_version()?;
     std::fs::write(out.join("package.json"), package_json(&version))?;
-    std::fs::copy(Path::new(CRATE_DIR).join("npm/README.md"), out.join("README.md"))
-        .context("cannot copy crates/datadict-wasm/npm/README.md")?;
+    for file in ["README.md", "LICENSE", "LICENSE-MIT", "LICENSE-APACHE"] {
+        std::fs::copy(Path::new(CRATE_DIR).join("npm").join(file), out.join(file))
+            .with_context(|| format!("cannot copy crates/datadict-wasm/npm/{file}"))?;
+    }
     println!("    package ready in {OUT}/ (version {version})");
     Ok(out.to_path_buf())
 }
@@ -83,6 +87,72 @@ fn write_esm_wrapper(out: &Path) -> anyhow::Result<()> {
     text.push_str("export * from \"../lib/importer.mjs\";\n");
     text.push_str("export default cjs;\n");
     std::fs::write(out.join("node/index.mjs"), text)?;
+    Ok(())
+}
+
+/// Both builds hold the same wasm module: the Node one reads the web one's file, so the package
+/// ships it once. The line wasm-bindgen writes to find the file is checked, so a new version that
+/// writes another one fails here instead of shipping a broken package.
+fn share_wasm(out: &Path) -> anyhow::Result<()> {
+    let node = out.join("node");
+    let wasm = format!("{STEM}_bg.wasm");
+    let same = std::fs::read(node.join(&wasm))? == std::fs::read(out.join("web").join(&wasm))?;
+    anyhow::ensure!(same, "the nodejs and web builds of wasm-bindgen hold different wasm modules; ship both");
+    let glue_path = node.join(format!("{STEM}.js"));
+    let glue = std::fs::read_to_string(&glue_path)?;
+    let line = format!("const wasmPath = `${{__dirname}}/{wasm}`;");
+    anyhow::ensure!(glue.contains(&line), "the Node glue no longer has `{line}`: update share_wasm in crates/xtask/src/npm.rs");
+    std::fs::write(&glue_path, glue.replace(&line, &format!("const wasmPath = `${{__dirname}}/../web/{wasm}`;")))?;
+    std::fs::remove_file(node.join(&wasm))?;
+    std::fs::remove_file(node.join(format!("{STEM}_bg.wasm.d.ts")))?;
+    Ok(())
+}
+
+/// The browser entry (`import ... from "datadict"` under a bundler's `browser` condition): the
+/// web build and the importer under one name. Every function and class checks that `init()` has
+/// loaded the wasm module and otherwise says so, instead of failing inside the glue; the importer's
+/// functions load it themselves. The names are read from the generated module, as for Node.
+fn write_web_entry(out: &Path) -> anyhow::Result<()> {
+    let glue = std::fs::read_to_string(out.join("web").join(format!("{STEM}.js")))?;
+    let mut text = format!(
+        "// The browser entry of `datadict`: the web build, each export checking that `init()` loaded the\n\
+         // wasm module first, and the importer (which loads it itself).\n\
+         import init, {{ initSync }} from \"./{STEM}.js\";\n\
+         import * as glue from \"./{STEM}.js\";\n\n\
+         let ready = false;\n\
+         function loaded(name) {{\n\
+         \x20 if (ready) return;\n\
+         \x20 try {{\n\
+         \x20   glue.defaultNamespace();\n\
+         \x20   ready = true;\n\
+         \x20 }} catch {{\n\
+         \x20   throw new Error(`datadict: ${{name}} needs the wasm module: call \\`await init()\\` (the default export) first, once`);\n\
+         \x20 }}\n\
+         }}\n\n\
+         export default init;\n\
+         export {{ initSync }};\n\
+         export {{ importEvents, importProfiles, fetchDictionary, ImportError, loadImporter }} from \"../lib/importer.web.mjs\";\n"
+    );
+    let mut names = 0;
+    for l in glue.lines() {
+        if let Some(rest) = l.strip_prefix("export function ") {
+            let name = rest.split('(').next().unwrap_or_default();
+            text.push_str(&format!("export function {name}(...args) {{\n  loaded(\"{name}\");\n  return glue.{name}(...args);\n}}\n"));
+            names += 1;
+        } else if let Some(rest) = l.strip_prefix("export class ") {
+            let name = rest.split([' ', '{']).next().unwrap_or_default();
+            text.push_str(&format!(
+                "export class {name} extends glue.{name} {{\n  constructor(...args) {{\n    loaded(\"new {name}\");\n    super(...args);\n  }}\n}}\n"
+            ));
+            names += 1;
+        }
+    }
+    anyhow::ensure!(names > 10 && text.contains("function defaultNamespace("), "found too few exports in the generated web module");
+    std::fs::write(out.join("web/index.js"), text)?;
+    std::fs::write(
+        out.join("web/index.d.ts"),
+        format!("export * from \"./{STEM}\";\nexport {{ default }} from \"./{STEM}\";\nexport * from \"../lib/importer\";\n"),
+    )?;
     Ok(())
 }
 
@@ -132,13 +202,16 @@ fn package_json(version: &str) -> String {
   "license": "MIT OR Apache-2.0",
   "engines": {{ "node": ">=18" }},
   "main": "./node/index.cjs",
-  "module": "./web/{STEM}.js",
+  "module": "./web/index.js",
   "types": "./node/index.d.ts",
   "bin": {{ "datadict": "./bin/datadict.js" }},
   "exports": {{
     ".": {{
+      "browser": {{
+        "types": "./web/index.d.ts",
+        "default": "./web/index.js"
+      }},
       "types": "./node/index.d.ts",
-      "browser": "./web/{STEM}.js",
       "import": "./node/index.mjs",
       "require": "./node/index.cjs"
     }},
@@ -154,7 +227,7 @@ fn package_json(version: &str) -> String {
     }},
     "./package.json": "./package.json"
   }},
-  "files": ["node/", "web/", "lib/", "bin/", "README.md"],
+  "files": ["node/", "web/", "lib/", "bin/", "README.md", "LICENSE", "LICENSE-MIT", "LICENSE-APACHE"],
   "sideEffects": ["./web/{STEM}.js"],
   "keywords": ["analytics", "data-dictionary", "events", "import", "wasm"]
 }}

@@ -235,6 +235,34 @@ fn scripts() {
                 Next(3_000, None),
             ],
         ),
+        (
+            "a 200 that is not the import's answer (a proxy's page, an empty body) fails the batch and stops",
+            options(4, true),
+            vec![
+                Register(0, 3, Registered::Queued),
+                Register(1, 3, Registered::Queued),
+                Next(0, Some((0, 1))),
+                Next(0, Some((1, 1))),
+                Reply(0, 1, Status(200, "<html>proxy ok</html>"), Failed(Stop::UnexpectedAnswer, "could not be read: `<html>proxy ok</html>`, not the import's answer; check that the base URL")),
+                Reply(1, 1, Status(200, ""), Failed(Stop::UnexpectedAnswer, "an empty body, not the import's answer")),
+                Wants(false, true),
+            ],
+        ),
+        (
+            "a 200 without num_records_imported is not taken as all of them",
+            options(4, false),
+            vec![Register(0, 3, Registered::Queued), Next(0, Some((0, 1))), Reply(0, 1, Status(200, r#"{"code":200,"status":"OK"}"#), Failed(Stop::UnexpectedAnswer, "not the import's answer"))],
+        ),
+        (
+            "a count short of what was sent fails the batch, which stays unacknowledged",
+            options(4, true),
+            vec![
+                Register(0, 5, Registered::Queued),
+                Next(0, Some((0, 1))),
+                Reply(0, 1, Status(200, OK3), Failed(Stop::ShortCount, "counted 3 of the 5 records sent from input lines 1 to 5; the other 2 are not known to be stored")),
+                Wants(false, true),
+            ],
+        ),
     ];
     for (name, options, script) in cases {
         check(name, &mut Upload::new(options), &script);
@@ -275,13 +303,28 @@ fn a_resumed_upload_skips_what_a_cancelled_one_had_acknowledged() {
             Next(0, Some((0, 1))),
             Next(0, Some((2, 1))),
             Reply(0, 1, Status(200, OK3), Ack(3, &[])),
-            Reply(2, 1, Status(200, r#"{"code":200,"status":"OK"}"#), Ack(3, &[])),
+            Reply(2, 1, Status(200, OK3), Ack(3, &[])),
             Wants(true, true),
         ],
     );
     assert_eq!(resumed.acknowledged(), [0, 1, 2]);
     let s = resumed.summary();
     assert_eq!((s.batches_acknowledged, s.records_sent, s.records_imported, s.bytes_acknowledged, s.requests), (2, 6, 6, 600, 2));
+}
+
+#[test]
+fn a_short_count_keeps_what_was_counted_and_refused() {
+    let mut upload = Upload::new(options(1, true));
+    upload.register(meta(0, 5));
+    upload.next_send(0);
+    let body = br#"{"code":400,"error":"x","failed_records":[{"index":4,"$insert_id":"e","field":"f","message":"m"}],"num_records_imported":2,"status":"Bad Request"}"#;
+    let Some(Outcome::Failed(f)) = upload.answer(0, Reply::Answer { status: 400, body, retry_after: None }, 0, 0.5) else { panic!("failed") };
+    assert_eq!((f.reason, f.imported, f.failed.len(), f.records), (Stop::ShortCount, 2, 1, 5));
+    assert!(f.message.contains("counted 2 and refused 1 of the 5 records"), "{}", f.message);
+    assert_eq!(f.failed[0].pos, Some(RecordPos { index: 4, line: 5 }));
+    assert!(upload.acknowledged().is_empty());
+    let s = upload.summary();
+    assert_eq!((s.records_imported, s.batches_failed, s.stopped), (2, 1, true));
 }
 
 #[test]

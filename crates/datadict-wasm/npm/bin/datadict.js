@@ -15,12 +15,16 @@ const fs = require("node:fs");
 const { parseArgs } = require("node:util");
 const wasm = require("../node/datadict_wasm.js");
 const { loadImporter } = require("../lib/importer.js");
+const { UsageError, int, redact, connection, hasServiceAccount, fmt, mb, table, urlOf, apiRequest } = require("../lib/cli-common.js");
+const { readDictionaryFile, runSchemas } = require("../lib/cli-schemas.js");
 
 const USAGE = `usage: datadict <command> [options]
 
 commands:
-  validate FILE            check events (or --profiles) against the import rules and, with a
-                           connection or --dictionary FILE, the project's dictionary; exit 1 on problems
+  validate FILE...         check events (or --profiles) against the import rules and, with a
+                           service account or --dictionary FILE, the project's dictionary; exit 1
+                           when a record breaks a rule or has no_schema, unknown_property or
+                           type_mismatch (hidden and dropped data are reported, never fail)
   import FILE              import events (or --profiles) with a live progress line
   schemas pull FILE        write the project's dictionary to FILE (.json or .csv)
   schemas diff FILE        show what pushing FILE would change; exit 1 when it differs
@@ -37,6 +41,7 @@ connection (or environment variables):
   --project-id N           DATADICT_PROJECT_ID
   --username U --secret S  DATADICT_USERNAME / DATADICT_SECRET (a service account)
   --token T                DATADICT_TOKEN (the project token; imports only)
+  --timeout SECONDS        how long one request may take before it is retried (default 60)
 
 import and validate:
   --profiles               the file holds profile updates ($distinct_id + one operation)
@@ -47,6 +52,8 @@ import and validate:
   --check-dictionary       fetch the project's dictionary and check against it
   --no-strict              import without strict mode
   --dry-run                validate and batch, send nothing
+  --max-attempts N         attempts per request before giving up (default 10)
+  --progress               show the progress line for validate too
   --json                   print the result as JSON
   --namespace NS           the dictionary's metadata key (default com.vendor)
 
@@ -57,8 +64,10 @@ violations:
                            repeat it or separate codes with commas
   --json                   print the server's summary as JSON (the exit code is the same)
 
+  --version                print the package's version
+
 exit codes: 0 ok, 1 problems found (invalid records, a diff, violations), 2 usage error,
-3 server or network error
+3 server or network error (also an import the server did not confirm whole)
 `;
 
 const OPTIONS = {
@@ -84,6 +93,8 @@ const OPTIONS = {
   truncate: { type: "boolean" },
   progress: { type: "boolean" },
   "max-attempts": { type: "string" },
+  timeout: { type: "string" },
+  version: { type: "boolean" },
   since: { type: "string" },
   until: { type: "string" },
   "fail-on": { type: "string", multiple: true },
@@ -91,76 +102,9 @@ const OPTIONS = {
   help: { type: "boolean", short: "h" },
 };
 
-class UsageError extends Error {}
-
-function int(value, name) {
-  if (value == null) return undefined;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new UsageError(`--${name} must be a whole number (got \`${value}\`)`);
-  return n;
-}
-
-function connection(v, { needCredentials = true } = {}) {
-  const env = process.env;
-  const c = {
-    baseUrl: v["base-url"] ?? env.DATADICT_BASE_URL,
-    region: v.region ?? env.DATADICT_REGION,
-    projectId: v["project-id"] ?? env.DATADICT_PROJECT_ID,
-    username: v.username ?? env.DATADICT_USERNAME,
-    secret: v.secret ?? env.DATADICT_SECRET,
-    token: v.token ?? env.DATADICT_TOKEN,
-    namespace: v.namespace,
-  };
-  if (v.endpoints) c.endpoints = JSON.parse(fs.readFileSync(v.endpoints, "utf8"));
-  if (!needCredentials) return c;
-  if (!c.baseUrl && !c.endpoints) throw new UsageError("no server: pass --base-url (or set DATADICT_BASE_URL)");
-  if (!c.username && !c.token) throw new UsageError("no credentials: pass --username and --secret of a service account, or --token");
-  if (c.username && !c.projectId) throw new UsageError("no project: pass --project-id (or set DATADICT_PROJECT_ID)");
-  if (c.username) c.credentials = { kind: "serviceAccount", username: c.username, secret: c.secret ?? "" };
-  else c.credentials = { kind: "projectToken", token: c.token };
-  return c;
-}
-
-function hasConnection(v) {
-  const env = process.env;
-  return Boolean((v["base-url"] ?? env.DATADICT_BASE_URL) && (v.username ?? env.DATADICT_USERNAME ?? v.token ?? env.DATADICT_TOKEN));
-}
-
-function readDictionaryFile(file, namespace) {
-  const text = fs.readFileSync(file, "utf8");
-  if (file.toLowerCase().endsWith(".csv")) {
-    const { entries, issues } = wasm.dictionaryFromCsv(text, namespace);
-    if (issues.length) {
-      const lines = issues.map((i) => `  ${i.path}: ${i.message}`).join("\n");
-      throw new UsageError(`${file} is not a valid dictionary CSV:\n${lines}`);
-    }
-    return entries;
-  }
-  let value;
-  try {
-    value = JSON.parse(text);
-  } catch (e) {
-    throw new UsageError(`${file} is not JSON (${e.message}); write the dictionary as a JSON array of schema entries or as CSV`);
-  }
-  const entries = Array.isArray(value) ? value : value.results ?? value.entries;
-  if (!Array.isArray(entries)) throw new UsageError(`${file} holds no list of schema entries (a JSON array, or {"results": [...]})`);
-  return entries;
-}
-
-function writeDictionaryFile(file, entries, namespace) {
-  const sorted = [...entries].sort((a, b) => (a.entityType + "\0" + a.name).localeCompare(b.entityType + "\0" + b.name));
-  const text = file.toLowerCase().endsWith(".csv") ? wasm.dictionaryToCsv(sorted, namespace) : JSON.stringify(sorted, null, 2) + "\n";
-  fs.writeFileSync(file, text);
-}
-
-const fmt = (n) => Math.round(n).toLocaleString("en-US");
-const mb = (b) => (b / 1e6).toFixed(1);
-
-function table(rows) {
-  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => String(r[i]).length)));
-  return rows.map((r) => r.map((c, i) => (i === 0 ? String(c).padEnd(widths[i]) : String(c).padStart(widths[i]))).join("  ")).join("\n");
-}
-
+/** The dictionary findings that make `validate` exit 1: a record the dictionary does not describe.
+ * Hidden and dropped data are what the dictionary says to do, so they are reported only. */
+const VALIDATE_FAILS_ON = ["no_schema", "unknown_property", "type_mismatch"];
 function printResult(result, { kind, out = process.stdout }) {
   const c = result.counts;
   const secs = result.timings.totalMs / 1000;
@@ -176,6 +120,7 @@ function printResult(result, { kind, out = process.stdout }) {
   }
   if (c.dropped) rows.push(["dropped by the dictionary", fmt(c.dropped)]);
   rows.push(["failed", fmt(c.failed)]);
+  if (c.unconfirmed) rows.push(["sent, not confirmed by the server", fmt(c.unconfirmed)]);
   rows.push(["time", `${secs.toFixed(2)} s`]);
   if (secs > 0) rows.push(["rate", `${fmt(c.read / secs)} ${kind}/s, ${mb(c.bytesRead / secs)} MB/s`]);
   out.write(table(rows) + "\n");
@@ -224,9 +169,31 @@ function progressLine(kind) {
   };
 }
 
+/** Refuses a FILE argument that does not exist or is a folder. */
+function checkInputFile(file) {
+  let st;
+  try {
+    st = fs.statSync(file);
+  } catch {
+    throw new UsageError(`${file} does not exist`);
+  }
+  if (st.isDirectory()) throw new UsageError(`${file} is a folder; name a file of events (NDJSON or a JSON array)`);
+}
+
+async function runValidate(files, v) {
+  if (!files.length) throw new UsageError("validate needs a FILE");
+  files.forEach(checkInputFile);
+  let code = 0;
+  for (const file of files) {
+    if (files.length > 1 && !v.json) process.stdout.write(`${code || file !== files[0] ? "\n" : ""}${file}:\n`);
+    code = Math.max(code, await runImport(file, v, { validateOnly: true }));
+  }
+  return code;
+}
+
 async function runImport(file, v, { validateOnly }) {
   if (!file) throw new UsageError(`${validateOnly ? "validate" : "import"} needs a FILE`);
-  if (!fs.existsSync(file)) throw new UsageError(`${file} does not exist`);
+  checkInputFile(file);
   const kind = v.profiles ? "profiles" : "events";
   const dryRun = validateOnly || Boolean(v["dry-run"]);
   const conn = dryRun ? connection(v, { needCredentials: false }) : connection(v);
@@ -234,16 +201,20 @@ async function runImport(file, v, { validateOnly }) {
     ...conn,
     dryRun,
     strict: !v["no-strict"],
-    compressionLevel: int(v["gzip-level"], "gzip-level"),
-    concurrency: int(v.concurrency, "concurrency"),
-    maxEventsPerRequest: int(v["batch-size"], "batch-size"),
-    maxRequestBytes: int(v["batch-bytes"], "batch-bytes"),
+    compressionLevel: int(v["gzip-level"], "gzip-level", { max: 9 }),
+    concurrency: int(v.concurrency, "concurrency", { min: 1 }),
+    maxEventsPerRequest: int(v["batch-size"], "batch-size", { min: 1 }),
+    maxRequestBytes: int(v["batch-bytes"], "batch-bytes", { min: 1 }),
     checkpoint: v.checkpoint,
   };
-  if (v["max-attempts"]) options.retryPolicy = { maxAttempts: int(v["max-attempts"], "max-attempts") };
+  if (v.timeout !== undefined) options.requestTimeoutMs = int(v.timeout, "timeout", { min: 1 }) * 1000;
+  if (v["max-attempts"] !== undefined) options.retryPolicy = { maxAttempts: int(v["max-attempts"], "max-attempts", { min: 1 }) };
   if (v.dictionary) options.dictionary = readDictionaryFile(v.dictionary, v.namespace);
-  else if (v["check-dictionary"] || (validateOnly && kind === "events" && hasConnection(v))) {
+  else if (v["check-dictionary"] || (validateOnly && kind === "events" && hasServiceAccount(v))) {
+    if (!hasServiceAccount(v)) throw new UsageError("--check-dictionary reads the project's dictionary, which needs a service account: pass --username and --secret (a project token only imports)");
     options.dictionary = await (await loadImporter()).fetchDictionary(connection(v));
+  } else if (validateOnly && kind === "events" && (v.token ?? process.env.DATADICT_TOKEN) && !v.json) {
+    process.stderr.write("note: not checked against the project's dictionary: reading it needs a service account (--username and --secret), or pass --dictionary FILE\n");
   }
   const progress = !v.json && (v.progress || !validateOnly) ? progressLine(kind) : null;
   if (progress) options.onProgress = progress.onProgress;
@@ -259,83 +230,15 @@ async function runImport(file, v, { validateOnly }) {
   }
   if (v.json) process.stdout.write(JSON.stringify(result) + "\n");
   else printResult(result, { kind });
-  return result.counts.failed > 0 ? 1 : 0;
-}
-
-/** The URL of `operation` (with `extra` fields such as `since`) for the connection's project. */
-function urlOf(conn, operation, extra = {}) {
-  const endpoints = conn.endpoints ?? wasm.singleHostEndpoints(conn.baseUrl);
-  return wasm.operationUrl({ endpoints, region: conn.region ?? "default", operation, projectId: Number(conn.projectId), ...extra });
-}
-
-const schemaRequest = (conn, method, body) => apiRequest(conn, method, urlOf(conn, "schemas"), body);
-
-/** A JSON request of the application API with the service account; resolves to the parsed body. */
-async function apiRequest(conn, method, url, body) {
-  const headers = { accept: "application/json", authorization: wasm.authorizationHeader(conn.credentials) };
-  if (body) headers["content-type"] = "application/json";
-  // The core's words for a failed request; a write's 403 names the role that writes need.
-  const { explainStatus, explainAnswer } = await loadImporter();
-  const context = { url, projectId: conn.projectId, writes: method !== "GET" };
-  let res;
-  try {
-    res = await fetch(url, { method, headers, body: body ? JSON.stringify(body) : undefined });
-  } catch (e) {
-    throw Object.assign(new Error(explainStatus(0, e.cause?.code ?? e.message, context)), { status: 0 });
+  if (result.counts.failed > 0) return 1;
+  if (options.dictionary) {
+    const byCode = Object.fromEntries(Object.entries(result.summary?.byCode ?? {}).map(([code, t]) => [code, t.count]));
+    const hits = wasm.gateHits({ violations: { by_code: byCode }, rejected: { total: 0 } }, VALIDATE_FAILS_ON);
+    if (hits.length) {
+      if (!v.json) process.stdout.write(`\nthe dictionary does not describe every record: ${hits.map(([c, n]) => `${c} ${fmt(n)}`).join(", ")}\n`);
+      return 1;
+    }
   }
-  const text = await res.text();
-  const retryAfter = res.headers.get("retry-after");
-  if (retryAfter != null) context.retryAfterMs = wasm.parseRetryAfter(retryAfter, Date.now());
-  if (!res.ok) throw Object.assign(new Error(explainAnswer(res.status, text, context)), { status: res.status });
-  return JSON.parse(text);
-}
-
-function printDiff(diff, out = process.stdout) {
-  const key = (e) => `${e.entityType} ${e.name}`;
-  for (const e of diff.added) out.write(`+ ${key(e)}\n`);
-  for (const e of diff.removed) out.write(`- ${key(e)} (only on the server)\n`);
-  for (const c of diff.changed) {
-    out.write(`~ ${key(c.entity ?? c)}\n`);
-    for (const f of c.changes) out.write(`    ${f.path}: ${JSON.stringify(f.old ?? null)} -> ${JSON.stringify(f.new ?? null)}\n`);
-  }
-  const n = diff.added.length + diff.removed.length + diff.changed.length;
-  out.write(n ? `${diff.added.length} to add, ${diff.changed.length} to change, ${diff.removed.length} only on the server\n` : "no differences\n");
-}
-
-async function runSchemas(sub, file, v) {
-  if (!["pull", "push", "diff"].includes(sub)) throw new UsageError("schemas needs `pull`, `push` or `diff`");
-  if (!file) throw new UsageError(`schemas ${sub} needs a FILE (.json or .csv)`);
-  const conn = connection(v);
-  if (!conn.username) throw new UsageError("the schemas API needs a service account: pass --username and --secret");
-  if (sub === "pull") {
-    const body = await schemaRequest(conn, "GET");
-    writeDictionaryFile(file, body.results, v.namespace);
-    process.stdout.write(`wrote ${body.results.length} schema entries to ${file}\n`);
-    return 0;
-  }
-  const local = readDictionaryFile(file, v.namespace);
-  const issues = wasm.validateBatchBody({ entries: local, truncate: Boolean(v.truncate) }, v.namespace);
-  if (issues.length) {
-    process.stderr.write(`${file} has ${issues.length} problem(s):\n${issues.map((i) => `  ${i.path}: ${i.message}`).join("\n")}\n`);
-    return 1;
-  }
-  const remote = (await schemaRequest(conn, "GET")).results;
-  const diff = wasm.diffDictionaries(remote, local);
-  printDiff(diff);
-  const differs = diff.added.length + diff.removed.length + diff.changed.length > 0;
-  if (sub === "diff") return differs ? 1 : 0;
-  if (!differs && !v.truncate) {
-    process.stdout.write("nothing to push\n");
-    return 0;
-  }
-  if (v.truncate) process.stdout.write(`--truncate: every schema of project ${conn.projectId} is deleted first, so the server ends up with exactly ${file}\n`);
-  else if (diff.removed.length) process.stdout.write(`entries only on the server are kept; pass --truncate to delete them\n`);
-  if (v["dry-run"]) {
-    process.stdout.write("dry run: nothing pushed\n");
-    return 0;
-  }
-  const res = await schemaRequest(conn, "POST", { entries: local, truncate: Boolean(v.truncate) });
-  process.stdout.write(`pushed: ${res.results.added} added or replaced, ${res.results.deleted} deleted\n`);
   return 0;
 }
 
@@ -352,10 +255,13 @@ function failOnCodes(values) {
 }
 
 /** Refuses a `--since`/`--until` value the server would not read, before any request. */
-function checkTimeFlag(flag, value) {
-  if (value !== undefined && wasm.parseSince(value, Date.now()) === undefined) {
+function checkTimeFlag(flag, value, now) {
+  if (value === undefined) return undefined;
+  const ms = wasm.parseSince(value, now);
+  if (ms === undefined) {
     throw new UsageError(`--${flag} \`${value}\` is not a time: use a YYYY-MM-DD date, milliseconds since the epoch, or a time before now such as 10m, 2h or 7d`);
   }
+  return ms;
 }
 
 /** The `TOP` largest keys of the `by` maps (summed), as table rows with one count per map. */
@@ -397,8 +303,12 @@ async function runViolations(sub, v) {
   }
   if (v.events) throw new UsageError("--events goes with `violations reset` (it deletes the stored events)");
   const codes = failOnCodes(v["fail-on"]);
-  checkTimeFlag("since", v.since);
-  checkTimeFlag("until", v.until);
+  const now = Date.now();
+  const since = checkTimeFlag("since", v.since, now);
+  const until = checkTimeFlag("until", v.until, now);
+  if (since !== undefined && until !== undefined && since > until) {
+    throw new UsageError(`--since ${v.since} is after --until ${v.until}: the range would hold no day; swap them`);
+  }
   const url = urlOf(conn, "qualitySummary", { since: v.since, until: v.until });
   const { results: summary } = await apiRequest(conn, "GET", url);
   const hits = wasm.gateHits(summary, codes);
@@ -416,32 +326,52 @@ async function main(argv) {
     return 2;
   }
   const { values: v, positionals: [command, ...rest] } = parsed;
-  if (v.help || !command || command === "help") {
-    process.stdout.write(USAGE);
-    return command || v.help ? 0 : 2;
+  if (v.version) {
+    process.stdout.write(`${require("../package.json").version}\n`);
+    return 0;
   }
+  if (v.help || command === "help") {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  if (!command) {
+    process.stderr.write(USAGE);
+    return 2;
+  }
+  /** Refuses arguments past the `n` a command takes (a shell glob would otherwise be dropped). */
+  const atMost = (n, what) => {
+    if (rest.length > n) throw new UsageError(`${what} takes ${n === 1 ? "one FILE" : n === 2 ? "a subcommand and one FILE" : "at most one argument"}; got also \`${rest.slice(n).join(" ")}\``);
+  };
   try {
     switch (command) {
       case "validate":
-        return await runImport(rest[0], v, { validateOnly: true });
+        return await runValidate(rest, v);
       case "import":
+        atMost(1, "import");
         return await runImport(rest[0], v, { validateOnly: false });
       case "schemas":
+        atMost(2, "schemas");
         return await runSchemas(rest[0], rest[1], v);
       case "violations":
+        atMost(1, "violations");
         return await runViolations(rest[0], v);
       default:
         throw new UsageError(`unknown command \`${command}\``);
     }
   } catch (e) {
-    if (e instanceof UsageError) {
-      process.stderr.write(`datadict: ${e.message}\n\n${USAGE}`);
+    // Options the importer refused (a bad value, a checkpoint of another import) are usage errors.
+    if (e instanceof UsageError || ["bad_options", "bad_checkpoint", "bad_source", "bad_record"].includes(e.code)) {
+      process.stderr.write(`datadict: ${redact(e.message)}\n${e instanceof UsageError ? `\n${USAGE}` : ""}`);
       return 2;
     }
-    process.stderr.write(`datadict: ${e.message}\n`);
-    const r = e.result;
-    if (r) process.stderr.write(`stopped after ${fmt(r.counts.read)} read, ${fmt(r.counts.imported)} imported, ${fmt(r.counts.failed)} failed\n`);
-    return e.status !== undefined || e.name === "ImportError" ? 3 : 3;
+    process.stderr.write(`datadict: ${redact(e.message)}\n`);
+    const c = e.result?.counts;
+    if (c) {
+      const unconfirmed = c.unconfirmed ? `, ${fmt(c.unconfirmed)} sent but not confirmed` : "";
+      process.stderr.write(`stopped after ${fmt(c.read)} read, ${fmt(c.imported)} imported, ${fmt(c.failed)} failed${unconfirmed}\n`);
+    }
+    // Input that is not NDJSON or a JSON array is a problem found, not a server's failure.
+    return e.code === "bad_input" ? 1 : 3;
   }
 }
 

@@ -8,98 +8,18 @@
 // parsing, failed-record mapping, the words of a failed request) is the core's; this file only
 // moves bytes, keeps the bodies and counts.
 
+import { ImportError, redactUrl, checkBaseUrl, wholeOption } from "./importer-options.mjs";
+import { openSource, gunzipIfGzip, prettyObjectAsArray } from "./importer-sources.mjs";
+
+export { ImportError, redactUrl, checkBaseUrl };
+
 const DEFAULT_CONCURRENCY = 8;
 const DEFAULT_GZIP_LEVEL = 6;
 /// Failures kept in the result; past this only the count grows, so memory stays flat on a file
 /// that is invalid throughout.
 const DEFAULT_MAX_FAILURES = 10_000;
-/// Records of an object source are serialized into chunks of about this many bytes.
-const RECORD_CHUNK_BYTES = 256 * 1024;
-
-/** An import that stopped: `status` is the HTTP status (0 for a network failure), `result` the
- * counts up to the stop. */
-export class ImportError extends Error {
-  constructor(message, { status = 0, code = "failed", result, cause } = {}) {
-    super(message, cause ? { cause } : undefined);
-    this.name = "ImportError";
-    this.status = status;
-    this.code = code;
-    this.result = result;
-  }
-}
-
-function isBytes(x) {
-  return x instanceof Uint8Array || x instanceof ArrayBuffer || ArrayBuffer.isView(x);
-}
-
-function toBytes(x) {
-  if (x instanceof Uint8Array) return x;
-  if (x instanceof ArrayBuffer) return new Uint8Array(x);
-  if (ArrayBuffer.isView(x)) return new Uint8Array(x.buffer, x.byteOffset, x.byteLength);
-  return new TextEncoder().encode(String(x));
-}
-
-async function* readStreamChunks(stream) {
-  const reader = stream.getReader();
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) return;
-      yield toBytes(value);
-    }
-  } finally {
-    reader.releaseLock?.();
-  }
-}
-
-/// Turns any accepted source into `{chunks: AsyncIterable<Uint8Array>, totalBytes?}`.
-async function openSource(source, platform) {
-  if (typeof source === "string" || (typeof URL !== "undefined" && source instanceof URL)) {
-    if (!platform.openFile) throw new ImportError("a file path needs Node; in a browser pass a Blob or a ReadableStream", { code: "bad_source" });
-    return platform.openFile(source);
-  }
-  if (source && typeof source.stream === "function" && typeof source.size === "number") {
-    return { chunks: readStreamChunks(source.stream()), totalBytes: source.size };
-  }
-  if (source && typeof source.getReader === "function") {
-    return { chunks: readStreamChunks(source) };
-  }
-  const iterable = source?.[Symbol.asyncIterator] ? source : source?.[Symbol.iterator] && typeof source !== "string" ? source : null;
-  if (!iterable) {
-    throw new ImportError("the source must be a file path, a Node readable, an (async) iterable of records or byte chunks, a Blob or a ReadableStream", { code: "bad_source" });
-  }
-  return { chunks: normalizeIterable(iterable) };
-}
-
-/// Byte chunks pass through; records (objects) become NDJSON, one per line, so that line N of the
-/// report is the N-th record.
-async function* normalizeIterable(iterable) {
-  const encoder = new TextEncoder();
-  let pending = [];
-  let size = 0;
-  for await (const item of iterable) {
-    if (isBytes(item)) {
-      if (pending.length) {
-        yield encoder.encode(pending.join(""));
-        pending = [];
-        size = 0;
-      }
-      yield toBytes(item);
-    } else if (typeof item === "string") {
-      yield encoder.encode(item);
-    } else {
-      const line = JSON.stringify(item) + "\n";
-      pending.push(line);
-      size += line.length;
-      if (size >= RECORD_CHUNK_BYTES) {
-        yield encoder.encode(pending.join(""));
-        pending = [];
-        size = 0;
-      }
-    }
-  }
-  if (pending.length) yield encoder.encode(pending.join(""));
-}
+/// How long one request may take before it counts as a network error (and is retried).
+const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
 
 function credentialsOf(options) {
   if (options.credentials) return options.credentials;
@@ -110,7 +30,7 @@ function credentialsOf(options) {
 
 function endpointsOf(wasm, options) {
   if (options.endpoints) return options.endpoints;
-  if (options.baseUrl) return wasm.singleHostEndpoints(String(options.baseUrl));
+  if (options.baseUrl) return wasm.singleHostEndpoints(checkBaseUrl(options.baseUrl));
   throw new ImportError("no server given: pass `baseUrl` (a datadict server's origin) or `endpoints` (every region's bases) with `region`", { code: "bad_options" });
 }
 
@@ -123,11 +43,25 @@ export function makeImporter(wasm, platform = {}) {
   /** The core's words for an answer's status and raw body text. */
   const explainAnswer = (status, body, context) => wasm.explainAnswer(status, body ?? "", context);
 
+  /** An operation's URL; `endpoints` or `region` of the wrong shape is a usage error. */
+  const urlOf = (request) => {
+    try {
+      return wasm.operationUrl(request);
+    } catch (e) {
+      throw new ImportError(`the endpoints or region cannot give a URL (${e.message}); endpoints need \`app\` and \`ingest\` bases for default, eu and in, and \`migrate\`; region is default, eu or in`, { code: "bad_options", cause: e });
+    }
+  };
+
   /** GET the project's dictionary (every schema entry) from the schemas API. */
   async function fetchDictionary(options) {
     const credentials = credentialsOf(options);
     const endpoints = endpointsOf(wasm, options);
-    const url = wasm.operationUrl({ endpoints, region: options.region ?? "default", operation: "schemas", projectId: Number(options.projectId) });
+    const projectId = wholeOption(options.projectId, "projectId", { min: 1 });
+    if (projectId == null) throw new ImportError("no project: pass `projectId` to read its dictionary", { code: "bad_options" });
+    if (credentials?.kind === "projectToken") {
+      throw new ImportError("reading the dictionary needs a service account (`username` and `secret`); a project token only imports", { code: "bad_options" });
+    }
+    const url = urlOf({ endpoints, region: options.region ?? "default", operation: "schemas", projectId });
     const headers = { accept: "application/json" };
     if (credentials) headers.authorization = wasm.authorizationHeader(credentials);
     let res;
@@ -145,16 +79,23 @@ export function makeImporter(wasm, platform = {}) {
 
   async function run(kind, source, options = {}) {
     const started = Date.now();
+    if (options === null || typeof options !== "object") {
+      throw new ImportError(`the options must be an object (baseUrl, projectId, username, secret, ...), got ${options === null ? "null" : typeof options}`, { code: "bad_options" });
+    }
     const dryRun = Boolean(options.dryRun);
     const strict = options.strict ?? true;
-    const concurrency = Math.max(1, Number(options.concurrency ?? DEFAULT_CONCURRENCY));
-    const gzipLevel = options.compressionLevel ?? options.gzipLevel ?? DEFAULT_GZIP_LEVEL;
-    const maxFailures = options.maxFailures ?? DEFAULT_MAX_FAILURES;
+    const concurrency = wholeOption(options.concurrency, "concurrency", { min: 1, fallback: DEFAULT_CONCURRENCY });
+    const gzipLevel = wholeOption(options.compressionLevel ?? options.gzipLevel, "compressionLevel", { max: 9, fallback: DEFAULT_GZIP_LEVEL });
+    const maxFailures = wholeOption(options.maxFailures, "maxFailures", { fallback: DEFAULT_MAX_FAILURES });
+    const requestTimeoutMs = wholeOption(options.requestTimeoutMs, "requestTimeoutMs", { min: 1, fallback: DEFAULT_REQUEST_TIMEOUT_MS });
+    wholeOption(options.maxEventsPerRequest, "maxEventsPerRequest", { min: 1 });
+    wholeOption(options.maxRequestBytes, "maxRequestBytes", { min: 1 });
+    if (options.compressConcurrency != null) wholeOption(options.compressConcurrency, "compressConcurrency", { min: 1 });
     const limits = { ...(options.limits ?? {}) };
     if (options.maxEventsPerRequest) limits[kind === "events" ? "maxEventsPerRequest" : "maxProfileUpdatesPerRequest"] = options.maxEventsPerRequest;
     if (options.maxRequestBytes) limits.maxRequestBytes = options.maxRequestBytes;
     const credentials = credentialsOf(options);
-    const projectId = options.projectId == null ? null : Number(options.projectId);
+    const projectId = wholeOption(options.projectId, "projectId", { min: 1, fallback: null });
     let url = null;
     let endpoints = null;
     if (!dryRun) {
@@ -163,7 +104,7 @@ export function makeImporter(wasm, platform = {}) {
       endpoints = endpointsOf(wasm, options);
       const region = options.region ?? "default";
       if (kind === "events") {
-        url = wasm.operationUrl({ endpoints, region, operation: "import", projectId: projectId ?? 0, strict });
+        url = urlOf({ endpoints, region, operation: "import", projectId: projectId ?? 0, strict });
         if (projectId == null) {
           // A project token names its project itself (FACTS.md); the URL carries no project id.
           const u = new URL(url);
@@ -173,7 +114,7 @@ export function makeImporter(wasm, platform = {}) {
       } else {
         const params = new URLSearchParams({ strict: strict ? "1" : "0" });
         if (projectId != null) params.set("project_id", String(projectId));
-        url = `${wasm.operationUrl({ endpoints, region, operation: "engage" })}?${params}`;
+        url = `${urlOf({ endpoints, region, operation: "engage" })}?${params}`;
       }
     }
 
@@ -233,7 +174,7 @@ export function makeImporter(wasm, platform = {}) {
       acknowledged: checkpoint?.acknowledged ?? [],
     });
 
-    const counts = { read: 0, valid: 0, sent: 0, imported: 0, failed: 0, retried: 0, dropped: 0, skipped: 0, batches: 0, requests: 0, bytesRead: 0, bytesSent: 0 };
+    const counts = { read: 0, valid: 0, sent: 0, imported: 0, failed: 0, unconfirmed: 0, retried: 0, dropped: 0, skipped: 0, batches: 0, requests: 0, bytesRead: 0, bytesSent: 0 };
     const failures = [];
     const addFailure = (f) => {
       counts.failed += 1;
@@ -299,21 +240,28 @@ export function makeImporter(wasm, platform = {}) {
     // One timer, set for the machine's earliest waiting retry.
     let timer = null;
     let timerAt = Infinity;
-    const controller = new AbortController();
-    const signal = options.signal ? anySignal([options.signal, controller.signal]) : controller.signal;
 
-    /** Stops the import with `e`: nothing more is sent, and requests in flight are aborted. */
+    /** Stops the import with `e`: nothing more is sent. Requests in flight are not aborted: their
+     * answers are still counted, so the result says exactly what the server stored (each is
+     * bounded by the request timeout). */
     function stop(e) {
       if (fatal) return;
       fatal = e instanceof ImportError ? e : new ImportError(e?.message ?? String(e), { cause: e });
       upload?.cancel();
       clearTimeout(timer);
-      controller.abort(fatal);
       notify();
     }
-    const onAbort = () => stop(options.signal.reason ?? new Error("aborted"));
+    const onAbort = () => {
+      const why = options.signal.reason?.message ?? String(options.signal.reason ?? "aborted");
+      stop(new ImportError(`the import was aborted (${why}); requests already sent were awaited and are counted in the result`, { code: "aborted", cause: options.signal.reason }));
+    };
     if (options.signal?.aborted) onAbort();
     else options.signal?.addEventListener?.("abort", onAbort, { once: true });
+
+    /** Waits for every request in flight, including any started meanwhile. */
+    async function settle() {
+      while (inflight.size) await Promise.allSettled([...inflight]);
+    }
 
     /** Sends whatever the machine names now, and sets the timer for its next retry. */
     function pump() {
@@ -355,6 +303,7 @@ export function makeImporter(wasm, platform = {}) {
         }
         Object.assign(batch, { body, gzipped: true, compressed: true });
       }
+      // Stopped while compressing: never sent, so nothing to count.
       if (fatal) return;
       const headers = wasm.importHeaders(credentials, batch.gzipped);
       if (kind === "profiles") headers["content-type"] = "application/json";
@@ -363,17 +312,16 @@ export function makeImporter(wasm, platform = {}) {
       let retryAfter = null;
       try {
         counts.requests += 1;
-        const res = await fetchImpl(options)(url, { method: "POST", headers, body: batch.body, signal });
+        const res = await fetchImpl(options)(url, { method: "POST", headers, body: batch.body, signal: timeoutSignal(requestTimeoutMs) });
         status = res.status;
         text = await res.text();
         retryAfter = res.headers.get("retry-after");
         if (timings.firstResponseMs == null) timings.firstResponseMs = Date.now() - started;
       } catch (e) {
-        if (fatal || options.signal?.aborted) return;
         status = null;
-        text = String(e.cause?.code ?? e.message);
+        text = e?.name === "TimeoutError" ? `no answer within ${requestTimeoutMs / 1000} s (requestTimeoutMs)` : String(e?.cause?.code ?? e?.message ?? e);
       }
-      if (fatal) return;
+      // Reported even after a stop: an acknowledged answer still counts.
       const out = upload.answer(batch.sequence, status, text, retryAfter, Date.now(), Math.random());
       if (out?.kind === "acknowledged") {
         // A 400 with failed_records is acknowledged too: its valid records were imported, and the
@@ -392,6 +340,18 @@ export function makeImporter(wasm, platform = {}) {
         options.onRetry?.({ attempt: out.attempt, status: out.status ?? 0, delayMs: out.delayMs, sequence: batch.sequence });
       } else if (out?.kind === "failed") {
         held.delete(batch.sequence);
+        // What the answer did count (a short count), and what no answer confirmed: a 2xx that
+        // said less (or nothing), or no answer at all, may have stored the rest.
+        counts.imported += out.imported;
+        for (const f of out.failed) {
+          addFailure({ line: f.pos?.line ?? 0, index: f.pos?.index ?? -1, source: "server", code: "rejected_by_server", field: f.failure.field ?? "", insertId: f.failure.$insert_id, message: f.failure.message });
+        }
+        if (out.status == null || (out.status >= 200 && out.status < 300)) {
+          const refused = new Set(out.failed.map((f) => f.failure.index)).size;
+          // Sent, and answered (or not) without a count of them: sent = imported + refused + unconfirmed.
+          counts.sent += out.records;
+          counts.unconfirmed += Math.max(0, out.records - out.imported - refused);
+        }
         // A batch cancelled because the import is stopping is not a failure of its own.
         if (out.reason !== "cancelled") throw new ImportError(out.message, { status: out.status ?? 0, code: out.reason });
       }
@@ -414,6 +374,16 @@ export function makeImporter(wasm, platform = {}) {
       if (fatal) throw fatal;
     }
 
+    /** Runs a step of the batcher; its framing error (the input is not NDJSON or a JSON array)
+     * stops the import as the input's fault. */
+    const framed = (step) => {
+      try {
+        step();
+      } catch (e) {
+        throw new ImportError(`the input cannot be read: ${e.message}`, { code: "bad_input", cause: e });
+      }
+    };
+
     const drain = async () => {
       collectRejected();
       for (let b = nextBatch(); b; b = nextBatch()) await dispatch(b);
@@ -421,18 +391,19 @@ export function makeImporter(wasm, platform = {}) {
 
     try {
       opened = await openSource(source, platform);
-      for await (const chunk of opened.chunks) {
+      const plain = gunzipIfGzip(opened.chunks, platform);
+      for await (const chunk of options.format && options.format !== "auto" ? plain : prettyObjectAsArray(plain)) {
         if (fatal) break;
-        batcher.push(chunk);
+        framed(() => batcher.push(chunk));
         await drain();
         progress();
       }
       if (!fatal) {
-        batcher.finish();
+        framed(() => batcher.finish());
         await drain();
       }
       while (!fatal && upload && !upload.isIdle()) await waitForChange();
-      await Promise.allSettled(inflight);
+      await settle();
       if (fatal) throw fatal;
       if (checkpoint) await checkpoint.complete();
       progress();
@@ -442,8 +413,8 @@ export function makeImporter(wasm, platform = {}) {
       // sent, and the answers of requests in flight are still counted.
       upload?.cancel();
       clearTimeout(timer);
-      await Promise.allSettled(inflight);
-      const err = e instanceof ImportError ? e : new ImportError(e.message ?? String(e), { code: "failed", cause: e });
+      await settle();
+      const err = fatal ?? (e instanceof ImportError ? e : new ImportError(e.message ?? String(e), { code: "failed", cause: e }));
       err.result = result();
       throw err;
     } finally {
@@ -464,9 +435,10 @@ export function makeImporter(wasm, platform = {}) {
   };
 }
 
-function anySignal(signals) {
-  if (AbortSignal.any) return AbortSignal.any(signals);
+/// A signal that aborts after `ms` with a `TimeoutError`.
+function timeoutSignal(ms) {
+  if (AbortSignal.timeout) return AbortSignal.timeout(ms);
   const c = new AbortController();
-  for (const s of signals) s.addEventListener("abort", () => c.abort(s.reason), { once: true });
+  setTimeout(() => c.abort(new DOMException("timed out", "TimeoutError")), ms);
   return c.signal;
 }

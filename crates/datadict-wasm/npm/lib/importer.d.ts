@@ -1,17 +1,20 @@
 // Types of the importer (`importEvents`, `importProfiles`, `fetchDictionary`).
 
-import type { IssueSummary } from "../node/datadict_wasm";
+import type { IssueSummary, SchemaEntry, StatusContext } from "../node/datadict_wasm";
 
 /** A service account (every operation) or the project token (imports only). */
 export type ImportCredentials =
   | { kind: "serviceAccount"; username: string; secret: string }
   | { kind: "projectToken"; token: string };
 
-/** What an import reads: a file path (Node), a Node readable, an (async) iterable of records or of
- * byte chunks, a Blob/File or a ReadableStream of bytes. NDJSON or one JSON array. */
+/** What an import reads: a file path (Node), the whole input as bytes (a Buffer), a Node readable,
+ * an (async) iterable of records or of byte chunks, a Blob/File or a ReadableStream of bytes.
+ * NDJSON or one JSON array, or either gzipped. */
 export type ImportSource =
   | string
   | URL
+  | Uint8Array
+  | ArrayBuffer
   | Blob
   | ReadableStream<Uint8Array>
   | AsyncIterable<Uint8Array | string | Record<string, unknown>>
@@ -73,8 +76,13 @@ export interface ImportOptions {
   retryPolicy?: Record<string, unknown>;
   /** Failures kept in the result (default 10,000); the count is always complete. */
   maxFailures?: number;
+  /** How long one request may take before it counts as a network error and is retried
+   * (default 60,000 ms). */
+  requestTimeoutMs?: number;
   onProgress?: (progress: ImportProgress) => void;
   onRetry?: (info: { attempt: number; status: number; delayMs: number; sequence: number }) => void;
+  /** Stops the import: nothing more is sent, requests already sent are awaited and counted, and
+   * the import rejects with an `ImportError` of code `aborted`. */
   signal?: AbortSignal;
   fetch?: typeof fetch;
 }
@@ -99,6 +107,9 @@ export interface ImportResult {
     sent: number;
     imported: number;
     failed: number;
+    /** Records sent whose storage the server neither confirmed nor refused: a success that
+     * counted fewer (or said nothing), or no answer before the import stopped. */
+    unconfirmed: number;
     retried: number;
     dropped: number;
     /** Records of batches a checkpoint showed as already acknowledged. */
@@ -116,16 +127,31 @@ export interface ImportResult {
   dryRun: boolean;
 }
 
-/** What an import rejects with (`err.name === "ImportError"`); the class itself is exported by the
- * ES-module entries. */
-export interface ImportError extends Error {
-  /** The HTTP status, 0 for a network failure. */
+/** What an import rejects with. CommonJS reaches the class through `(await loadImporter()).ImportError`. */
+export declare class ImportError extends Error {
+  constructor(message: string, options?: { status?: number; code?: string; result?: ImportResult; cause?: unknown });
+  name: "ImportError";
+  /** The HTTP status, 0 when there was none (a network failure, a refused option). */
   status: number;
+  /** `bad_options`, `bad_source`, `bad_record` and `bad_checkpoint` for the caller's input;
+   * `aborted`; else why the batch failed (`unauthorized`, `too_large`, `not_retryable`,
+   * `too_many_attempts`, `invalid_request`, `unexpected_answer`, `short_count`, `http`, `network`). */
   code: string;
   /** The counts up to the stop. */
   result?: ImportResult;
 }
 
-export declare function importEvents(source: ImportSource, options: ImportOptions): Promise<ImportResult>;
-export declare function importProfiles(source: ImportSource, options: ImportOptions): Promise<ImportResult>;
-export declare function fetchDictionary(options: ImportOptions): Promise<unknown[]>;
+export declare function importEvents(source: ImportSource, options?: ImportOptions): Promise<ImportResult>;
+export declare function importProfiles(source: ImportSource, options?: ImportOptions): Promise<ImportResult>;
+export declare function fetchDictionary(options: ImportOptions): Promise<SchemaEntry[]>;
+
+/** The importer's functions and the `ImportError` class, once loaded (CommonJS loads the shared
+ * ES module on first use). */
+export declare function loadImporter(): Promise<{
+  importEvents: typeof importEvents;
+  importProfiles: typeof importProfiles;
+  fetchDictionary: typeof fetchDictionary;
+  explainStatus: (status: number | null, detail?: string | null, context?: StatusContext) => string;
+  explainAnswer: (status: number, body: string, context?: StatusContext) => string;
+  ImportError: typeof ImportError;
+}>;

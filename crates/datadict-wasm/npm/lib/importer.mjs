@@ -9,3 +9,5 @@ export const importProfiles = api.importProfiles;
 export const fetchDictionary = api.fetchDictionary;
 export const explainStatus = api.explainStatus;
 export { ImportError };
+/** The importer's functions and `ImportError` (what the CommonJS entry's `loadImporter` gives). */
+export const loadImporter = async () => ({ ...api, ImportError });

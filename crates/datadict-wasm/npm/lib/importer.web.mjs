@@ -22,3 +22,8 @@ export async function fetchDictionary(options) {
 /** The core's words for a status; the wasm module must be loaded (by any call above) first. */
 export const explainStatus = api.explainStatus;
 export { ImportError };
+/** Loads the wasm module; resolves to the importer's functions and `ImportError`. */
+export async function loadImporter() {
+  await loaded();
+  return { ...api, ImportError };
+}

@@ -57,6 +57,24 @@ function gzip(bytes, level) {
     zlib.gzip(bytes, { level, chunkSize }, (err, out) => (err ? reject(err) : resolve(new Uint8Array(out.buffer, out.byteOffset, out.length)))));
 }
 
+/// Gunzips chunks as they come (a `.gz` input file); several gzip members in a row are read as
+/// one stream, as `gunzip` reads them.
+async function* gunzipChunks(chunks) {
+  const { Readable } = require("node:stream");
+  // The source may reuse its buffers once asked for the next chunk: each is copied first.
+  const input = Readable.from((async function* () {
+    for await (const c of chunks) yield Buffer.from(c);
+  })());
+  const gunzip = zlib.createGunzip();
+  input.on("error", (e) => gunzip.destroy(e));
+  input.pipe(gunzip);
+  try {
+    for await (const out of gunzip) yield out;
+  } catch (e) {
+    throw new Error(`the input starts as gzip but cannot be gunzipped (${e.message}); check the file, or gunzip it yourself to see where it breaks`);
+  }
+}
+
 /// Compressions that run at once: one per core, at most the pool's threads (4 unless
 /// UV_THREADPOOL_SIZE says otherwise).
 const parallelism = Math.max(1, Math.min(os.availableParallelism?.() ?? os.cpus().length, Number(process.env.UV_THREADPOOL_SIZE) || 4));
@@ -75,7 +93,10 @@ async function openCheckpoint(path, identity) {
     exists = true;
     const lines = text.split("\n");
     if (lines[0] !== header) {
-      throw new Error(`the checkpoint ${path} belongs to another import (another input file or a changed one, kind, project, server or batch limits); delete it or pass another --checkpoint`);
+      throw Object.assign(
+        new Error(`the checkpoint ${path} belongs to another import (another input file or a changed one, kind, project, server or batch limits); delete it or pass another --checkpoint`),
+        { code: "bad_checkpoint" },
+      );
     }
     for (const line of lines.slice(1)) {
       if (!line.trim()) continue;
@@ -114,4 +135,4 @@ async function openCheckpoint(path, identity) {
   };
 }
 
-module.exports = { openFile, describeFile, gzip, parallelism, openCheckpoint };
+module.exports = { openFile, describeFile, gzip, gunzipChunks, parallelism, openCheckpoint };
