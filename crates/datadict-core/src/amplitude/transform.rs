@@ -4,59 +4,97 @@
 
 use crate::limits::Limits;
 use crate::time::parse_naive_utc_ms;
-use serde::Deserialize;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-/// The fields of a source record the mapping reads (FACTS.md); the others are not carried.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
+/// The fields of a source record the mapping reads (FACTS.md); the others are not carried. Read
+/// from the line's JSON object by name rather than by a `Deserialize` derive: the derive for
+/// thirty optional fields was 22 KB of the web app's wasm, which transforms exports too.
+#[derive(Debug, Default)]
 struct SourceEvent {
     event_type: Option<String>,
     event_time: Option<String>,
     data_type: Option<String>,
     user_id: Option<Value>,
     device_id: Option<Value>,
-    #[serde(rename = "$insert_id")]
     dollar_insert_id: Option<Value>,
     insert_id: Option<Value>,
-    uuid: Option<Value>,
-    amplitude_id: Option<Value>,
-    session_id: Option<Value>,
-    platform: Option<Value>,
-    version_name: Option<Value>,
-    library: Option<Value>,
-    language: Option<Value>,
-    device_carrier: Option<Value>,
-    groups: Option<Value>,
-    group_properties: Option<Value>,
     event_properties: Option<Map<String, Value>>,
     user_properties: Option<Map<String, Value>>,
-    os_name: Option<Value>,
-    os_version: Option<Value>,
-    device_model: Option<Value>,
-    device_brand: Option<Value>,
-    city: Option<Value>,
-    region: Option<Value>,
-    country: Option<Value>,
-    ip_address: Option<Value>,
+    /// The line's other fields, which the mapping takes by name ([`MAPPED_FROM`], [`CARRIED_FROM`]).
+    rest: Map<String, Value>,
 }
 
-/// The properties the transform maps from the source's fields.
-const MAPPED: [&str; 9] = ["ip", "$city", "$region", "$country", "mp_country_code", "$os", "$os_version", "$model", "$brand"];
-/// The properties that carry the source's own fields.
-const CARRIED: [&str; 10] = [
-    "amplitude_uuid",
-    "amplitude_id",
-    "amplitude_session_id",
-    "amplitude_platform",
-    "amplitude_version_name",
-    "amplitude_library",
-    "amplitude_language",
-    "amplitude_carrier",
-    "amplitude_groups",
-    "amplitude_group_properties",
+impl SourceEvent {
+    /// Reads a line: a JSON object whose named fields have the types the export gives them (a
+    /// string, an object, or, for the others, any value); null is absent.
+    fn read(line: &[u8]) -> Result<Self, TransformError> {
+        let Value::Object(mut m) = serde_json::from_slice::<Value>(line).map_err(|e| TransformError::Json(e.to_string()))? else {
+            return Err(TransformError::Json("it is not an object".into()));
+        };
+        m.retain(|_, v| !v.is_null());
+        let mut src = Self {
+            user_id: m.remove("user_id"),
+            device_id: m.remove("device_id"),
+            dollar_insert_id: m.remove("$insert_id"),
+            insert_id: m.remove("insert_id"),
+            ..Self::default()
+        };
+        for (key, slot) in [("event_type", &mut src.event_type), ("event_time", &mut src.event_time), ("data_type", &mut src.data_type)] {
+            *slot = match m.remove(key) {
+                None => None,
+                Some(Value::String(s)) => Some(s),
+                Some(other) => return Err(TransformError::Json(format!("`{key}` is {}, not a string", kind(&other)))),
+            };
+        }
+        for (key, slot) in [("event_properties", &mut src.event_properties), ("user_properties", &mut src.user_properties)] {
+            *slot = match m.remove(key) {
+                None => None,
+                Some(Value::Object(o)) => Some(o),
+                Some(other) => return Err(TransformError::Json(format!("`{key}` is {}, not an object", kind(&other)))),
+            };
+        }
+        src.rest = m;
+        Ok(src)
+    }
+
+    /// A field of the line the mapping reads by name.
+    fn take(&mut self, key: &str) -> Option<Value> {
+        self.rest.remove(key)
+    }
+}
+
+/// The source fields the transform maps, and the properties they become; `country` also gives
+/// `mp_country_code` when it is a two-letter code.
+const MAPPED_FROM: [(&str, &str); 8] = [
+    ("ip_address", "ip"),
+    ("city", "$city"),
+    ("region", "$region"),
+    ("country", "$country"),
+    ("os_name", "$os"),
+    ("os_version", "$os_version"),
+    ("device_model", "$model"),
+    ("device_brand", "$brand"),
 ];
+
+/// The source fields carried as they are, and the properties that carry them.
+const CARRIED_FROM: [(&str, &str); 10] = [
+    ("uuid", "amplitude_uuid"),
+    ("amplitude_id", "amplitude_id"),
+    ("session_id", "amplitude_session_id"),
+    ("platform", "amplitude_platform"),
+    ("version_name", "amplitude_version_name"),
+    ("library", "amplitude_library"),
+    ("language", "amplitude_language"),
+    ("device_carrier", "amplitude_carrier"),
+    ("groups", "amplitude_groups"),
+    ("group_properties", "amplitude_group_properties"),
+];
+
+/// The JSON type of `v` with its article, for messages.
+fn kind(v: &Value) -> &'static str {
+    crate::json_schema::json_type_of(v).with_article()
+}
 
 /// Why one source record cannot be transformed; the caller reports it with the line number.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -127,7 +165,8 @@ pub fn hashed_insert_id(parts: &[&str]) -> String {
         h.update((p.len() as u64).to_le_bytes());
         h.update(p.as_bytes());
     }
-    h.finalize()[..16].iter().map(|b| format!("{b:02x}")).collect()
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    h.finalize()[..16].iter().flat_map(|b| [HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]]).map(char::from).collect()
 }
 
 /// `id` when the import accepts it as an `$insert_id`; otherwise (a `:` or another character
@@ -245,8 +284,8 @@ fn identified_groups(groups: Option<Value>, properties: Option<Value>, limits: &
 /// A `$identify` row (`data_type` `identify`) and a `$groupidentify` row (`group_identify`) are
 /// profile updates, not events.
 pub fn transform_record(line: &[u8], limits: &Limits) -> Result<SourceRecord, TransformError> {
-    let src: SourceEvent = serde_json::from_slice(line).map_err(|e| TransformError::Json(e.to_string()))?;
-    let event_type = src.event_type.filter(|s| !s.is_empty());
+    let mut src = SourceEvent::read(line)?;
+    let event_type = src.event_type.take().filter(|s| !s.is_empty());
     let data_type = src.data_type.as_deref().unwrap_or_default();
     let identify = data_type == "identify" || event_type.as_deref() == Some("$identify");
     let group_identify = data_type == "group_identify" || event_type.as_deref() == Some("$groupidentify");
@@ -255,7 +294,7 @@ pub fn transform_record(line: &[u8], limits: &Limits) -> Result<SourceRecord, Tr
         None if identify || group_identify => String::new(),
         None => return Err(TransformError::NoEventType),
     };
-    let event_time = src.event_time.unwrap_or_default();
+    let event_time = src.event_time.take().unwrap_or_default();
     let time_ms = parse_naive_utc_ms(&event_time).ok_or_else(|| TransformError::BadTime(event_time.clone()))?;
     let source_user = id_string(src.user_id.as_ref());
     let user_id = real_id(source_user.clone(), limits);
@@ -267,12 +306,13 @@ pub fn transform_record(line: &[u8], limits: &Limits) -> Result<SourceRecord, Tr
         return Ok(SourceRecord::Identify { time_ms, profile });
     }
     if group_identify {
-        return Ok(SourceRecord::GroupIdentify { time_ms, groups: identified_groups(src.groups, src.group_properties, limits) });
+        let (groups, properties) = (src.take("groups"), src.take("group_properties"));
+        return Ok(SourceRecord::GroupIdentify { time_ms, groups: identified_groups(groups, properties, limits) });
     }
     let source_device = id_string(src.device_id.as_ref());
     let device_id = real_id(source_device.clone(), limits);
     let source_insert = id_string(src.dollar_insert_id.as_ref()).or_else(|| id_string(src.insert_id.as_ref()));
-    let insert_id = match (source_insert, id_string(src.uuid.as_ref())) {
+    let insert_id = match (source_insert, id_string(src.rest.get("uuid"))) {
         (Some(id), _) => made_valid(&id, limits),
         (None, Some(uuid)) => made_valid(&uuid, limits),
         (None, None) => hashed_insert_id(&["line", String::from_utf8_lossy(line.trim_ascii()).as_ref()]),
@@ -289,63 +329,30 @@ pub fn transform_record(line: &[u8], limits: &Limits) -> Result<SourceRecord, Tr
     if let Some(u) = source_user {
         props.insert("$user_id".into(), Value::from(u));
     }
-    let country_code = match &src.country {
-        Some(Value::String(c)) if c.len() == 2 && c.bytes().all(|b| b.is_ascii_alphabetic()) => Some(Value::from(c.to_ascii_uppercase())),
-        _ => None,
-    };
-    let mapped = [
-        // In the order of MAPPED.
-        ("ip", src.ip_address),
-        ("$city", src.city),
-        ("$region", src.region),
-        ("$country", src.country),
-        ("mp_country_code", country_code),
-        ("$os", src.os_name),
-        ("$os_version", src.os_version),
-        ("$model", src.device_model),
-        ("$brand", src.device_brand),
-    ];
-    for (name, value) in mapped {
-        if let Some(v) = present(value) {
-            props.insert(name.into(), v);
-        }
-    }
-    let carried = [
-        // In the order of CARRIED.
-        ("amplitude_uuid", src.uuid),
-        ("amplitude_id", src.amplitude_id),
-        ("amplitude_session_id", src.session_id),
-        ("amplitude_platform", src.platform),
-        ("amplitude_version_name", src.version_name),
-        ("amplitude_library", src.library),
-        ("amplitude_language", src.language),
-        ("amplitude_carrier", src.device_carrier),
-        ("amplitude_groups", src.groups),
-        ("amplitude_group_properties", src.group_properties),
-    ];
-    let mut left_out = Vec::new();
-    let mut extras = Vec::new();
-    for (name, value) in carried {
-        match present(value) {
-            Some(v) if fits(&v, limits, 0) => {
-                props.insert(name.into(), v);
-                extras.push(name);
-            }
-            Some(_) => left_out.push(name.to_owned()),
-            None => {}
+    for (from, name) in MAPPED_FROM {
+        let Some(v) = present(src.take(from)) else { continue };
+        let code = match (&v, from) {
+            (Value::String(c), "country") if c.len() == 2 && c.bytes().all(|b| b.is_ascii_alphabetic()) => Some(c.to_ascii_uppercase()),
+            _ => None,
+        };
+        props.insert(name.into(), v);
+        if let Some(code) = code {
+            props.insert("mp_country_code".into(), Value::from(code));
         }
     }
     // The transform's names, whether this event has a value for them or not: a source property of
     // one of them is renamed, so that a name always means the same thing.
-    let mut taken: std::collections::HashSet<String> = props.keys().cloned().collect();
-    taken.extend(["$device_id", "$user_id"].into_iter().chain(MAPPED).chain(CARRIED).map(str::to_owned));
-    let user_properties = src.user_properties.unwrap_or_default();
+    let taken = |k: &str| {
+        ["time", "distinct_id", "$insert_id", "$device_id", "$user_id", "mp_country_code"].contains(&k)
+            || MAPPED_FROM.iter().chain(&CARRIED_FROM).any(|(_, name)| *name == k)
+    };
+    let user_properties = src.user_properties.take().unwrap_or_default();
     for (k, v) in &user_properties {
-        let name = if taken.contains(k) { free_name(&props, "amplitude_user_", k) } else { k.clone() };
+        let name = if taken(k) { free_name(&props, "amplitude_user_", k) } else { k.clone() };
         props.insert(name, v.clone());
     }
-    for (k, v) in src.event_properties.unwrap_or_default() {
-        if taken.contains(&k) {
+    for (k, v) in src.event_properties.take().unwrap_or_default() {
+        if taken(&k) {
             let name = free_name(&props, "amplitude_event_", &k);
             props.insert(name, v);
         } else if let Some(shadowed) = props.insert(k.clone(), v) {
@@ -356,11 +363,16 @@ pub fn transform_record(line: &[u8], limits: &Limits) -> Result<SourceRecord, Tr
             }
         }
     }
-    // The carried source fields give way when the event would have too many properties with them.
-    while props.len() >= limits.properties_below {
-        let Some(name) = extras.pop() else { break };
-        props.shift_remove(name);
-        left_out.push(name.to_owned());
+    // The carried source fields come last, while the event stays within the import's rules.
+    let mut left_out = Vec::new();
+    for (from, name) in CARRIED_FROM {
+        match present(src.take(from)) {
+            Some(v) if fits(&v, limits, 0) && props.len() + 1 < limits.properties_below => {
+                props.insert(name.into(), v);
+            }
+            Some(_) => left_out.push(name.to_owned()),
+            None => {}
+        }
     }
     let mut event = Map::new();
     event.insert("event".into(), Value::from(event_type));
