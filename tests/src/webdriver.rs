@@ -265,6 +265,22 @@ impl Session {
         self.post("/actions", &actions).map(|_| ())
     }
 
+    /// Panics when the page is wider than the window (it would scroll sideways), naming the
+    /// elements that reach past the window's right edge, and `what` was on screen.
+    pub fn assert_no_sideways_scroll(&self, what: &str) {
+        let widths = self.script("return [document.documentElement.scrollWidth, window.innerWidth];").unwrap();
+        let (scroll, inner) = (widths[0].as_i64().unwrap(), widths[1].as_i64().unwrap());
+        if scroll > inner {
+            let culprits = self
+                .script(
+                    "return [...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > window.innerWidth + 1)
+                       .slice(0, 8).map(e => e.tagName + '#' + e.id + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right));",
+                )
+                .unwrap();
+            panic!("{what}: the page is {scroll} px wide in a {inner} px window; too wide: {culprits}");
+        }
+    }
+
     pub fn screenshot(&self, path: &std::path::Path) -> anyhow::Result<()> {
         let data = self.get("/screenshot")?;
         let png = base64::engine::general_purpose::STANDARD.decode(data.as_str().unwrap_or_default())?;

@@ -63,17 +63,6 @@ fn row(session: &Session, table: &str, id: &str) -> Value {
     session.script(&script).unwrap()
 }
 
-/// Fails when the page is wider than the window.
-fn assert_no_sideways_scroll(session: &Session, what: &str) {
-    let widths = session
-        .script("return [document.documentElement.scrollWidth, window.innerWidth];")
-        .unwrap();
-    assert!(
-        widths[0].as_i64() <= widths[1].as_i64(),
-        "{what}: the page is wider than the window (scroll width, window width): {widths}"
-    );
-}
-
 fn open_quality(session: &Session) {
     session.click("#nav-quality").unwrap();
     session
@@ -333,15 +322,15 @@ fn quality_screen(browser: Browser) {
         .script("return new Set([...document.querySelectorAll('header.top nav button')].map(b => Math.round(b.getBoundingClientRect().top))).size;")
         .unwrap();
     assert_eq!(rows, json!(1), "the menu on one line at 920 px");
-    assert_no_sideways_scroll(&session, "the header at 920 px");
+    session.assert_no_sideways_scroll("the header at 920 px");
     shot("920");
 
     // A phone: cards, no sideways scroll, the draft panel too.
     session.set_window_size(390, 844).unwrap();
-    assert_no_sideways_scroll(&session, "the Data quality screen");
+    session.assert_no_sideways_scroll("the Data quality screen");
     shot("390");
     session.script("document.querySelector('#quality-findings').scrollIntoView({block: 'start'}); return 1;").unwrap();
-    assert_no_sideways_scroll(&session, "the findings as cards");
+    session.assert_no_sideways_scroll("the findings as cards");
     shot("390-findings");
     session.click("#quality-draft").unwrap();
     session
@@ -358,7 +347,7 @@ fn quality_screen(browser: Browser) {
             WAIT,
         )
         .unwrap();
-    assert_no_sideways_scroll(&session, "the draft panel");
+    session.assert_no_sideways_scroll("the draft panel");
     assert_eq!(
         session.text_of("#draft-unresolved li"),
         "Refund Asked, property amount: seen as integer and string; not guessed, give it a type by hand"
@@ -401,7 +390,7 @@ fn quality_screen(browser: Browser) {
             WAIT,
         )
         .unwrap();
-    assert_no_sideways_scroll(&session, "the reset's question");
+    session.assert_no_sideways_scroll("the reset's question");
     session.click("#reset-yes").unwrap();
     session
         .wait_for(

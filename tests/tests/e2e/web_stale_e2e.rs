@@ -41,21 +41,6 @@ fn get_event(server: &TestServer, name: &str) -> Value {
     body
 }
 
-/// Fails when the page is wider than the window, naming the widest elements to look at.
-fn assert_no_sideways_scroll(session: &Session, screen: &str) {
-    let widths = session.script("return [document.documentElement.scrollWidth, window.innerWidth];").unwrap();
-    let (scroll, inner) = (widths[0].as_i64().unwrap(), widths[1].as_i64().unwrap());
-    if scroll > inner {
-        let culprits = session
-            .script(
-                "return [...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > window.innerWidth + 1)
-                   .slice(0, 8).map(e => e.tagName + '#' + e.id + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right));",
-            )
-            .unwrap();
-        panic!("{screen}: the page is {scroll} px wide in a {inner} px window; too wide: {culprits}");
-    }
-}
-
 fn stale_dictionary(browser: Browser) {
     let server = TestServer::start(Some(dist_dir()));
     let pid = server.demo.project_id;
@@ -152,14 +137,14 @@ fn stale_dictionary(browser: Browser) {
         session.goto(&server.url("/#/dictionary/event")).unwrap();
         session.click_js("#reload");
         session.wait_for(&format!("document.querySelector(\"tr[data-name='{long}']\")"), "the long event", WAIT).unwrap();
-        assert_no_sideways_scroll(&session, &format!("the dictionary at {granted} px"));
+        session.assert_no_sideways_scroll(&format!("the dictionary at {granted} px"));
         let status_in_view = session
             .script(&format!("return document.querySelector(\"tr[data-name='{long}'] td.status\").getBoundingClientRect().right <= window.innerWidth;"))
             .unwrap();
         assert_eq!(status_in_view, json!(true), "the Status column is off-screen at {granted} px");
         session.click_js(&format!("tr[data-name='{long}'] .open-detail"));
         session.wait_for("document.querySelector('#property-list')", "the long event's detail", WAIT).unwrap();
-        assert_no_sideways_scroll(&session, &format!("the long event's detail at {granted} px"));
+        session.assert_no_sideways_scroll(&format!("the long event's detail at {granted} px"));
         // The property table's last column stays inside the panel.
         let fits = session
             .script("const p = document.querySelector('#detail').getBoundingClientRect(); const c = document.querySelector('#property-list tr.property-row td:last-child').getBoundingClientRect(); return c.right <= p.right + 1;")

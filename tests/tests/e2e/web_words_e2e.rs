@@ -28,21 +28,6 @@ fn pick_file(session: &Session, css: &str, name: &str, content: &str) {
     session.script(&script).unwrap();
 }
 
-/// Fails when the page is wider than the window, naming the widest elements to look at.
-fn assert_no_sideways_scroll(session: &Session, screen: &str) {
-    let widths = session.script("return [document.documentElement.scrollWidth, window.innerWidth];").unwrap();
-    let (scroll, inner) = (widths[0].as_i64().unwrap(), widths[1].as_i64().unwrap());
-    if scroll > inner {
-        let culprits = session
-            .script(
-                "return [...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > window.innerWidth + 1)
-                   .slice(0, 8).map(e => e.tagName + '#' + e.id + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right));",
-            )
-            .unwrap();
-        panic!("{screen}: the page is {scroll} px wide in a {inner} px window; too wide: {culprits}");
-    }
-}
-
 /// Clicks a screen's menu button as a user would (a real click, so it must be reachable).
 fn open(session: &Session, screen: &str) {
     session.click(&format!("#nav-{screen}")).unwrap();
@@ -61,7 +46,7 @@ fn words_and_widths(browser: Browser) {
     assert!(phone <= narrowest, "{} px wide", phone);
     session.goto(&server.url("/")).unwrap();
     session.wait_for("document.querySelector('#connect')", "the sign-in form", WAIT).unwrap();
-    assert_no_sideways_scroll(&session, "sign-in");
+    session.assert_no_sideways_scroll("sign-in");
     shot("390-signin");
     sign_in_as_demo(&session, &server);
     session.wait_for("document.querySelectorAll('#schema-list .schema-row').length === 4", "the demo dictionary", WAIT).unwrap();
@@ -69,7 +54,7 @@ fn words_and_widths(browser: Browser) {
     // Every screen at phone width, reached through the menu; the dictionary's own buttons too.
     for screen in SCREENS {
         open(&session, screen);
-        assert_no_sideways_scroll(&session, screen);
+        session.assert_no_sideways_scroll(screen);
         shot(&format!("390-{screen}"));
     }
     open(&session, "dictionary");
@@ -78,7 +63,7 @@ fn words_and_widths(browser: Browser) {
     session.wait_for("document.querySelector('#bulk-upload') && !document.querySelector('#bulk-upload').disabled", "the reloaded dictionary", WAIT).unwrap();
     session.click("#bulk-upload").unwrap();
     session.wait_for("document.querySelector('#bulk-file')", "the bulk upload panel", WAIT).unwrap();
-    assert_no_sideways_scroll(&session, "bulk upload");
+    session.assert_no_sideways_scroll("bulk upload");
     shot("390-bulk");
     // Bulk upload opens in the side panel, which fills a phone's screen; Escape closes it, as a
     // user would before going to another screen.
@@ -115,7 +100,7 @@ fn words_and_widths(browser: Browser) {
     assert!(!errors.contains("no_schema"), "a note is not an error: {errors}");
     let notes = session.text_of("#by-note");
     assert!(notes.contains("an event the dictionary does not describe no_schema") && notes.contains('9'), "{notes}");
-    assert_no_sideways_scroll(&session, "import, checked");
+    session.assert_no_sideways_scroll("import, checked");
     shot("390-import-checked");
     session.click("#import-upload").unwrap();
     session.wait_for("document.querySelector('#import-outcome')", "the outcome sentence", WAIT).unwrap();
@@ -135,7 +120,7 @@ fn words_and_widths(browser: Browser) {
         .unwrap();
     assert!(message[0].as_f64().unwrap() >= 0.0 && message[1].as_f64().unwrap() <= message[3].as_f64().unwrap() && message[2].as_f64().unwrap() > 50.0, "{message}");
     assert!(session.text_of("#stat-events").starts_with("9 / 9"), "{}", session.text_of("#stat-events"));
-    assert_no_sideways_scroll(&session, "import, finished");
+    session.assert_no_sideways_scroll("import, finished");
     session.script("document.querySelector('#import-outcome').scrollIntoView({block: 'start'}); return 1;").unwrap();
     shot("390-import-finished");
 
@@ -160,7 +145,7 @@ fn words_and_widths(browser: Browser) {
     // Every input of the form has a label.
     let unlabelled = session.script("return [...document.querySelectorAll('#wh-create input, #wh-create select')].filter(i => !i.labels || i.labels.length === 0).map(i => i.id);").unwrap();
     assert_eq!(unlabelled, json!([]));
-    assert_no_sideways_scroll(&session, "warehouse, errors");
+    session.assert_no_sideways_scroll("warehouse, errors");
     shot("390-warehouse-errors");
     session.set_value("#wh-name", "orders");
     session.wait_for("!document.querySelector('#wh-name-error') && document.querySelector('#wh-name').getAttribute('aria-invalid') === null", "the fixed field", WAIT).unwrap();
@@ -185,14 +170,14 @@ fn words_and_widths(browser: Browser) {
     }
     let issues = session.text_of("#mig-issues");
     assert!(!issues.contains("SOURCE_API_KEY") && !issues.contains("invalid_name") && !issues.contains('`'), "no internal names: {issues}");
-    assert_no_sideways_scroll(&session, "migrate, errors");
+    session.assert_no_sideways_scroll("migrate, errors");
     shot("390-migrate-errors");
 
     // The same screens at 1280x800, for people to look at.
     assert_eq!(session.set_window_size(1280, 800).unwrap(), 1280);
     for screen in SCREENS {
         open(&session, screen);
-        assert_no_sideways_scroll(&session, screen);
+        session.assert_no_sideways_scroll(screen);
         shot(&format!("1280-{screen}"));
     }
     open(&session, "import");
