@@ -2,7 +2,7 @@
 //! runs an administration command.
 
 use anyhow::{bail, Context};
-use clap::{Parser, Subcommand};
+use clap::{Args as _, Parser, Subcommand};
 use datadict_server::store::{Role, Synchronous};
 use datadict_server::{admin, app, demo, AppState, Config, Store};
 use std::net::SocketAddr;
@@ -52,66 +52,67 @@ struct Cli {
 #[derive(clap::Args)]
 struct ServeArgs {
     /// Address to listen on; use port 0 for any free port.
-    #[arg(long, env = "DATADICT_LISTEN", default_value = "127.0.0.1:8080")]
+    #[arg(long, env = "DATADICT_LISTEN", default_value = "127.0.0.1:8080", global = true)]
     listen: SocketAddr,
     /// Serve HTTPS only, with this PEM certificate chain (the server's certificate first); needs
     /// --tls-key. For clients that send some requests only over HTTPS, such as the service's Node
     /// library's `import`.
-    #[arg(long, env = "DATADICT_TLS_CERT", requires = "tls_key")]
+    #[arg(long, env = "DATADICT_TLS_CERT", requires = "tls_key", global = true)]
     tls_cert: Option<PathBuf>,
     /// The PEM private key of --tls-cert.
-    #[arg(long, env = "DATADICT_TLS_KEY", requires = "tls_cert")]
+    #[arg(long, env = "DATADICT_TLS_KEY", requires = "tls_cert", global = true)]
     tls_key: Option<PathBuf>,
     /// Folder of the built web app (`cargo xtask dist`), served at `/`.
-    #[arg(long, env = "DATADICT_WEB_DIR", default_value = "dist")]
+    #[arg(long, env = "DATADICT_WEB_DIR", default_value = "dist", global = true)]
     web_dir: PathBuf,
     /// Do not create the demo project on first start.
-    #[arg(long)]
+    #[arg(long, global = true)]
+
     no_demo: bool,
     /// Origins allowed to call the API from a browser (CORS), comma-separated; `*` allows any.
-    #[arg(long = "cors-origin", env = "DATADICT_CORS_ORIGINS", value_delimiter = ',')]
+    #[arg(long = "cors-origin", env = "DATADICT_CORS_ORIGINS", value_delimiter = ',', global = true)]
     cors_origins: Vec<String>,
     /// Schemas API requests per minute per project (the service allows 5); unlimited when unset.
-    #[arg(long, env = "DATADICT_SCHEMA_RATE_LIMIT")]
+    #[arg(long, env = "DATADICT_SCHEMA_RATE_LIMIT", global = true)]
     schema_rate_limit: Option<u64>,
     /// Events plus properties written per minute per project by schemas create/replace requests
     /// (the service allows 4000); unlimited when unset, since a local stand-in should not slow
     /// down the tests and scripts it serves. A request writing more than this alone is refused
     /// with 400 (split it).
-    #[arg(long, env = "DATADICT_SCHEMA_UPDATE_RATE_LIMIT")]
+    #[arg(long, env = "DATADICT_SCHEMA_UPDATE_RATE_LIMIT", global = true)]
     schema_update_rate_limit: Option<u64>,
     /// Schemas one delete or `truncate` upload may remove (the service allows 3000); 0 removes
     /// the cap. On by default, unlike the rate limits, because it protects data.
-    #[arg(long, env = "DATADICT_SCHEMA_DELETION_LIMIT", default_value_t = datadict_server::ratelimit::DEFAULT_SCHEMA_DELETIONS_PER_REQUEST)]
+    #[arg(long, env = "DATADICT_SCHEMA_DELETION_LIMIT", default_value_t = datadict_server::ratelimit::DEFAULT_SCHEMA_DELETIONS_PER_REQUEST, global = true)]
     schema_deletion_limit: u64,
     /// Uncompressed bytes per minute per project on /import and /engage (the service allows about
     /// 2 GB); unlimited when unset.
-    #[arg(long, env = "DATADICT_INGEST_RATE_LIMIT")]
+    #[arg(long, env = "DATADICT_INGEST_RATE_LIMIT", global = true)]
     ingest_rate_limit: Option<u64>,
     /// Largest uncompressed /import or /engage body in bytes (default 10 MiB, FACTS.md).
-    #[arg(long, env = "DATADICT_MAX_REQUEST_BYTES")]
+    #[arg(long, env = "DATADICT_MAX_REQUEST_BYTES", global = true)]
     max_request_bytes: Option<usize>,
     /// Largest uncompressed CSV of `PUT /lookup-tables/{id}` in bytes (default 10 MiB, the size of
     /// one /import body: a table is held and checked in memory before it replaces the stored one).
-    #[arg(long, env = "DATADICT_LOOKUP_TABLE_MAX_BYTES", default_value_t = datadict_server::routes::lookup::DEFAULT_MAX_BYTES)]
+    #[arg(long, env = "DATADICT_LOOKUP_TABLE_MAX_BYTES", default_value_t = datadict_server::routes::lookup::DEFAULT_MAX_BYTES, global = true)]
     lookup_table_max_bytes: usize,
     /// The vendor metadata key of the dictionary.
-    #[arg(long, env = "DATADICT_NAMESPACE", default_value = datadict_core::DEFAULT_NAMESPACE)]
+    #[arg(long, env = "DATADICT_NAMESPACE", default_value = datadict_core::DEFAULT_NAMESPACE, global = true)]
     namespace: String,
     /// Turns off the check of every stored record against the project's dictionary on arrival,
     /// and with it the recording of violations (to compare ingestion speed with it on).
-    #[arg(long, env = "DATADICT_NO_DICTIONARY_CHECK")]
+    #[arg(long, env = "DATADICT_NO_DICTIONARY_CHECK", global = true)]
     no_dictionary_check: bool,
     /// The most distinct violation keys kept per project and UTC day; beyond, counts go to an
     /// `$others` row.
-    #[arg(long, env = "DATADICT_QUALITY_MAX_KEYS", default_value_t = datadict_server::DEFAULT_QUALITY_MAX_KEYS)]
+    #[arg(long, env = "DATADICT_QUALITY_MAX_KEYS", default_value_t = datadict_server::DEFAULT_QUALITY_MAX_KEYS, global = true)]
     quality_max_keys: usize,
 }
 
 #[derive(Subcommand)]
 enum Command {
-    /// Serve the API and the web app (the default).
-    Serve(Box<ServeArgs>),
+    /// Serve the API and the web app (the default); its options may come before or after the word.
+    Serve,
     /// Manage projects and service accounts.
     #[command(subcommand)]
     Admin(AdminCommand),
@@ -150,6 +151,35 @@ enum AdminCommand {
         #[arg(long)]
         username: String,
     },
+}
+
+/// The command line, parsed. The serve options are global, so that they take effect before or after
+/// the word `serve` (`serve` is the default, and an option written before it was once parsed and
+/// then dropped). `admin` takes none of them: it refuses one given on its command line rather
+/// than ignore it, and its help does not list them.
+fn parse_cli() -> Cli {
+    use clap::{CommandFactory, FromArgMatches};
+    let serve_args: Vec<clap::Arg> = ServeArgs::augment_args(clap::Command::new("serve")).get_arguments().cloned().collect();
+    // A hidden global copy in `admin` keeps clap from propagating the listed one there (it skips
+    // an argument a subcommand already has), so that `admin --help` lists only its own options.
+    let mut command = Cli::command().mut_subcommand("admin", |admin| admin.args(serve_args.iter().map(|a| a.clone().hide(true))));
+    let matches = command.get_matches_mut();
+    if matches.subcommand_name() == Some("admin") {
+        let given: Vec<String> = serve_args
+            .iter()
+            .filter(|a| matches.value_source(a.get_id().as_str()) == Some(clap::parser::ValueSource::CommandLine))
+            .map(|a| format!("--{}", a.get_long().unwrap_or_default()))
+            .collect();
+        if !given.is_empty() {
+            command
+                .error(
+                    clap::error::ErrorKind::ArgumentConflict,
+                    format!("{} {} of `serve`, which `admin` does not take; leave {} out of the admin command", given.join(", "), if given.len() == 1 { "is an option" } else { "are options" }, if given.len() == 1 { "it" } else { "them" }),
+                )
+                .exit();
+        }
+    }
+    Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.format(&mut command).exit())
 }
 
 fn parse_synchronous(s: &str) -> Result<Synchronous, String> {
@@ -204,7 +234,7 @@ fn run() -> anyhow::Result<()> {
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "datadict_server=info".into()),
         )
         .init();
-    let cli = Cli::parse();
+    let cli = parse_cli();
     std::fs::create_dir_all(&cli.data_dir)
         .with_context(|| format!("cannot create the data folder {}", cli.data_dir.display()))?;
     // On SQLite one server process owns the database: it keeps what it knows of the projects'
@@ -227,8 +257,7 @@ fn run() -> anyhow::Result<()> {
         }
     };
     match cli.command {
-        None => serve(store, &cli.data_dir, &database, cli.serve),
-        Some(Command::Serve(args)) => serve(store, &cli.data_dir, &database, *args),
+        None | Some(Command::Serve) => serve(store, &cli.data_dir, &database, cli.serve),
         Some(Command::Admin(cmd)) => run_admin(&store, cmd),
     }
 }

@@ -27,6 +27,7 @@ mod reads;
 mod redaction;
 mod schema_limits;
 mod schemas;
+mod startup;
 mod tls;
 mod track;
 mod store_events;

@@ -103,3 +103,25 @@ pub fn credentials(dir: &std::path::Path) -> DemoCredentials {
     let text = std::fs::read_to_string(dir.join(datadict_server::demo::CREDENTIALS_FILE)).unwrap();
     serde_json::from_str(&text).unwrap()
 }
+
+/// What a run of the binary that ends by itself (an admin command, a refused start) printed.
+pub struct Ended {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Runs the binary with `args` (and `env`) in the folder `cwd` until it exits; `RUST_LOG` is
+/// `datadict_server=info` unless `env` sets it.
+pub fn run_in(cwd: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> Ended {
+    let out = Command::new(env!("CARGO_BIN_EXE_datadict-server"))
+        .current_dir(cwd)
+        .env("RUST_LOG", "datadict_server=info")
+        .env("NO_COLOR", "1")
+        .envs(env.iter().copied())
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    Ended { code: out.status.code(), stdout: String::from_utf8_lossy(&out.stdout).into_owned(), stderr: String::from_utf8_lossy(&out.stderr).into_owned() }
+}
