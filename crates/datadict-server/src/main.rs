@@ -97,7 +97,8 @@ struct ServeArgs {
     #[arg(long, env = "DATADICT_LOOKUP_TABLE_MAX_BYTES", default_value_t = datadict_server::routes::lookup::DEFAULT_MAX_BYTES, global = true)]
     lookup_table_max_bytes: usize,
     /// The vendor metadata key of the dictionary.
-    #[arg(long, env = "DATADICT_NAMESPACE", default_value = datadict_core::DEFAULT_NAMESPACE, global = true)]
+    /// A database remembers the namespace of its first start and refuses another.
+    #[arg(long, env = "DATADICT_NAMESPACE", default_value = datadict_core::DEFAULT_NAMESPACE, global = true, value_parser = datadict_server::startup::parse_namespace)]
     namespace: String,
     /// Turns off the check of every stored record against the project's dictionary on arrival,
     /// and with it the recording of violations (to compare ingestion speed with it on).
@@ -310,6 +311,7 @@ fn run_admin(store: &Store, cmd: AdminCommand) -> anyhow::Result<()> {
 }
 
 fn serve(store: Store, data_dir: &std::path::Path, database: &str, args: ServeArgs) -> anyhow::Result<()> {
+    datadict_server::startup::check_namespace(&store, &args.namespace)?;
     let demo = if args.no_demo { None } else { demo::ensure_demo(&store, data_dir, &args.namespace)? };
     let web_dir = args.web_dir.join("index.html").is_file().then_some(args.web_dir.clone());
     let mut config = Config {

@@ -12,7 +12,8 @@
 //! the database), `jobs.rs` (warehouse imports, their runs and migration jobs, named
 //! `store::jobs::foo`), `lookup.rs` (lookup tables and their rows, named `store::lookup::foo`)
 //! and `quality.rs` (data quality: violations of the dictionary seen on arrival, named
-//! `store::quality::foo`). `conn.rs` holds [`Conn`] and its transaction [`Tx`].
+//! `store::quality::foo`), and `settings.rs` (what the database remembers about itself, such as
+//! its namespace, named `store::settings::foo`). `conn.rs` holds [`Conn`] and its transaction [`Tx`].
 //!
 //! Queries are free functions over a connection, so that they compose inside one transaction.
 
@@ -30,6 +31,7 @@ mod profiles;
 pub mod quality;
 mod reads;
 mod schemas;
+pub mod settings;
 mod sqlite;
 
 pub use accounts::*;

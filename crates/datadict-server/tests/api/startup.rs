@@ -33,3 +33,41 @@ fn serve_options_work_before_the_word_serve_and_admin_refuses_them() {
     let help = run_in(data.dir.path(), &["admin", "create-project", "--help"], &[]);
     assert!(!help.stdout.contains("--listen"), "admin's help lists the serve options: {}", help.stdout);
 }
+
+/// A database remembers the namespace of its first start: a restart with another `--namespace`
+/// (under which every stored dropped and hidden flag would be ignored, and a dropped property
+/// stored) is refused with a message naming the stored one; an empty namespace is refused.
+fn a_restart_with_another_namespace_is_refused(backend: Backend) {
+    let data = Data::new(backend);
+    drop(data.spawn("datadict_server=info", &[], Stdio::inherit()));
+    let refused = data.try_spawn("datadict_server=info", &[], &["--namespace", "org.acme"], &[], Stdio::piped()).err().expect("a start with another namespace was not refused");
+    assert_eq!(refused.code, Some(1), "{}", refused.stderr);
+    assert!(refused.stderr.contains("kept under the namespace `com.vendor`"), "{}", refused.stderr);
+    assert!(refused.stderr.contains("start it with --namespace com.vendor"), "{}", refused.stderr);
+    let env = [("DATADICT_NAMESPACE", "org.acme")];
+    let refused = data.try_spawn("datadict_server=info", &[], &[], &env, Stdio::piped()).err().expect("DATADICT_NAMESPACE was not checked");
+    assert!(refused.stderr.contains("`org.acme`"), "{}", refused.stderr);
+    drop(data.spawn_with("datadict_server=info", &[], &["--namespace", "com.vendor"], &[], Stdio::inherit()));
+    for bad in ["", "a b", "a\tb"] {
+        let refused = data.try_spawn("datadict_server=info", &[], &["--namespace", bad], &[], Stdio::piped()).err().expect("a bad namespace was taken");
+        assert_eq!(refused.code, Some(2), "{bad:?}: {}", refused.stderr);
+        assert!(refused.stderr.contains("namespace"), "{}", refused.stderr);
+    }
+}
+
+crate::common::on_both_stores!(a_restart_with_another_namespace_is_refused);
+
+/// A database from before the check adopts the namespace of its next start, says so, and keeps
+/// it.
+#[test]
+fn a_database_without_a_stored_namespace_adopts_the_next_one() {
+    let data = Data::new(Backend::Sqlite);
+    drop(data.spawn("datadict_server=info", &[], Stdio::inherit()));
+    let file = data.dir.path().join("datadict.sqlite3");
+    rusqlite::Connection::open(&file).unwrap().execute("DROP TABLE server_settings", []).unwrap();
+    let started = data.spawn_with("datadict_server=info", &[], &["--namespace", "org.acme"], &[], Stdio::inherit());
+    assert!(started.printed.contains("now remembers its namespace `org.acme`"), "{}", started.printed);
+    drop(started);
+    let refused = data.try_spawn("datadict_server=info", &[], &[], &[], Stdio::piped()).err().expect("the adopted namespace was not kept");
+    assert!(refused.stderr.contains("kept under the namespace `org.acme`"), "{}", refused.stderr);
+}

@@ -108,6 +108,7 @@ pub(super) fn create(conn: &mut Connection) -> anyhow::Result<()> {
     tx.execute_batch(super::lookup::TABLES).context("cannot create the tables of lookup tables")?;
     tx.execute_batch(super::groups::TABLES).context("cannot create the table of group profiles")?;
     tx.execute_batch(&super::quality::tables()).context("cannot create the table of data quality")?;
+    tx.execute_batch(crate::store::settings::TABLE).context("cannot create the table of server settings")?;
     if super::quality::move_samples_apart(&tx).context("cannot move the data-quality samples to their own tables")? {
         tracing::info!("moved the data-quality samples to their own tables (once)");
     }

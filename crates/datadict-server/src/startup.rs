@@ -1,0 +1,44 @@
+//! What a start checks before it serves: the command line's values that clap's types let
+//! through (a namespace, a listen address, CORS origins, limits), and the database's own
+//! memory of its namespace.
+
+use crate::store::{self, Store};
+use anyhow::bail;
+
+/// `--namespace`: the vendor metadata key every stored dictionary flag is read under, so a key
+/// that no JSON writer would type by mistake: not empty, and without spaces or control
+/// characters.
+pub fn parse_namespace(s: &str) -> Result<String, String> {
+    if s.is_empty() {
+        return Err("the namespace is empty; pass the vendor metadata key, such as com.vendor (the default)".into());
+    }
+    if let Some(c) = s.chars().find(|c| c.is_whitespace() || c.is_control()) {
+        return Err(format!("`{}` has a space or control character ({c:?}); a namespace is one word such as com.vendor", s.escape_debug()));
+    }
+    Ok(s.to_owned())
+}
+
+/// Checks `namespace` against the one the database remembers. A database keeps the namespace of
+/// its first start: its dictionaries' `dropped` and `hidden` flags are stored under that key, and
+/// a server reading them under another would store every dropped property and event without a
+/// word. A database from before this check adopts the namespace of its next start (logged).
+pub fn check_namespace(store: &Store, namespace: &str) -> anyhow::Result<()> {
+    let (stored, now) = store.call_sync(|conn| {
+        let tx = conn.transaction()?;
+        let had_projects = store::project_count(&tx)? > 0;
+        let out = store::settings::remember(&tx, store::settings::NAMESPACE, namespace)?;
+        tx.commit()?;
+        Ok((out.0, out.1 && had_projects))
+    })?;
+    if now {
+        tracing::info!("the database now remembers its namespace `{namespace}`: later starts with another --namespace are refused");
+    }
+    if stored != namespace {
+        bail!(
+            "this database's dictionaries are kept under the namespace `{stored}` (set at its first start), but this server was started with \
+             --namespace `{namespace}`, under which their dropped and hidden flags would be ignored; start it with --namespace {stored} \
+             (or DATADICT_NAMESPACE), or give it another --data-dir or --database for `{namespace}`"
+        );
+    }
+    Ok(())
+}
