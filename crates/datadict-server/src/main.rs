@@ -26,7 +26,9 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
         DATADICT_AMPLITUDE_URL           the source's export API (default https://amplitude.com)\n  \
         DATADICT_AMPLITUDE_EU_URL        the same for REGION EU (default https://analytics.eu.amplitude.com)\n  \
         DATADICT_AMPLITUDE_TIMEOUT_SECS  the longest wait for any read from it (default 300)\n  \
-        DATADICT_MAX_MIGRATION_EVENTS    a range must hold under this many events (default 15000000)"
+        DATADICT_MAX_MIGRATION_EVENTS    a range must hold under this many events (default 15000000)\n\
+        A stopping server (Ctrl-C, SIGTERM) finishes its requests in flight for at most\n  \
+        DATADICT_SHUTDOWN_GRACE_SECS     seconds (default 30); a second signal stops it at once"
 )]
 struct Cli {
     /// Folder of the SQLite database (created if missing). With --database, it still holds the
@@ -346,10 +348,11 @@ fn serve(store: Store, data_dir: &std::path::Path, database: &str, args: ServeAr
         _ => None,
     };
     let scheme = if tls.is_some() { "https" } else { "http" };
+    let grace = shutdown_grace()?;
     let state = AppState::new(store, Arc::new(config));
     let runtime = tokio::runtime::Runtime::new()?;
     let served = runtime.block_on(async move {
-        let shutdown = shutdown_signal();
+        let (shutdown, force) = shutdown_signals();
         let listener = tokio::net::TcpListener::bind(args.listen)
             .await
             .with_context(|| format!("cannot listen on {} (is another server running? pass --listen)", args.listen))?;
@@ -372,7 +375,8 @@ fn serve(store: Store, data_dir: &std::path::Path, database: &str, args: ServeAr
             say!("  project token:          {}", c.project_token);
         }
         say!("Press Ctrl-C to stop.");
-        datadict_server::tls::serve(listener, app(state), tls, shutdown).await?;
+        let stop = datadict_server::serving::Stop { shutdown, force, grace, header_read_timeout: datadict_server::serving::HEADER_READ_TIMEOUT };
+        datadict_server::tls::serve_with(listener, app(state), tls, stop).await?;
         say!("datadict stopped");
         anyhow::Ok(())
     });
@@ -383,38 +387,70 @@ fn serve(store: Store, data_dir: &std::path::Path, database: &str, args: ServeAr
     served
 }
 
-/// How long a stopping server waits for background work after the last request was answered.
+/// How long a stopping server waits for background work after the last request was answered (or
+/// after the requests' own grace ran out).
 const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 
-/// Resolves on Ctrl-C or SIGTERM. The handlers are installed when this is called, before the
-/// server listens: installed on the future's first poll (in a task `axum::serve` spawns), a
-/// SIGTERM sent right after the first request arrived could still find the default action and
-/// kill the server without its graceful stop (seen in the durability tests on a busy machine).
-fn shutdown_signal() -> impl std::future::Future<Output = ()> {
+/// Two futures: the first resolves on Ctrl-C or SIGTERM, the second on the next one, which stops
+/// the server at once however many requests are in flight. The handlers are installed when this
+/// is called, before the server listens: installed on a future's first poll, a SIGTERM sent right
+/// after the first request arrived could still find the default action and kill the server
+/// without its graceful stop (seen in the durability tests on a busy machine).
+fn shutdown_signals() -> (impl std::future::Future<Output = ()>, impl std::future::Future<Output = ()>) {
+    let (first_tx, first) = tokio::sync::oneshot::channel::<()>();
+    let (second_tx, second) = tokio::sync::oneshot::channel::<()>();
     #[cfg(unix)]
-    let (interrupt, term) = {
+    let (mut interrupt, mut term) = {
         use tokio::signal::unix::{signal, SignalKind};
         (signal(SignalKind::interrupt()).ok(), signal(SignalKind::terminate()).ok())
     };
-    async move {
+    tokio::spawn(async move {
         #[cfg(unix)]
-        {
-            let wait = |s: Option<tokio::signal::unix::Signal>| async move {
-                match s {
-                    Some(mut s) => {
-                        s.recv().await;
-                    }
-                    None => std::future::pending::<()>().await,
-                }
-            };
-            tokio::select! {
-                () = wait(interrupt) => {},
-                () = wait(term) => {},
-            }
-        }
+        next_signal(&mut interrupt, &mut term).await;
         #[cfg(not(unix))]
         let _ = tokio::signal::ctrl_c().await;
         // Printed (and flushed) so that a supervisor, or a test, knows the signal was taken.
-        say!("shutting down: finishing the requests in flight");
+        say!("shutting down: finishing the requests in flight (a second Ctrl-C or SIGTERM stops at once)");
+        let _ = first_tx.send(());
+        #[cfg(unix)]
+        next_signal(&mut interrupt, &mut term).await;
+        #[cfg(not(unix))]
+        let _ = tokio::signal::ctrl_c().await;
+        say!("stopping now");
+        let _ = second_tx.send(());
+    });
+    let wait = |rx: tokio::sync::oneshot::Receiver<()>| async move {
+        // A dropped sender (the runtime going away) stops too.
+        let _ = rx.await;
+    };
+    (wait(first), wait(second))
+}
+
+/// The next SIGINT or SIGTERM (never, for a handler that could not be installed).
+#[cfg(unix)]
+async fn next_signal(interrupt: &mut Option<tokio::signal::unix::Signal>, term: &mut Option<tokio::signal::unix::Signal>) {
+    async fn recv(s: Option<&mut tokio::signal::unix::Signal>) {
+        match s {
+            Some(s) => {
+                s.recv().await;
+            }
+            None => std::future::pending::<()>().await,
+        }
+    }
+    tokio::select! {
+        () = recv(interrupt.as_mut()) => {},
+        () = recv(term.as_mut()) => {},
+    }
+}
+
+/// How long a stopping server waits for its requests in flight: `DATADICT_SHUTDOWN_GRACE_SECS`,
+/// by default [`datadict_server::serving::SHUTDOWN_GRACE`].
+fn shutdown_grace() -> anyhow::Result<std::time::Duration> {
+    match std::env::var("DATADICT_SHUTDOWN_GRACE_SECS") {
+        Err(_) => Ok(datadict_server::serving::SHUTDOWN_GRACE),
+        Ok(text) => match text.trim().parse::<u64>() {
+            Ok(secs) if (1..=3600).contains(&secs) => Ok(std::time::Duration::from_secs(secs)),
+            _ => bail!("DATADICT_SHUTDOWN_GRACE_SECS is `{text}`; give whole seconds from 1 to 3600, or leave it unset for 30"),
+        },
     }
 }
