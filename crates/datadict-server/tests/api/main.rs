@@ -13,6 +13,7 @@ mod groups;
 mod hosting;
 mod import;
 mod job_leases;
+mod logging;
 mod lookup;
 mod migrate;
 mod migrate_download;
