@@ -255,8 +255,8 @@ fn run() -> anyhow::Result<()> {
     let (store, database) = match &cli.database {
         Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => (Store::open_postgres(url)?, "PostgreSQL (--database)".to_owned()),
         Some(url) => bail!(
-            "--database takes a PostgreSQL URL, not one starting `{}`; pass postgres://user:password@host:port/database, or leave it out to use the SQLite file of --data-dir",
-            url.split("://").next().unwrap_or_default()
+            "--database takes a PostgreSQL URL, and {} (the value is not repeated, since it may hold a password); pass postgres://user:password@host:port/database, or leave it out to use the SQLite file of --data-dir",
+            datadict_server::startup::what_database_is(url)
         ),
         None => {
             let file = cli.data_dir.join("datadict.sqlite3");

@@ -42,3 +42,14 @@ pub fn check_namespace(store: &Store, namespace: &str) -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+/// What a `--database` value that is not a PostgreSQL URL looks like, without repeating it (it
+/// may hold a password in any form): its scheme when it has one, or its shape.
+pub fn what_database_is(url: &str) -> String {
+    let scheme = url.split_once("://").map(|(scheme, _)| scheme).filter(|s| !s.is_empty() && s.len() <= 20 && s.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c)));
+    match scheme {
+        Some(scheme) => format!("this one is a `{scheme}://` URL"),
+        None if url.contains('=') && !url.contains("://") => "this one is a `key=value` connection string; write it as a URL".to_owned(),
+        None => "this one is not a URL".to_owned(),
+    }
+}

@@ -46,6 +46,7 @@ pub use reads::*;
 pub use schemas::*;
 pub use sqlite::tables::DEDUP_KEY_VERSION;
 pub use sqlite::Synchronous;
+pub use pg::redact as redact_database_url;
 
 use event_writer::EventWriter;
 use std::cell::RefCell;

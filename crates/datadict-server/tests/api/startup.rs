@@ -71,3 +71,25 @@ fn a_database_without_a_stored_namespace_adopts_the_next_one() {
     let refused = data.try_spawn("datadict_server=info", &[], &[], &[], Stdio::piped()).err().expect("the adopted namespace was not kept");
     assert!(refused.stderr.contains("kept under the namespace `org.acme`"), "{}", refused.stderr);
 }
+
+/// A `--database` value whose start fails is never echoed with its password, in any of the forms
+/// PostgreSQL takes one (a closed port makes the connection fail).
+#[test]
+fn no_start_up_error_shows_the_database_password() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let d = dir.path().to_str().unwrap();
+    for url in [
+        format!("host=127.0.0.1 port={port} user=dd password=SECRETPW dbname=datadict"),
+        format!("postgres://dd@127.0.0.1:{port}/x?password=SECRETPW"),
+        format!("postgres://dd:SECRETPW@127.0.0.1:{port}/x"),
+        format!("postgres:dd:SECRETPW@127.0.0.1:{port}/x"),
+        format!("mysql://dd:SECRETPW@127.0.0.1:{port}/x"),
+    ] {
+        for args in [vec!["--data-dir", d, "--database", &url, "--listen", "127.0.0.1:0"], vec!["--data-dir", d, "--database", &url, "admin", "revoke", "--username", "a", "--project", "1"]] {
+            let ended = run_in(dir.path(), &args, &[]);
+            assert_eq!(ended.code, Some(1), "{url}: {}{}", ended.stdout, ended.stderr);
+            assert!(!ended.stderr.contains("SECRETPW") && !ended.stdout.contains("SECRETPW"), "{url}: {}{}", ended.stdout, ended.stderr);
+        }
+    }
+}
