@@ -4,6 +4,7 @@
 use anyhow::{bail, Context};
 use clap::{Args as _, Parser, Subcommand};
 use datadict_server::store::{Role, Synchronous};
+use datadict_server::startup::{whole_number, whole_size, MAX_BODY_BYTES, MAX_FLAG_VALUE};
 use datadict_server::{admin, app, demo, AppState, Config, Store};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -75,28 +76,29 @@ struct ServeArgs {
     #[arg(long = "cors-origin", env = "DATADICT_CORS_ORIGINS", value_delimiter = ',', global = true)]
     cors_origins: Vec<String>,
     /// Schemas API requests per minute per project (the service allows 5); unlimited when unset.
-    #[arg(long, env = "DATADICT_SCHEMA_RATE_LIMIT", global = true)]
+    #[arg(long, env = "DATADICT_SCHEMA_RATE_LIMIT", global = true, value_parser = whole_number(1, MAX_FLAG_VALUE, "leave it out for no limit"))]
     schema_rate_limit: Option<u64>,
     /// Events plus properties written per minute per project by schemas create/replace requests
     /// (the service allows 4000); unlimited when unset, since a local stand-in should not slow
     /// down the tests and scripts it serves. A request writing more than this alone is refused
     /// with 400 (split it).
-    #[arg(long, env = "DATADICT_SCHEMA_UPDATE_RATE_LIMIT", global = true)]
+    #[arg(long, env = "DATADICT_SCHEMA_UPDATE_RATE_LIMIT", global = true, value_parser = whole_number(1, MAX_FLAG_VALUE, "leave it out for no limit"))]
     schema_update_rate_limit: Option<u64>,
     /// Schemas one delete or `truncate` upload may remove (the service allows 3000); 0 removes
     /// the cap. On by default, unlike the rate limits, because it protects data.
-    #[arg(long, env = "DATADICT_SCHEMA_DELETION_LIMIT", default_value_t = datadict_server::ratelimit::DEFAULT_SCHEMA_DELETIONS_PER_REQUEST, global = true)]
+    #[arg(long, env = "DATADICT_SCHEMA_DELETION_LIMIT", default_value_t = datadict_server::ratelimit::DEFAULT_SCHEMA_DELETIONS_PER_REQUEST, global = true, value_parser = whole_number(0, MAX_FLAG_VALUE, "0 removes the cap"))]
     schema_deletion_limit: u64,
-    /// Uncompressed bytes per minute per project on /import and /engage (the service allows about
-    /// 2 GB); unlimited when unset.
-    #[arg(long, env = "DATADICT_INGEST_RATE_LIMIT", global = true)]
+    /// Uncompressed bytes per minute per project on /import, /track, /engage, /groups and
+    /// lookup-table uploads (the service allows about 2 GB); unlimited when unset.
+    #[arg(long, env = "DATADICT_INGEST_RATE_LIMIT", global = true, value_parser = whole_number(1, MAX_FLAG_VALUE, "leave it out for no limit"))]
     ingest_rate_limit: Option<u64>,
-    /// Largest uncompressed /import or /engage body in bytes (default 10 MiB, FACTS.md).
-    #[arg(long, env = "DATADICT_MAX_REQUEST_BYTES", global = true)]
-    max_request_bytes: Option<usize>,
+    /// Largest uncompressed body of /import, /track, /engage and /groups in bytes (FACTS.md: 10
+    /// MiB); warehouse syncs and migrations cut their batches to it too.
+    #[arg(long, env = "DATADICT_MAX_REQUEST_BYTES", global = true, default_value_t = datadict_core::Limits::default().max_request_bytes, value_parser = whole_size(1024, MAX_BODY_BYTES, "leave it out for 10 MiB"))]
+    max_request_bytes: usize,
     /// Largest uncompressed CSV of `PUT /lookup-tables/{id}` in bytes (default 10 MiB, the size of
     /// one /import body: a table is held and checked in memory before it replaces the stored one).
-    #[arg(long, env = "DATADICT_LOOKUP_TABLE_MAX_BYTES", default_value_t = datadict_server::routes::lookup::DEFAULT_MAX_BYTES, global = true)]
+    #[arg(long, env = "DATADICT_LOOKUP_TABLE_MAX_BYTES", default_value_t = datadict_server::routes::lookup::DEFAULT_MAX_BYTES, global = true, value_parser = whole_size(1, MAX_BODY_BYTES, "leave it out for 10 MiB"))]
     lookup_table_max_bytes: usize,
     /// The vendor metadata key of the dictionary.
     /// A database remembers the namespace of its first start and refuses another.
@@ -108,7 +110,7 @@ struct ServeArgs {
     no_dictionary_check: bool,
     /// The most distinct violation keys kept per project and UTC day; beyond, counts go to an
     /// `$others` row.
-    #[arg(long, env = "DATADICT_QUALITY_MAX_KEYS", default_value_t = datadict_server::DEFAULT_QUALITY_MAX_KEYS, global = true)]
+    #[arg(long, env = "DATADICT_QUALITY_MAX_KEYS", default_value_t = datadict_server::DEFAULT_QUALITY_MAX_KEYS, global = true, value_parser = whole_size(1, 1_000_000, "leave it out for 1000"))]
     quality_max_keys: usize,
 }
 
@@ -335,9 +337,7 @@ fn serve(store: Store, data_dir: &std::path::Path, database: &str, args: ServeAr
         quality_max_keys: args.quality_max_keys,
         ..Default::default()
     };
-    if let Some(max) = args.max_request_bytes {
-        config.limits.max_request_bytes = max;
-    }
+    config.limits.max_request_bytes = args.max_request_bytes;
     // The served binary never lets a project admin read arbitrary files of the machine: file
     // sources of warehouse imports must lie in one folder, by default inside the data folder.
     if config.jobs.warehouse_file_root.is_none() {

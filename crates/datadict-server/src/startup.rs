@@ -53,3 +53,27 @@ pub fn what_database_is(url: &str) -> String {
         None => "this one is not a URL".to_owned(),
     }
 }
+
+/// The largest count or size a flag takes: 2^53 - 1, the largest integer JavaScript holds
+/// exactly, since `/api/app/limits` reports these values to the web app.
+pub const MAX_FLAG_VALUE: u64 = (1 << 53) - 1;
+
+/// The largest request body size a flag takes (1 GiB): a body is held in memory, uncompressed,
+/// while it is checked.
+pub const MAX_BODY_BYTES: u64 = 1 << 30;
+
+/// A parser for a whole-number flag from `min` to `max`; a value outside gets a message naming
+/// the range and `unset`, what leaving the flag out means. For clap's `value_parser`, so the
+/// same message comes for the flag and for its environment variable.
+pub fn whole_number(min: u64, max: u64, unset: &'static str) -> impl Fn(&str) -> Result<u64, String> + Clone + Send + Sync + 'static {
+    move |text: &str| match text.trim().parse::<u64>() {
+        Ok(n) if (min..=max).contains(&n) => Ok(n),
+        _ => Err(format!("give a whole number from {min} to {max}; {unset}")),
+    }
+}
+
+/// [`whole_number`] for a size held in a `usize`.
+pub fn whole_size(min: u64, max: u64, unset: &'static str) -> impl Fn(&str) -> Result<usize, String> + Clone + Send + Sync + 'static {
+    let parse = whole_number(min, max, unset);
+    move |text: &str| parse(text).and_then(|n| usize::try_from(n).map_err(|_| format!("{n} is too large for this machine")))
+}

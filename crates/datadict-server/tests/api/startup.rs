@@ -93,3 +93,30 @@ fn no_start_up_error_shows_the_database_password() {
         }
     }
 }
+
+/// A rate or size flag of 0 (a server that refuses nearly everything) or beyond what the limits
+/// route can report exactly is refused at start with the allowed range and what leaving it out
+/// means; `--schema-deletion-limit 0` keeps its documented meaning, no cap.
+#[test]
+fn impossible_limits_are_refused_at_start_with_the_allowed_range() {
+    let data = Data::new(Backend::Sqlite);
+    for (flag, value, unset) in [
+        ("--schema-rate-limit", "0", "leave it out for no limit"),
+        ("--schema-update-rate-limit", "0", "leave it out for no limit"),
+        ("--ingest-rate-limit", "0", "leave it out for no limit"),
+        ("--ingest-rate-limit", "18446744073709551615", "leave it out for no limit"),
+        ("--max-request-bytes", "0", "leave it out for 10 MiB"),
+        ("--lookup-table-max-bytes", "0", "leave it out for 10 MiB"),
+        ("--quality-max-keys", "0", "leave it out for 1000"),
+        ("--schema-deletion-limit=-1", "", "0 removes the cap"),
+    ] {
+        let args: Vec<&str> = [flag, value].into_iter().filter(|a| !a.is_empty()).collect();
+        let flag = flag.split('=').next().unwrap();
+        let refused = data.try_spawn("datadict_server=info", &[], &args, &[], Stdio::piped()).err().unwrap_or_else(|| panic!("{flag} {value} was taken"));
+        assert_eq!(refused.code, Some(2), "{flag} {value}: {}", refused.stderr);
+        assert!(refused.stderr.contains(flag) && refused.stderr.contains("give a whole number from") && refused.stderr.contains(unset), "{}", refused.stderr);
+    }
+    let server = data.spawn_with("datadict_server=info", &[], &["--schema-deletion-limit", "0"], &[], Stdio::inherit());
+    let limits = Client::new(&server.base).send("GET", "/api/app/limits", None, &[], None).unwrap().json();
+    assert_eq!(limits["rate_limits"]["schema_deletions_per_request"], serde_json::Value::Null, "{limits}");
+}
