@@ -267,7 +267,7 @@ fn run() -> anyhow::Result<()> {
     };
     match cli.command {
         None | Some(Command::Serve) => serve(store, &cli.data_dir, &database, cli.serve),
-        Some(Command::Admin(cmd)) => run_admin(&store, cmd),
+        Some(Command::Admin(cmd)) => run_admin(&store, &cli.data_dir, cmd),
     }
 }
 
@@ -292,7 +292,7 @@ fn lock_data_dir(data_dir: &std::path::Path) -> anyhow::Result<std::fs::File> {
     }
 }
 
-fn run_admin(store: &Store, cmd: AdminCommand) -> anyhow::Result<()> {
+fn run_admin(store: &Store, data_dir: &std::path::Path, cmd: AdminCommand) -> anyhow::Result<()> {
     match cmd {
         AdminCommand::CreateProject { name } => {
             let p = admin::create_project(store, &name)?;
@@ -313,6 +313,13 @@ fn run_admin(store: &Store, cmd: AdminCommand) -> anyhow::Result<()> {
         AdminCommand::RotateSecret { username } => {
             let s = admin::rotate_secret(store, &username)?;
             shown!("service account: {}\nnew secret:      {} (shown once)", s.username, s.secret);
+            // The demo account's secret is kept to be printed at every start: kept current, or
+            // dropped by the next start when this fails.
+            match demo::record_rotation(data_dir, &s.username, &s.secret) {
+                Ok(true) => shown!("(also written to {})", data_dir.join(demo::CREDENTIALS_FILE).display()),
+                Ok(false) => {}
+                Err(e) => shown!("(cannot update {}: {e:#}; the next start stops showing the old secret)", data_dir.join(demo::CREDENTIALS_FILE).display()),
+            }
         }
     }
     Ok(())
@@ -375,7 +382,10 @@ fn serve(store: Store, data_dir: &std::path::Path, database: &str, args: ServeAr
         if let Some(c) = demo {
             say!("  demo project id:        {}", c.project_id);
             say!("  service account user:   {}", c.username);
-            say!("  service account secret: {}", c.secret);
+            match c.secret.is_empty() {
+                true => say!("  service account secret: (rotated with `admin rotate-secret`; not shown)"),
+                false => say!("  service account secret: {}", c.secret),
+            }
             say!("  project token:          {}", c.project_token);
         }
         say!("Press Ctrl-C to stop.");

@@ -120,3 +120,36 @@ fn impossible_limits_are_refused_at_start_with_the_allowed_range() {
     let limits = Client::new(&server.base).send("GET", "/api/app/limits", None, &[], None).unwrap().json();
     assert_eq!(limits["rate_limits"]["schema_deletions_per_request"], serde_json::Value::Null, "{limits}");
 }
+
+/// After `admin rotate-secret` of the demo owner, a start prints the new secret (the rotation
+/// wrote it into `demo-credentials.json`), never the revoked one: when the kept secret no longer
+/// matches the account (rotated where the file could not be updated), the start says it was
+/// rotated and drops it from the file.
+#[test]
+fn a_start_never_prints_a_rotated_demo_secret() {
+    let data = Data::new(Backend::Sqlite);
+    drop(data.spawn("datadict_server=info", &[], Stdio::inherit()));
+    let old = crate::common::process::credentials(data.dir.path());
+    let dir = data.dir.path().to_str().unwrap();
+    let rotated = run_in(data.dir.path(), &["--data-dir", dir, "admin", "rotate-secret", "--username", "demo-owner"], &[]);
+    assert_eq!(rotated.code, Some(0), "{}", rotated.stderr);
+    assert!(rotated.stdout.contains("also written to"), "{}", rotated.stdout);
+    let new = crate::common::process::credentials(data.dir.path());
+    assert_ne!(new.secret, old.secret);
+    assert!(rotated.stdout.contains(&new.secret));
+    let mut server = data.spawn("datadict_server=info", &[], Stdio::inherit());
+    let line = server.line_with("service account secret:");
+    assert!(line.contains(&new.secret), "{line}");
+    let r = Client::new(&server.base).send("GET", &format!("/api/app/projects/{}/schemas", new.project_id), Some((&new.username, &new.secret)), &[], None).unwrap();
+    assert_eq!(r.status, 200);
+    drop(server);
+
+    // The file holds a secret the account no longer has.
+    let file = data.dir.path().join(datadict_server::demo::CREDENTIALS_FILE);
+    std::fs::write(&file, serde_json::to_string(&old).unwrap()).unwrap();
+    let mut server = data.spawn("datadict_server=info", &[], Stdio::inherit());
+    let line = server.line_with("service account secret:");
+    assert!(line.contains("rotated") && !line.contains(&old.secret), "{line}");
+    let kept = std::fs::read_to_string(&file).unwrap();
+    assert!(!kept.contains(&old.secret) && kept.contains(&old.project_token), "{kept}");
+}
