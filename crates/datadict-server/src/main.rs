@@ -4,7 +4,7 @@
 use anyhow::{bail, Context};
 use clap::{Args as _, Parser, Subcommand};
 use datadict_server::store::{Role, Synchronous};
-use datadict_server::startup::{whole_number, whole_size, MAX_BODY_BYTES, MAX_FLAG_VALUE};
+use datadict_server::startup::{self, whole_number, whole_size, MAX_BODY_BYTES, MAX_FLAG_VALUE};
 use datadict_server::{admin, app, demo, AppState, Config, Store};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -244,12 +244,14 @@ fn run() -> anyhow::Result<()> {
         )
         .init();
     let cli = parse_cli();
-    std::fs::create_dir_all(&cli.data_dir)
-        .with_context(|| format!("cannot create the data folder {}", cli.data_dir.display()))?;
+    // A server creates its data folder (owner-only); an admin command never does, nor a database.
+    let serving = !matches!(cli.command, Some(Command::Admin(_)));
+    if serving {
+        startup::create_private_dir(&cli.data_dir)?;
+    }
     // On SQLite one server process owns the database: it keeps what it knows of the projects'
     // dictionaries in memory (`store::sqlite::known`), which another server's schema writes would
     // leave stale. The admin commands take no lock: they add projects and accounts only.
-    let serving = !matches!(cli.command, Some(Command::Admin(_)));
     let _lock = match cli.database.is_none() && serving {
         true => Some(lock_data_dir(&cli.data_dir)?),
         false => None,
@@ -260,8 +262,13 @@ fn run() -> anyhow::Result<()> {
             "--database takes a PostgreSQL URL, and {} (the value is not repeated, since it may hold a password); pass postgres://user:password@host:port/database, or leave it out to use the SQLite file of --data-dir",
             datadict_server::startup::what_database_is(url)
         ),
+        None if serving => {
+            let file = cli.data_dir.join(startup::DATABASE_FILE);
+            startup::create_private_file(&file)?;
+            (Store::open_with(&file, cli.sqlite_synchronous)?, file.display().to_string())
+        }
         None => {
-            let file = cli.data_dir.join("datadict.sqlite3");
+            let file = startup::existing_database(&cli.data_dir)?;
             (Store::open_with(&file, cli.sqlite_synchronous)?, file.display().to_string())
         }
     };
@@ -275,9 +282,8 @@ fn run() -> anyhow::Result<()> {
 /// folder another server holds.
 fn lock_data_dir(data_dir: &std::path::Path) -> anyhow::Result<std::fs::File> {
     let path = data_dir.join("server.lock");
+    startup::create_private_file(&path)?;
     let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
         .write(true)
         .open(&path)
         .with_context(|| format!("cannot open the lock file {}", path.display()))?;
@@ -349,7 +355,7 @@ fn serve(store: Store, data_dir: &std::path::Path, database: &str, args: ServeAr
     // sources of warehouse imports must lie in one folder, by default inside the data folder.
     if config.jobs.warehouse_file_root.is_none() {
         let root = data_dir.join("warehouse-files");
-        std::fs::create_dir_all(&root).with_context(|| format!("cannot create {}", root.display()))?;
+        startup::create_private_dir(&root)?;
         config.jobs.warehouse_file_root = Some(root.canonicalize()?);
     }
     let file_root = config.jobs.warehouse_file_root.clone().unwrap_or_default();

@@ -3,7 +3,8 @@
 //! memory of its namespace.
 
 use crate::store::{self, Store};
-use anyhow::bail;
+use anyhow::{bail, Context};
+use std::path::{Path, PathBuf};
 
 /// `--namespace`: the vendor metadata key every stored dictionary flag is read under, so a key
 /// that no JSON writer would type by mistake: not empty, and without spaces or control
@@ -76,4 +77,49 @@ pub fn whole_number(min: u64, max: u64, unset: &'static str) -> impl Fn(&str) ->
 pub fn whole_size(min: u64, max: u64, unset: &'static str) -> impl Fn(&str) -> Result<usize, String> + Clone + Send + Sync + 'static {
     let parse = whole_number(min, max, unset);
     move |text: &str| parse(text).and_then(|n| usize::try_from(n).map_err(|_| format!("{n} is too large for this machine")))
+}
+
+/// The name of the SQLite database file in the data folder.
+pub const DATABASE_FILE: &str = "datadict.sqlite3";
+
+/// Creates `dir` and the folders above it that are missing, readable by the owner only (0700 on
+/// Unix): the data folder holds every event and profile stored. A folder that exists is left as
+/// it is.
+pub fn create_private_dir(dir: &Path) -> anyhow::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir).with_context(|| format!("cannot create the folder {}", dir.display()))
+}
+
+/// Creates the empty file `path`, readable and writable by the owner only (0600 on Unix), when it
+/// does not exist; an existing file is left as it is. SQLite gives its `-wal` and `-shm` files the
+/// permissions of the database file, so creating the database this way first covers them too.
+pub fn create_private_file(path: &Path) -> anyhow::Result<()> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    match options.open(path) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(e).with_context(|| format!("cannot create {}", path.display())),
+    }
+}
+
+/// The SQLite database of `data_dir` for an admin command, which never creates one: a mistyped
+/// `--data-dir`, or the default `data` in another working folder, would otherwise get a new,
+/// empty database that no server uses, and its tokens and accounts a 401 hard to explain.
+pub fn existing_database(data_dir: &Path) -> anyhow::Result<PathBuf> {
+    let file = data_dir.join(DATABASE_FILE);
+    if !file.is_file() {
+        bail!(
+            "there is no datadict database in {} (no {DATABASE_FILE}); is --data-dir right? A server creates it at its first start: \
+             run `datadict-server --data-dir {}` once, or pass --database for PostgreSQL",
+            data_dir.display(),
+            data_dir.display()
+        );
+    }
+    Ok(file)
 }

@@ -153,3 +153,63 @@ fn a_start_never_prints_a_rotated_demo_secret() {
     let kept = std::fs::read_to_string(&file).unwrap();
     assert!(!kept.contains(&old.secret) && kept.contains(&old.project_token), "{kept}");
 }
+
+/// An admin command never creates a database: a folder without one (a mistyped `--data-dir`, or
+/// the default `data` in another working folder) is refused with how to create one, and with
+/// `--database` no `./data` folder is left behind.
+#[test]
+fn admin_refuses_a_folder_without_a_database_and_creates_no_folder() {
+    let cwd = tempfile::tempdir().unwrap();
+    let typo = cwd.path().join("typo");
+    let refused = run_in(cwd.path(), &["--data-dir", typo.to_str().unwrap(), "admin", "create-project", "--name", "x"], &[]);
+    assert_eq!(refused.code, Some(1), "{}", refused.stdout);
+    assert!(refused.stderr.contains("there is no datadict database in") && refused.stderr.contains("is --data-dir right?"), "{}", refused.stderr);
+    assert!(refused.stderr.contains("run `datadict-server --data-dir"), "{}", refused.stderr);
+    assert!(!typo.exists(), "the admin command created {}", typo.display());
+    let refused = run_in(cwd.path(), &["admin", "create-account", "--username", "a"], &[]);
+    assert_eq!(refused.code, Some(1));
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let url = format!("postgres://u@127.0.0.1:{port}/x");
+    let failed = run_in(cwd.path(), &["--database", &url, "admin", "revoke", "--username", "a", "--project", "1"], &[]);
+    assert_eq!(failed.code, Some(1));
+    assert_eq!(std::fs::read_dir(cwd.path()).unwrap().count(), 0, "the admin commands left files in the working folder");
+}
+
+/// A data folder the server creates, and its database files, are readable by the owner only.
+#[cfg(unix)]
+#[test]
+fn a_new_data_folder_and_its_database_are_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let parent = tempfile::tempdir().unwrap();
+    let inner = parent.path().join("new").join("data");
+    let mut server = std::process::Command::new(env!("CARGO_BIN_EXE_datadict-server"))
+        .args(["--listen", "127.0.0.1:0", "--data-dir", inner.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(server.stdout.take().unwrap()));
+    let listening = lines.find(|l| l.as_ref().unwrap().contains("Press Ctrl-C to stop"));
+    assert!(listening.is_some(), "the server did not start");
+    assert_eq!((mode(&inner), mode(inner.parent().unwrap())), (0o700, 0o700));
+    for file in ["datadict.sqlite3", "datadict.sqlite3-wal", "datadict.sqlite3-shm", "server.lock", "demo-credentials.json"] {
+        assert_eq!(mode(&inner.join(file)), 0o600, "{file}");
+    }
+    assert_eq!(mode(&inner.join("warehouse-files")), 0o700);
+    server.kill().unwrap();
+    server.wait().unwrap();
+}
+
+/// A SQLite file of another application where datadict's database would be is refused, not
+/// taken over, and left as it was.
+#[test]
+fn another_applications_sqlite_file_is_refused() {
+    let data = Data::new(Backend::Sqlite);
+    let file = data.dir.path().join("datadict.sqlite3");
+    rusqlite::Connection::open(&file).unwrap().execute_batch("CREATE TABLE foo (x); INSERT INTO foo VALUES (1);").unwrap();
+    let before = std::fs::read(&file).unwrap();
+    let refused = data.try_spawn("datadict_server=info", &[], &[], &[], Stdio::piped()).err().expect("another application's database was taken over");
+    assert_eq!(refused.code, Some(1));
+    assert!(refused.stderr.contains("it is not a datadict database: it holds tables of another application (foo)"), "{}", refused.stderr);
+    assert_eq!(std::fs::read(&file).unwrap(), before, "the file was changed");
+}
