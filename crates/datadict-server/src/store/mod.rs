@@ -12,7 +12,7 @@
 //! the database), `jobs.rs` (warehouse imports, their runs and migration jobs, named
 //! `store::jobs::foo`), `lookup.rs` (lookup tables and their rows, named `store::lookup::foo`)
 //! and `quality.rs` (data quality: violations of the dictionary seen on arrival, named
-//! `store::quality::foo`), and `settings.rs` (what the database remembers about itself, such as
+//! `store::quality::foo`), and `outage.rs` (a full disk or an unreachable PostgreSQL, told from faults), and `settings.rs` (what the database remembers about itself, such as
 //! its namespace, named `store::settings::foo`). `conn.rs` holds [`Conn`] and its transaction [`Tx`].
 //!
 //! Queries are free functions over a connection, so that they compose inside one transaction.
@@ -24,6 +24,7 @@ mod event_writer;
 mod events;
 mod groups;
 pub mod jobs;
+pub mod outage;
 pub mod lookup;
 pub mod migration_jobs;
 mod pg;

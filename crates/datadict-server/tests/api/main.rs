@@ -20,6 +20,7 @@ mod migrate_download;
 mod migrate_export;
 mod nul;
 mod openapi;
+mod outages;
 mod postgres_store;
 mod processes;
 mod quality;

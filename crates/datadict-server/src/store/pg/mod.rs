@@ -105,7 +105,7 @@ impl Postgres {
         super::event_writer::spawn_event_writer(
             move |jobs| match pool.get() {
                 Ok(mut client) => events::write_group(&mut client, jobs),
-                Err(e) => super::event_writer::fail_each(jobs, format!("{e:#}")),
+                Err(e) => super::event_writer::fail_each(jobs, &e),
             },
             || {},
         )
