@@ -11,12 +11,15 @@ use std::process::Stdio;
 #[test]
 fn serve_options_work_before_the_word_serve_and_admin_refuses_them() {
     let data = Data::new(Backend::Sqlite);
-    let before = ["--no-demo", "--namespace", "org.before", "--max-request-bytes", "5000", "--schema-rate-limit", "7", "serve"];
+    let before = ["--no-demo", "--namespace", "org.before", "--max-request-bytes", "5000", "--schema-rate-limit", "7", "--lookup-table-max-bytes", "60", "--quality-max-keys", "3", "--no-dictionary-check", "serve"];
     let server = data.spawn_with("datadict_server=info", &before, &[], &[], Stdio::inherit());
     let limits = Client::new(&server.base).send("GET", "/api/app/limits", None, &[], None).unwrap().json();
     assert_eq!(limits["namespace"], "org.before", "{limits}");
     assert_eq!(limits["results"]["maxRequestBytes"], 5000, "{limits}");
     assert_eq!(limits["rate_limits"]["schema_requests_per_minute"], 7, "{limits}");
+    // Every limit a flag sets is reported (the lookup-table size and the quality settings were not).
+    assert_eq!(limits["lookup_table_max_bytes"], 60, "{limits}");
+    assert_eq!(limits["quality"], serde_json::json!({"dictionary_check": false, "max_keys_per_day": 3}), "{limits}");
     assert!(!data.dir.path().join(datadict_server::demo::CREDENTIALS_FILE).exists(), "a demo was created despite --no-demo");
     drop(server);
 
