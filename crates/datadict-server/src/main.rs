@@ -54,8 +54,9 @@ struct Cli {
 
 #[derive(clap::Args)]
 struct ServeArgs {
-    /// Address to listen on; use port 0 for any free port.
-    #[arg(long, env = "DATADICT_LISTEN", default_value = "127.0.0.1:8080", global = true)]
+    /// Address to listen on: an IP address or a host name, with its port; use port 0 for any
+    /// free port.
+    #[arg(long, env = "DATADICT_LISTEN", default_value = "127.0.0.1:8080", global = true, value_parser = startup::parse_listen)]
     listen: SocketAddr,
     /// Serve HTTPS only, with this PEM certificate chain (the server's certificate first); needs
     /// --tls-key. For clients that send some requests only over HTTPS, such as the service's Node
@@ -72,8 +73,9 @@ struct ServeArgs {
     #[arg(long, global = true)]
 
     no_demo: bool,
-    /// Origins allowed to call the API from a browser (CORS), comma-separated; `*` allows any.
-    #[arg(long = "cors-origin", env = "DATADICT_CORS_ORIGINS", value_delimiter = ',', global = true)]
+    /// Origins allowed to call the API from a browser (CORS), comma-separated, each
+    /// `scheme://host[:port]` (such as https://app.example.com); `*` allows any.
+    #[arg(long = "cors-origin", env = "DATADICT_CORS_ORIGINS", value_delimiter = ',', global = true, value_parser = startup::parse_cors_origin)]
     cors_origins: Vec<String>,
     /// Schemas API requests per minute per project (the service allows 5); unlimited when unset.
     #[arg(long, env = "DATADICT_SCHEMA_RATE_LIMIT", global = true, value_parser = whole_number(1, MAX_FLAG_VALUE, "leave it out for no limit"))]

@@ -123,3 +123,42 @@ pub fn existing_database(data_dir: &Path) -> anyhow::Result<PathBuf> {
     }
     Ok(file)
 }
+
+/// `--listen`: an IP address with its port, or a host name with its port (`localhost:8080`),
+/// resolved here to its first address.
+pub fn parse_listen(text: &str) -> Result<std::net::SocketAddr, String> {
+    if let Ok(addr) = text.parse() {
+        return Ok(addr);
+    }
+    let example = "such as 127.0.0.1:8080, [::1]:8080 or localhost:8080";
+    let Some((host, port)) = text.rsplit_once(':') else { return Err(format!("give an address with its port, {example}")) };
+    if port.parse::<u16>().is_err() {
+        return Err(format!("`{port}` is not a port (0 to 65535); give an address with its port, {example}"));
+    }
+    if host.is_empty() {
+        return Err(format!("the address has no host; {example}"));
+    }
+    match std::net::ToSocketAddrs::to_socket_addrs(text) {
+        Ok(mut addrs) => addrs.next().ok_or_else(|| format!("`{host}` has no address; give an IP address with its port, {example}")),
+        Err(e) => Err(format!("cannot resolve `{host}` ({e}); give an IP address with its port, {example}")),
+    }
+}
+
+/// One `--cors-origin` entry: `*`, or an origin `scheme://host[:port]` (a trailing `/` is
+/// dropped); anything else would never match a browser's `Origin` and leave the allow-list
+/// silently empty. An empty entry (an empty `DATADICT_CORS_ORIGINS`) allows nothing more.
+pub fn parse_cors_origin(text: &str) -> Result<String, String> {
+    let origin = text.trim().trim_end_matches('/');
+    if origin.is_empty() || origin == "*" {
+        return Ok(origin.to_owned());
+    }
+    if origin == "null" {
+        return Err("`null` (the origin of a page that has none) cannot be allowed by name; allow * instead, or the page's own origin".into());
+    }
+    let shaped = axum::http::HeaderValue::from_str(origin).is_ok_and(|v| crate::hosting::is_origin(&v)) && origin != "null";
+    match shaped {
+        true => Ok(origin.to_owned()),
+        false if !origin.contains("://") => Err(format!("`{origin}` is not an origin: write it with its scheme, such as https://{origin} (or * for any origin)")),
+        false => Err(format!("`{origin}` is not an origin: write scheme://host[:port], such as https://app.example.com, without a path (or * for any origin)")),
+    }
+}

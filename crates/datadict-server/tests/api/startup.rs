@@ -216,3 +216,34 @@ fn another_applications_sqlite_file_is_refused() {
     assert!(refused.stderr.contains("it is not a datadict database: it holds tables of another application (foo)"), "{}", refused.stderr);
     assert_eq!(std::fs::read(&file).unwrap(), before, "the file was changed");
 }
+
+/// A `--cors-origin` entry that is not an origin (no scheme, a path, `null`) is refused with the
+/// right form, since it would never match a browser's `Origin`; `--listen` takes a host name.
+#[test]
+fn cors_origins_must_be_origins_and_listen_takes_a_host_name() {
+    let data = Data::new(Backend::Sqlite);
+    for (bad, says) in [("app.example.com", "such as https://app.example.com"), ("https://a.example/x", "without a path"), ("null", "cannot be allowed by name")] {
+        let refused = data.try_spawn("datadict_server=info", &[], &["--cors-origin", bad], &[], Stdio::piped()).err().unwrap_or_else(|| panic!("{bad} was taken"));
+        assert_eq!(refused.code, Some(2), "{bad}: {}", refused.stderr);
+        assert!(refused.stderr.contains(says), "{bad}: {}", refused.stderr);
+    }
+    let server = data.spawn_with("datadict_server=info", &[], &["--cors-origin", "https://app.example.com/"], &[], Stdio::inherit());
+    drop(server);
+
+    let mut server = std::process::Command::new(env!("CARGO_BIN_EXE_datadict-server"))
+        .arg("--data-dir")
+        .arg(data.dir.path())
+        .args(["--listen", "localhost:0", "--no-demo"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(server.stdout.take().unwrap()));
+    let listening = lines.find_map(|l| l.unwrap().strip_prefix("datadict is listening on ").map(str::to_owned));
+    server.kill().unwrap();
+    server.wait().unwrap();
+    let listening = listening.expect("the server did not listen on localhost:0");
+    assert!(listening.starts_with("http://127.0.0.1:") || listening.starts_with("http://[::1]:"), "{listening}");
+    let refused = run_in(data.dir.path(), &["--data-dir", data.dir.path().to_str().unwrap(), "--listen", "127.0.0.1"], &[]);
+    assert_eq!(refused.code, Some(2));
+    assert!(refused.stderr.contains("give an address with its port"), "{}", refused.stderr);
+}
