@@ -129,32 +129,42 @@ enum Command {
 enum AdminCommand {
     /// Create a project and print its id and token.
     CreateProject {
+        /// The project's name, shown in the web app (at most 200 characters, no control characters).
         #[arg(long)]
         name: String,
     },
     /// Create a service account and print its secret (shown once).
     CreateAccount {
+        /// The account's user name, for HTTP Basic authentication (at most 64 characters: letters,
+        /// digits, dots, dashes or underscores; no `:` or spaces).
         #[arg(long)]
         username: String,
     },
     /// Give a service account a role in a project (owner, admin or consumer).
     Grant {
+        /// The service account's user name.
         #[arg(long)]
         username: String,
+        /// The project's id (printed by create-project).
         #[arg(long)]
         project: i64,
+        /// owner or admin (may read and write the dictionary and the project's data) or consumer
+        /// (may read only); a second grant replaces the role.
         #[arg(long, value_parser = parse_role)]
         role: Role,
     },
     /// Take a service account's role in a project away.
     Revoke {
+        /// The service account's user name.
         #[arg(long)]
         username: String,
+        /// The project's id.
         #[arg(long)]
         project: i64,
     },
     /// Replace a service account's secret and print the new one (shown once).
     RotateSecret {
+        /// The service account's user name.
         #[arg(long)]
         username: String,
     },

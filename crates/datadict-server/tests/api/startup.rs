@@ -247,3 +247,39 @@ fn cors_origins_must_be_origins_and_listen_takes_a_host_name() {
     assert_eq!(refused.code, Some(2));
     assert!(refused.stderr.contains("give an address with its port"), "{}", refused.stderr);
 }
+
+/// The admin commands: `revoke` of a project that does not exist is an error (as `grant`'s is),
+/// a second account of one name says so plainly, and names too long or with control characters
+/// are refused.
+#[test]
+fn admin_refuses_what_grant_refuses_and_names_it_cannot_keep() {
+    let data = Data::new(Backend::Sqlite);
+    drop(data.spawn("datadict_server=info", &[], Stdio::inherit()));
+    let dir = data.dir.path().to_str().unwrap();
+    let admin = |args: &[&str]| {
+        let mut all = vec!["--data-dir", dir, "admin"];
+        all.extend_from_slice(args);
+        run_in(data.dir.path(), &all, &[])
+    };
+    for (args, says) in [
+        (vec!["revoke", "--username", "demo-owner", "--project", "99"], "no project with id 99".to_owned()),
+        (vec!["create-account", "--username", "demo-owner"], "service account `demo-owner` already exists; for a new secret, run `admin rotate-secret --username demo-owner`".to_owned()),
+        (vec!["create-project", "--name", &"p".repeat(201)], "at most 200".to_owned()),
+        (vec!["create-project", "--name", "a\tb"], "control character".to_owned()),
+        (vec!["create-project", "--name", "a\u{1b}[31m"], "control character".to_owned()),
+        (vec!["create-account", "--username", &"u".repeat(65)], "at most 64".to_owned()),
+    ] {
+        let ended = admin(&args);
+        assert_eq!(ended.code, Some(1), "{args:?}: {}", ended.stdout);
+        assert!(ended.stderr.contains(&says), "{args:?}: {}", ended.stderr);
+        assert!(!ended.stderr.contains("UNIQUE constraint"), "{}", ended.stderr);
+    }
+    for sub in ["create-project", "create-account", "grant", "revoke", "rotate-secret"] {
+        let help = admin(&[sub, "--help"]).stdout;
+        for option in help.lines().filter(|l| l.trim_start().starts_with("--") && !l.contains("--data-dir") && !l.contains("--database") && !l.contains("--sqlite-synchronous")) {
+            let described = help.lines().skip_while(|l| *l != option).nth(1).is_some_and(|next| !next.trim().is_empty() && !next.trim_start().starts_with("--"));
+            assert!(described, "`admin {sub} --help` has no text for {option}:\n{help}");
+        }
+    }
+    assert!(admin(&["grant", "--help"]).stdout.contains("consumer (may read only)"));
+}
