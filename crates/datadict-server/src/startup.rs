@@ -1,6 +1,7 @@
 //! What a start checks before it serves: the command line's values that clap's types let
-//! through (a namespace, a listen address, CORS origins, limits), and the database's own
-//! memory of its namespace.
+//! through (a namespace, a listen address, CORS origins, limits), the database's own memory of
+//! its namespace, and the data folder (created owner-only; an admin command never creates a
+//! database).
 
 use crate::store::{self, Store};
 use anyhow::{bail, Context};
