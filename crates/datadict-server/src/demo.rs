@@ -1,7 +1,10 @@
 //! The demo project created on a server's first start, so that a newcomer sees a working
 //! dictionary at once. Its credentials are kept in a file of the data folder (readable by the
 //! owner only) so that `cargo xtask run` can print them on every start; the database itself holds
-//! only their hashes, as for every other account.
+//! only their hashes, as for every other account. A start checks the kept secret against the
+//! account: once `admin rotate-secret` replaced it, the file loses it (the rotation updates the
+//! file itself when it can), and the start says so instead of printing a secret that no longer
+//! works.
 
 use crate::admin;
 use crate::store::{self, Role, Store};
@@ -14,6 +17,8 @@ use std::path::Path;
 pub struct DemoCredentials {
     pub project_id: i64,
     pub username: String,
+    /// Empty once the account's secret was rotated and the new one is not known here.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub secret: String,
     pub project_token: String,
 }
@@ -27,8 +32,7 @@ pub const CREDENTIALS_FILE: &str = "demo-credentials.json";
 pub fn ensure_demo(store: &Store, data_dir: &Path, namespace: &str) -> anyhow::Result<Option<DemoCredentials>> {
     let file = data_dir.join(CREDENTIALS_FILE);
     if store.call_sync(|conn| store::project_count(conn))? > 0 {
-        let Ok(text) = std::fs::read_to_string(&file) else { return Ok(None) };
-        return Ok(serde_json::from_str(&text).ok());
+        return kept_credentials(store, &file);
     }
     let project = admin::create_project(store, "Demo project")?;
     let account = admin::create_service_account(store, "demo-owner")?;
@@ -50,6 +54,55 @@ pub fn ensure_demo(store: &Store, data_dir: &Path, namespace: &str) -> anyhow::R
     };
     write_private(&file, &serde_json::to_string_pretty(&creds)?)?;
     Ok(Some(creds))
+}
+
+/// The credentials kept in `file` on a later start: none when there is no file (a server started
+/// with `--no-demo`, or the file deleted); none, with a warning, when it cannot be read; without
+/// their secret when the account's secret no longer matches it (rotated), which is then dropped
+/// from the file.
+fn kept_credentials(store: &Store, file: &Path) -> anyhow::Result<Option<DemoCredentials>> {
+    let text = match std::fs::read_to_string(file) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => {
+            tracing::warn!("cannot read the demo credentials in {}: {e}; they are not shown", file.display());
+            return Ok(None);
+        }
+    };
+    let mut creds: DemoCredentials = match serde_json::from_str(&text) {
+        Ok(creds) => creds,
+        Err(e) => {
+            tracing::warn!("the demo credentials in {} cannot be read ({e}); they are not shown (delete the file to stop this warning)", file.display());
+            return Ok(None);
+        }
+    };
+    if creds.secret.is_empty() {
+        return Ok(Some(creds));
+    }
+    let username = creds.username.clone();
+    let account = store.call_sync(|conn| store::service_account_by_name(conn, &username))?;
+    if account.is_some_and(|a| a.secret_hash == crate::auth::hash_secret(&creds.secret)) {
+        return Ok(Some(creds));
+    }
+    creds.secret.clear();
+    if let Err(e) = write_private(file, &serde_json::to_string_pretty(&creds)?) {
+        tracing::warn!("cannot drop the rotated secret from {}: {e:#}", file.display());
+    }
+    Ok(Some(creds))
+}
+
+/// After `admin rotate-secret` of `username`: puts the new secret into the demo credentials of
+/// `data_dir` when they are that account's. Returns whether it did.
+pub fn record_rotation(data_dir: &Path, username: &str, secret: &str) -> anyhow::Result<bool> {
+    let file = data_dir.join(CREDENTIALS_FILE);
+    let Ok(text) = std::fs::read_to_string(&file) else { return Ok(false) };
+    let Ok(mut creds) = serde_json::from_str::<DemoCredentials>(&text) else { return Ok(false) };
+    if creds.username != username {
+        return Ok(false);
+    }
+    creds.secret = secret.to_owned();
+    write_private(&file, &serde_json::to_string_pretty(&creds)?)?;
+    Ok(true)
 }
 
 fn write_private(path: &Path, text: &str) -> anyhow::Result<()> {

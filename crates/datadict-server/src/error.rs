@@ -37,6 +37,10 @@ pub enum ApiError {
     /// The store takes no writes (a failed fsync, see `store::WritesRefused`): 503 with why.
     #[error("{0}")]
     Unavailable(String),
+    /// The storage is out for a while (`store::outage`): a full disk (507) or an unreachable
+    /// PostgreSQL (503), with `Retry-After`. The database's own message goes to the log only.
+    #[error("{}", outage_message(*.0))]
+    Outage(crate::store::outage::Outage),
     #[error("internal error")]
     Internal(anyhow::Error),
 }
@@ -45,8 +49,14 @@ impl From<anyhow::Error> for ApiError {
     /// A [`crate::store::WritesRefused`] anywhere in the chain is a 503 that says why; any other
     /// error is an opaque 500, logged.
     fn from(err: anyhow::Error) -> Self {
-        match crate::store::WritesRefused::in_chain(&err) {
-            Some(refused) => Self::Unavailable(refused.0.clone()),
+        if let Some(refused) = crate::store::WritesRefused::in_chain(&err) {
+            return Self::Unavailable(refused.0.clone());
+        }
+        match crate::store::outage::outage_of(&err) {
+            Some(outage) => {
+                tracing::error!("the storage is out ({outage:?}): {err:#}");
+                Self::Outage(outage)
+            }
             None => Self::Internal(err),
         }
     }
@@ -80,6 +90,8 @@ impl ApiError {
             Self::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
             Self::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Outage(crate::store::outage::Outage::DiskFull) => StatusCode::INSUFFICIENT_STORAGE,
+            Self::Outage(crate::store::outage::Outage::Unreachable) => StatusCode::SERVICE_UNAVAILABLE,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -87,8 +99,21 @@ impl ApiError {
 
 impl From<rusqlite::Error> for ApiError {
     fn from(err: rusqlite::Error) -> Self {
-        Self::Internal(err.into())
+        anyhow::Error::from(err).into()
     }
+}
+
+/// How long a client is asked to wait after a storage outage before it tries again.
+pub const OUTAGE_RETRY_AFTER_SECS: u64 = 30;
+
+/// What a client is told of a storage outage: what is wrong, that nothing of the request was
+/// stored, and when to try again; nothing of the database's internals.
+fn outage_message(outage: crate::store::outage::Outage) -> String {
+    let what = match outage {
+        crate::store::outage::Outage::DiskFull => "the server's storage is full",
+        crate::store::outage::Outage::Unreachable => "the server cannot reach its database",
+    };
+    format!("{what}, so nothing of this request was stored; send it again in {OUTAGE_RETRY_AFTER_SECS} seconds (the server's operator has the details in its log)")
 }
 
 impl IntoResponse for ApiError {
@@ -105,10 +130,16 @@ impl IntoResponse for ApiError {
 }
 
 impl ApiError {
-    /// Adds the headers an error implies (`Retry-After` on 429).
+    /// Adds the headers an error implies (`Retry-After` on 429 and on a storage outage).
     pub fn add_headers(&self, response: &mut Response) {
-        if let Self::TooManyRequests { retry_after_secs, .. } = self {
-            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(*retry_after_secs));
+        match self {
+            Self::TooManyRequests { retry_after_secs, .. } => {
+                response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(*retry_after_secs));
+            }
+            Self::Outage(_) => {
+                response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(OUTAGE_RETRY_AFTER_SECS));
+            }
+            _ => {}
         }
     }
 

@@ -34,6 +34,8 @@ pub mod migrate;
 pub mod nul;
 pub mod ratelimit;
 pub mod routes;
+pub mod serving;
+pub mod startup;
 pub mod store;
 pub mod tls;
 pub mod warehouse;

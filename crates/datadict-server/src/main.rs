@@ -2,8 +2,9 @@
 //! runs an administration command.
 
 use anyhow::{bail, Context};
-use clap::{Parser, Subcommand};
+use clap::{Args as _, Parser, Subcommand};
 use datadict_server::store::{Role, Synchronous};
+use datadict_server::startup::{self, whole_number, whole_size, MAX_BODY_BYTES, MAX_FLAG_VALUE};
 use datadict_server::{admin, app, demo, AppState, Config, Store};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -26,7 +27,9 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
         DATADICT_AMPLITUDE_URL           the source's export API (default https://amplitude.com)\n  \
         DATADICT_AMPLITUDE_EU_URL        the same for REGION EU (default https://analytics.eu.amplitude.com)\n  \
         DATADICT_AMPLITUDE_TIMEOUT_SECS  the longest wait for any read from it (default 300)\n  \
-        DATADICT_MAX_MIGRATION_EVENTS    a range must hold under this many events (default 15000000)"
+        DATADICT_MAX_MIGRATION_EVENTS    a range must hold under this many events (default 15000000)\n\
+        A stopping server (Ctrl-C, SIGTERM) finishes its requests in flight for at most\n  \
+        DATADICT_SHUTDOWN_GRACE_SECS     seconds (default 30); a second signal stops it at once"
 )]
 struct Cli {
     /// Folder of the SQLite database (created if missing). With --database, it still holds the
@@ -51,67 +54,72 @@ struct Cli {
 
 #[derive(clap::Args)]
 struct ServeArgs {
-    /// Address to listen on; use port 0 for any free port.
-    #[arg(long, env = "DATADICT_LISTEN", default_value = "127.0.0.1:8080")]
+    /// Address to listen on: an IP address or a host name, with its port; use port 0 for any
+    /// free port.
+    #[arg(long, env = "DATADICT_LISTEN", default_value = "127.0.0.1:8080", global = true, value_parser = startup::parse_listen)]
     listen: SocketAddr,
     /// Serve HTTPS only, with this PEM certificate chain (the server's certificate first); needs
     /// --tls-key. For clients that send some requests only over HTTPS, such as the service's Node
     /// library's `import`.
-    #[arg(long, env = "DATADICT_TLS_CERT", requires = "tls_key")]
+    #[arg(long, env = "DATADICT_TLS_CERT", requires = "tls_key", global = true)]
     tls_cert: Option<PathBuf>,
     /// The PEM private key of --tls-cert.
-    #[arg(long, env = "DATADICT_TLS_KEY", requires = "tls_cert")]
+    #[arg(long, env = "DATADICT_TLS_KEY", requires = "tls_cert", global = true)]
     tls_key: Option<PathBuf>,
     /// Folder of the built web app (`cargo xtask dist`), served at `/`.
-    #[arg(long, env = "DATADICT_WEB_DIR", default_value = "dist")]
+    #[arg(long, env = "DATADICT_WEB_DIR", default_value = "dist", global = true)]
     web_dir: PathBuf,
     /// Do not create the demo project on first start.
-    #[arg(long)]
+    #[arg(long, global = true)]
+
     no_demo: bool,
-    /// Origins allowed to call the API from a browser (CORS), comma-separated; `*` allows any.
-    #[arg(long = "cors-origin", env = "DATADICT_CORS_ORIGINS", value_delimiter = ',')]
+    /// Origins allowed to call the API from a browser (CORS), comma-separated, each
+    /// `scheme://host[:port]` (such as https://app.example.com); `*` allows any.
+    #[arg(long = "cors-origin", env = "DATADICT_CORS_ORIGINS", value_delimiter = ',', global = true, value_parser = startup::parse_cors_origin)]
     cors_origins: Vec<String>,
     /// Schemas API requests per minute per project (the service allows 5); unlimited when unset.
-    #[arg(long, env = "DATADICT_SCHEMA_RATE_LIMIT")]
+    #[arg(long, env = "DATADICT_SCHEMA_RATE_LIMIT", global = true, value_parser = whole_number(1, MAX_FLAG_VALUE, "leave it out for no limit"))]
     schema_rate_limit: Option<u64>,
     /// Events plus properties written per minute per project by schemas create/replace requests
     /// (the service allows 4000); unlimited when unset, since a local stand-in should not slow
     /// down the tests and scripts it serves. A request writing more than this alone is refused
     /// with 400 (split it).
-    #[arg(long, env = "DATADICT_SCHEMA_UPDATE_RATE_LIMIT")]
+    #[arg(long, env = "DATADICT_SCHEMA_UPDATE_RATE_LIMIT", global = true, value_parser = whole_number(1, MAX_FLAG_VALUE, "leave it out for no limit"))]
     schema_update_rate_limit: Option<u64>,
     /// Schemas one delete or `truncate` upload may remove (the service allows 3000); 0 removes
     /// the cap. On by default, unlike the rate limits, because it protects data.
-    #[arg(long, env = "DATADICT_SCHEMA_DELETION_LIMIT", default_value_t = datadict_server::ratelimit::DEFAULT_SCHEMA_DELETIONS_PER_REQUEST)]
+    #[arg(long, env = "DATADICT_SCHEMA_DELETION_LIMIT", default_value_t = datadict_server::ratelimit::DEFAULT_SCHEMA_DELETIONS_PER_REQUEST, global = true, value_parser = whole_number(0, MAX_FLAG_VALUE, "0 removes the cap"))]
     schema_deletion_limit: u64,
-    /// Uncompressed bytes per minute per project on /import and /engage (the service allows about
-    /// 2 GB); unlimited when unset.
-    #[arg(long, env = "DATADICT_INGEST_RATE_LIMIT")]
+    /// Uncompressed bytes per minute per project on /import, /track, /engage, /groups and
+    /// lookup-table uploads (the service allows about 2 GB); unlimited when unset.
+    #[arg(long, env = "DATADICT_INGEST_RATE_LIMIT", global = true, value_parser = whole_number(1, MAX_FLAG_VALUE, "leave it out for no limit"))]
     ingest_rate_limit: Option<u64>,
-    /// Largest uncompressed /import or /engage body in bytes (default 10 MiB, FACTS.md).
-    #[arg(long, env = "DATADICT_MAX_REQUEST_BYTES")]
-    max_request_bytes: Option<usize>,
+    /// Largest uncompressed body of /import, /track, /engage and /groups in bytes (FACTS.md: 10
+    /// MiB); warehouse syncs and migrations cut their batches to it too.
+    #[arg(long, env = "DATADICT_MAX_REQUEST_BYTES", global = true, default_value_t = datadict_core::Limits::default().max_request_bytes, value_parser = whole_size(1024, MAX_BODY_BYTES, "leave it out for 10 MiB"))]
+    max_request_bytes: usize,
     /// Largest uncompressed CSV of `PUT /lookup-tables/{id}` in bytes (default 10 MiB, the size of
     /// one /import body: a table is held and checked in memory before it replaces the stored one).
-    #[arg(long, env = "DATADICT_LOOKUP_TABLE_MAX_BYTES", default_value_t = datadict_server::routes::lookup::DEFAULT_MAX_BYTES)]
+    #[arg(long, env = "DATADICT_LOOKUP_TABLE_MAX_BYTES", default_value_t = datadict_server::routes::lookup::DEFAULT_MAX_BYTES, global = true, value_parser = whole_size(1, MAX_BODY_BYTES, "leave it out for 10 MiB"))]
     lookup_table_max_bytes: usize,
     /// The vendor metadata key of the dictionary.
-    #[arg(long, env = "DATADICT_NAMESPACE", default_value = datadict_core::DEFAULT_NAMESPACE)]
+    /// A database remembers the namespace of its first start and refuses another.
+    #[arg(long, env = "DATADICT_NAMESPACE", default_value = datadict_core::DEFAULT_NAMESPACE, global = true, value_parser = datadict_server::startup::parse_namespace)]
     namespace: String,
     /// Turns off the check of every stored record against the project's dictionary on arrival,
     /// and with it the recording of violations (to compare ingestion speed with it on).
-    #[arg(long, env = "DATADICT_NO_DICTIONARY_CHECK")]
+    #[arg(long, env = "DATADICT_NO_DICTIONARY_CHECK", global = true)]
     no_dictionary_check: bool,
     /// The most distinct violation keys kept per project and UTC day; beyond, counts go to an
     /// `$others` row.
-    #[arg(long, env = "DATADICT_QUALITY_MAX_KEYS", default_value_t = datadict_server::DEFAULT_QUALITY_MAX_KEYS)]
+    #[arg(long, env = "DATADICT_QUALITY_MAX_KEYS", default_value_t = datadict_server::DEFAULT_QUALITY_MAX_KEYS, global = true, value_parser = whole_size(1, 1_000_000, "leave it out for 1000"))]
     quality_max_keys: usize,
 }
 
 #[derive(Subcommand)]
 enum Command {
-    /// Serve the API and the web app (the default).
-    Serve(Box<ServeArgs>),
+    /// Serve the API and the web app (the default); its options may come before or after the word.
+    Serve,
     /// Manage projects and service accounts.
     #[command(subcommand)]
     Admin(AdminCommand),
@@ -121,35 +129,74 @@ enum Command {
 enum AdminCommand {
     /// Create a project and print its id and token.
     CreateProject {
+        /// The project's name, shown in the web app (at most 200 characters, no control characters).
         #[arg(long)]
         name: String,
     },
     /// Create a service account and print its secret (shown once).
     CreateAccount {
+        /// The account's user name, for HTTP Basic authentication (at most 64 characters: letters,
+        /// digits, dots, dashes or underscores; no `:` or spaces).
         #[arg(long)]
         username: String,
     },
     /// Give a service account a role in a project (owner, admin or consumer).
     Grant {
+        /// The service account's user name.
         #[arg(long)]
         username: String,
+        /// The project's id (printed by create-project).
         #[arg(long)]
         project: i64,
+        /// owner or admin (may read and write the dictionary and the project's data) or consumer
+        /// (may read only); a second grant replaces the role.
         #[arg(long, value_parser = parse_role)]
         role: Role,
     },
     /// Take a service account's role in a project away.
     Revoke {
+        /// The service account's user name.
         #[arg(long)]
         username: String,
+        /// The project's id.
         #[arg(long)]
         project: i64,
     },
     /// Replace a service account's secret and print the new one (shown once).
     RotateSecret {
+        /// The service account's user name.
         #[arg(long)]
         username: String,
     },
+}
+
+/// The command line, parsed. The serve options are global, so that they take effect before or after
+/// the word `serve` (`serve` is the default, and an option written before it was once parsed and
+/// then dropped). `admin` takes none of them: it refuses one given on its command line rather
+/// than ignore it, and its help does not list them.
+fn parse_cli() -> Cli {
+    use clap::{CommandFactory, FromArgMatches};
+    let serve_args: Vec<clap::Arg> = ServeArgs::augment_args(clap::Command::new("serve")).get_arguments().cloned().collect();
+    // A hidden global copy in `admin` keeps clap from propagating the listed one there (it skips
+    // an argument a subcommand already has), so that `admin --help` lists only its own options.
+    let mut command = Cli::command().mut_subcommand("admin", |admin| admin.args(serve_args.iter().map(|a| a.clone().hide(true))));
+    let matches = command.get_matches_mut();
+    if matches.subcommand_name() == Some("admin") {
+        let given: Vec<String> = serve_args
+            .iter()
+            .filter(|a| matches.value_source(a.get_id().as_str()) == Some(clap::parser::ValueSource::CommandLine))
+            .map(|a| format!("--{}", a.get_long().unwrap_or_default()))
+            .collect();
+        if !given.is_empty() {
+            command
+                .error(
+                    clap::error::ErrorKind::ArgumentConflict,
+                    format!("{} {} of `serve`, which `admin` does not take; leave {} out of the admin command", given.join(", "), if given.len() == 1 { "is an option" } else { "are options" }, if given.len() == 1 { "it" } else { "them" }),
+                )
+                .exit();
+        }
+    }
+    Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.format(&mut command).exit())
 }
 
 fn parse_synchronous(s: &str) -> Result<Synchronous, String> {
@@ -199,18 +246,24 @@ fn main() -> std::process::ExitCode {
 }
 
 fn run() -> anyhow::Result<()> {
+    // Colours only for a person watching a terminal: a log written to a file or a journal
+    // carried the escape codes. `NO_COLOR` (set and not empty) turns them off there too.
+    let colour = std::io::IsTerminal::is_terminal(&std::io::stdout()) && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     tracing_subscriber::fmt()
+        .with_ansi(colour)
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "datadict_server=info".into()),
         )
         .init();
-    let cli = Cli::parse();
-    std::fs::create_dir_all(&cli.data_dir)
-        .with_context(|| format!("cannot create the data folder {}", cli.data_dir.display()))?;
+    let cli = parse_cli();
+    // A server creates its data folder (owner-only); an admin command never does, nor a database.
+    let serving = !matches!(cli.command, Some(Command::Admin(_)));
+    if serving {
+        startup::create_private_dir(&cli.data_dir)?;
+    }
     // On SQLite one server process owns the database: it keeps what it knows of the projects'
     // dictionaries in memory (`store::sqlite::known`), which another server's schema writes would
     // leave stale. The admin commands take no lock: they add projects and accounts only.
-    let serving = !matches!(cli.command, Some(Command::Admin(_)));
     let _lock = match cli.database.is_none() && serving {
         true => Some(lock_data_dir(&cli.data_dir)?),
         false => None,
@@ -218,18 +271,22 @@ fn run() -> anyhow::Result<()> {
     let (store, database) = match &cli.database {
         Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => (Store::open_postgres(url)?, "PostgreSQL (--database)".to_owned()),
         Some(url) => bail!(
-            "--database takes a PostgreSQL URL, not one starting `{}`; pass postgres://user:password@host:port/database, or leave it out to use the SQLite file of --data-dir",
-            url.split("://").next().unwrap_or_default()
+            "--database takes a PostgreSQL URL, and {} (the value is not repeated, since it may hold a password); pass postgres://user:password@host:port/database, or leave it out to use the SQLite file of --data-dir",
+            datadict_server::startup::what_database_is(url)
         ),
+        None if serving => {
+            let file = cli.data_dir.join(startup::DATABASE_FILE);
+            startup::create_private_file(&file)?;
+            (Store::open_with(&file, cli.sqlite_synchronous)?, file.display().to_string())
+        }
         None => {
-            let file = cli.data_dir.join("datadict.sqlite3");
+            let file = startup::existing_database(&cli.data_dir)?;
             (Store::open_with(&file, cli.sqlite_synchronous)?, file.display().to_string())
         }
     };
     match cli.command {
-        None => serve(store, &cli.data_dir, &database, cli.serve),
-        Some(Command::Serve(args)) => serve(store, &cli.data_dir, &database, *args),
-        Some(Command::Admin(cmd)) => run_admin(&store, cmd),
+        None | Some(Command::Serve) => serve(store, &cli.data_dir, &database, cli.serve),
+        Some(Command::Admin(cmd)) => run_admin(&store, &cli.data_dir, cmd),
     }
 }
 
@@ -237,9 +294,8 @@ fn run() -> anyhow::Result<()> {
 /// folder another server holds.
 fn lock_data_dir(data_dir: &std::path::Path) -> anyhow::Result<std::fs::File> {
     let path = data_dir.join("server.lock");
+    startup::create_private_file(&path)?;
     let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
         .write(true)
         .open(&path)
         .with_context(|| format!("cannot open the lock file {}", path.display()))?;
@@ -254,7 +310,7 @@ fn lock_data_dir(data_dir: &std::path::Path) -> anyhow::Result<std::fs::File> {
     }
 }
 
-fn run_admin(store: &Store, cmd: AdminCommand) -> anyhow::Result<()> {
+fn run_admin(store: &Store, data_dir: &std::path::Path, cmd: AdminCommand) -> anyhow::Result<()> {
     match cmd {
         AdminCommand::CreateProject { name } => {
             let p = admin::create_project(store, &name)?;
@@ -275,12 +331,20 @@ fn run_admin(store: &Store, cmd: AdminCommand) -> anyhow::Result<()> {
         AdminCommand::RotateSecret { username } => {
             let s = admin::rotate_secret(store, &username)?;
             shown!("service account: {}\nnew secret:      {} (shown once)", s.username, s.secret);
+            // The demo account's secret is kept to be printed at every start: kept current, or
+            // dropped by the next start when this fails.
+            match demo::record_rotation(data_dir, &s.username, &s.secret) {
+                Ok(true) => shown!("(also written to {})", data_dir.join(demo::CREDENTIALS_FILE).display()),
+                Ok(false) => {}
+                Err(e) => shown!("(cannot update {}: {e:#}; the next start stops showing the old secret)", data_dir.join(demo::CREDENTIALS_FILE).display()),
+            }
         }
     }
     Ok(())
 }
 
 fn serve(store: Store, data_dir: &std::path::Path, database: &str, args: ServeArgs) -> anyhow::Result<()> {
+    datadict_server::startup::check_namespace(&store, &args.namespace)?;
     let demo = if args.no_demo { None } else { demo::ensure_demo(&store, data_dir, &args.namespace)? };
     let web_dir = args.web_dir.join("index.html").is_file().then_some(args.web_dir.clone());
     let mut config = Config {
@@ -298,14 +362,12 @@ fn serve(store: Store, data_dir: &std::path::Path, database: &str, args: ServeAr
         quality_max_keys: args.quality_max_keys,
         ..Default::default()
     };
-    if let Some(max) = args.max_request_bytes {
-        config.limits.max_request_bytes = max;
-    }
+    config.limits.max_request_bytes = args.max_request_bytes;
     // The served binary never lets a project admin read arbitrary files of the machine: file
     // sources of warehouse imports must lie in one folder, by default inside the data folder.
     if config.jobs.warehouse_file_root.is_none() {
         let root = data_dir.join("warehouse-files");
-        std::fs::create_dir_all(&root).with_context(|| format!("cannot create {}", root.display()))?;
+        startup::create_private_dir(&root)?;
         config.jobs.warehouse_file_root = Some(root.canonicalize()?);
     }
     let file_root = config.jobs.warehouse_file_root.clone().unwrap_or_default();
@@ -315,10 +377,11 @@ fn serve(store: Store, data_dir: &std::path::Path, database: &str, args: ServeAr
         _ => None,
     };
     let scheme = if tls.is_some() { "https" } else { "http" };
+    let grace = shutdown_grace()?;
     let state = AppState::new(store, Arc::new(config));
     let runtime = tokio::runtime::Runtime::new()?;
     let served = runtime.block_on(async move {
-        let shutdown = shutdown_signal();
+        let (shutdown, force) = shutdown_signals();
         let listener = tokio::net::TcpListener::bind(args.listen)
             .await
             .with_context(|| format!("cannot listen on {} (is another server running? pass --listen)", args.listen))?;
@@ -337,11 +400,15 @@ fn serve(store: Store, data_dir: &std::path::Path, database: &str, args: ServeAr
         if let Some(c) = demo {
             say!("  demo project id:        {}", c.project_id);
             say!("  service account user:   {}", c.username);
-            say!("  service account secret: {}", c.secret);
+            match c.secret.is_empty() {
+                true => say!("  service account secret: (rotated with `admin rotate-secret`; not shown)"),
+                false => say!("  service account secret: {}", c.secret),
+            }
             say!("  project token:          {}", c.project_token);
         }
         say!("Press Ctrl-C to stop.");
-        datadict_server::tls::serve(listener, app(state), tls, shutdown).await?;
+        let stop = datadict_server::serving::Stop { shutdown, force, grace, header_read_timeout: datadict_server::serving::HEADER_READ_TIMEOUT };
+        datadict_server::tls::serve_with(listener, app(state), tls, stop).await?;
         say!("datadict stopped");
         anyhow::Ok(())
     });
@@ -352,38 +419,70 @@ fn serve(store: Store, data_dir: &std::path::Path, database: &str, args: ServeAr
     served
 }
 
-/// How long a stopping server waits for background work after the last request was answered.
+/// How long a stopping server waits for background work after the last request was answered (or
+/// after the requests' own grace ran out).
 const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 
-/// Resolves on Ctrl-C or SIGTERM. The handlers are installed when this is called, before the
-/// server listens: installed on the future's first poll (in a task `axum::serve` spawns), a
-/// SIGTERM sent right after the first request arrived could still find the default action and
-/// kill the server without its graceful stop (seen in the durability tests on a busy machine).
-fn shutdown_signal() -> impl std::future::Future<Output = ()> {
+/// Two futures: the first resolves on Ctrl-C or SIGTERM, the second on the next one, which stops
+/// the server at once however many requests are in flight. The handlers are installed when this
+/// is called, before the server listens: installed on a future's first poll, a SIGTERM sent right
+/// after the first request arrived could still find the default action and kill the server
+/// without its graceful stop (seen in the durability tests on a busy machine).
+fn shutdown_signals() -> (impl std::future::Future<Output = ()>, impl std::future::Future<Output = ()>) {
+    let (first_tx, first) = tokio::sync::oneshot::channel::<()>();
+    let (second_tx, second) = tokio::sync::oneshot::channel::<()>();
     #[cfg(unix)]
-    let (interrupt, term) = {
+    let (mut interrupt, mut term) = {
         use tokio::signal::unix::{signal, SignalKind};
         (signal(SignalKind::interrupt()).ok(), signal(SignalKind::terminate()).ok())
     };
-    async move {
+    tokio::spawn(async move {
         #[cfg(unix)]
-        {
-            let wait = |s: Option<tokio::signal::unix::Signal>| async move {
-                match s {
-                    Some(mut s) => {
-                        s.recv().await;
-                    }
-                    None => std::future::pending::<()>().await,
-                }
-            };
-            tokio::select! {
-                () = wait(interrupt) => {},
-                () = wait(term) => {},
-            }
-        }
+        next_signal(&mut interrupt, &mut term).await;
         #[cfg(not(unix))]
         let _ = tokio::signal::ctrl_c().await;
         // Printed (and flushed) so that a supervisor, or a test, knows the signal was taken.
-        say!("shutting down: finishing the requests in flight");
+        say!("shutting down: finishing the requests in flight (a second Ctrl-C or SIGTERM stops at once)");
+        let _ = first_tx.send(());
+        #[cfg(unix)]
+        next_signal(&mut interrupt, &mut term).await;
+        #[cfg(not(unix))]
+        let _ = tokio::signal::ctrl_c().await;
+        say!("stopping now");
+        let _ = second_tx.send(());
+    });
+    let wait = |rx: tokio::sync::oneshot::Receiver<()>| async move {
+        // A dropped sender (the runtime going away) stops too.
+        let _ = rx.await;
+    };
+    (wait(first), wait(second))
+}
+
+/// The next SIGINT or SIGTERM (never, for a handler that could not be installed).
+#[cfg(unix)]
+async fn next_signal(interrupt: &mut Option<tokio::signal::unix::Signal>, term: &mut Option<tokio::signal::unix::Signal>) {
+    async fn recv(s: Option<&mut tokio::signal::unix::Signal>) {
+        match s {
+            Some(s) => {
+                s.recv().await;
+            }
+            None => std::future::pending::<()>().await,
+        }
+    }
+    tokio::select! {
+        () = recv(interrupt.as_mut()) => {},
+        () = recv(term.as_mut()) => {},
+    }
+}
+
+/// How long a stopping server waits for its requests in flight: `DATADICT_SHUTDOWN_GRACE_SECS`,
+/// by default [`datadict_server::serving::SHUTDOWN_GRACE`].
+fn shutdown_grace() -> anyhow::Result<std::time::Duration> {
+    match std::env::var("DATADICT_SHUTDOWN_GRACE_SECS") {
+        Err(_) => Ok(datadict_server::serving::SHUTDOWN_GRACE),
+        Ok(text) => match text.trim().parse::<u64>() {
+            Ok(secs) if (1..=3600).contains(&secs) => Ok(std::time::Duration::from_secs(secs)),
+            _ => bail!("DATADICT_SHUTDOWN_GRACE_SECS is `{text}`; give whole seconds from 1 to 3600, or leave it unset for 30"),
+        },
     }
 }

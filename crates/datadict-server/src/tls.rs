@@ -2,7 +2,7 @@
 //! only over HTTPS: the service's Node library refuses to send `/import` with credentials over
 //! plain HTTP. One port speaks one protocol: with a certificate the server serves HTTPS only.
 //!
-//! [`TlsListener`] is an `axum::serve` listener. Its own task accepts TCP connections and runs
+//! [`TlsListener`] is an `axum::serve::Listener`, which `serving::serve` takes. Its own task accepts TCP connections and runs
 //! each handshake in a task of its own, under [`HANDSHAKE_TIMEOUT`], so a slow or silent client
 //! delays nobody else. A client that speaks plain HTTP to the HTTPS port gets a plain-text 400
 //! saying so, rather than a closed connection.
@@ -61,7 +61,7 @@ pub fn server_config(cert: &Path, key: &Path) -> anyhow::Result<Arc<rustls::Serv
     Ok(Arc::new(config))
 }
 
-/// Accepted and handshaken connections, for `axum::serve`.
+/// Accepted and handshaken connections, for `serving::serve`.
 pub struct TlsListener {
     ready: mpsc::Receiver<(TlsStream<TcpStream>, SocketAddr)>,
     local: SocketAddr,
@@ -145,7 +145,7 @@ async fn handshake(acceptor: &TlsAcceptor, mut stream: TcpStream, peer: SocketAd
 /// hyper's `proto/h1/role.rs`, as `http::Uri` caps a URI), a head over hyper's read buffer (about
 /// 408 KB) a 431, a malformed header such as `Content-Length: abc` a 400. hyper writes these in
 /// `Conn::on_parse_error` with no hook for a body, and raising `http1::Builder::max_buf_size`
-/// (which `axum::serve` does not expose anyway) would only move the 431, not the 414; README.md
+/// would only move the 431, not the 414; README.md
 /// states the limit of a `GET`.
 pub async fn serve(
     listener: TcpListener,
@@ -153,17 +153,21 @@ pub async fn serve(
     config: Option<Arc<rustls::ServerConfig>>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let service = router.into_make_service_with_connect_info::<SocketAddr>();
+    serve_with(listener, router, config, crate::serving::stop_on(shutdown)).await
+}
+
+/// [`serve`] with the time limits and the forced stop of `stop` (see [`crate::serving::serve`]).
+pub async fn serve_with<S: Future<Output = ()>, F: Future<Output = ()>>(
+    listener: TcpListener,
+    router: axum::Router,
+    config: Option<Arc<rustls::ServerConfig>>,
+    stop: crate::serving::Stop<S, F>,
+) -> std::io::Result<()> {
     match config {
-        // `tap_io` only because axum gives a `SocketAddr` as the connection info of its own
-        // listener and of tapped ones.
-        Some(config) => {
-            use axum::serve::ListenerExt;
-            let listener = TlsListener::new(listener, config)?.tap_io(|_| ());
-            axum::serve(listener, service).with_graceful_shutdown(shutdown).await
-        }
-        None => axum::serve(listener, service).with_graceful_shutdown(shutdown).await,
+        Some(config) => crate::serving::serve(TlsListener::new(listener, config)?, router, stop).await,
+        None => crate::serving::serve(listener, router, stop).await,
     }
+    Ok(())
 }
 
 impl axum::serve::Listener for TlsListener {

@@ -253,6 +253,7 @@ async fn load_batch(state: &AppState, loader: &Loader, job: &mut MigrationJob, n
         Err(crate::ApiError::Internal(e)) => return Err(e),
         // The store takes no more writes: the job stops rather than count every batch refused.
         Err(crate::ApiError::Unavailable(why)) => return Err(anyhow::anyhow!(why)),
+        Err(e @ crate::ApiError::Outage(_)) => return Err(anyhow::anyhow!("{e}")),
         Err(e) => {
             job.events.rejected += events;
             note(job, format!("{name}: a batch of {events} events (lines {} to {}) was refused: {e}", lines[0], lines[lines.len() - 1]));

@@ -17,13 +17,16 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(limits))
 }
 
-/// `{"results":{<Limits>},"rate_limits":{...},"migration":{...},"namespace":"com.vendor","status":"ok"}`
+/// `{"results":{<Limits>},"rate_limits":{...},"lookup_table_max_bytes":10485760,"quality":{...},"migration":{...},"namespace":"com.vendor","status":"ok"}`
 #[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct LimitsResponse {
     /// The core's `Limits` (camelCase keys), as enforced by this server.
     #[schema(value_type = Object)]
     pub results: datadict_core::Limits,
     pub rate_limits: RateLimits,
+    /// The largest uncompressed CSV of `PUT /lookup-tables/{id}` (`--lookup-table-max-bytes`).
+    pub lookup_table_max_bytes: u64,
+    pub quality: QualityLimits,
     pub migration: MigrationLimits,
     /// The vendor metadata key of the dictionary.
     pub namespace: String,
@@ -39,6 +42,16 @@ pub struct RateLimits {
     /// Schemas one delete or `truncate` upload may remove (a per-request cap, not a rate).
     pub schema_deletions_per_request: Option<u64>,
     pub ingest_bytes_per_minute: Option<u64>,
+}
+
+/// The settings of data quality (the check of stored records against the dictionary).
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct QualityLimits {
+    /// Whether records are checked on arrival (`false` with `--no-dictionary-check`).
+    pub dictionary_check: bool,
+    /// The most distinct violation keys kept per project and UTC day; beyond, counts go to
+    /// `$others` rows (`--quality-max-keys`).
+    pub max_keys_per_day: u64,
 }
 
 /// The settings of the migration service (`POST /migrate/amplitude`).
@@ -69,6 +82,8 @@ async fn limits(State(state): State<AppState>) -> Json<LimitsResponse> {
             schema_deletions_per_request: c.schema_deletion_limit,
             ingest_bytes_per_minute: c.ingest_rate_limit,
         },
+        lookup_table_max_bytes: c.lookup_table_max_bytes as u64,
+        quality: QualityLimits { dictionary_check: c.dictionary_check, max_keys_per_day: c.quality_max_keys as u64 },
         migration: MigrationLimits {
             events_below: c.jobs.max_migration_events,
             source_url: c.jobs.amplitude_url.clone(),

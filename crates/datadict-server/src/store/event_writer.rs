@@ -118,7 +118,11 @@ impl EventSink {
             held.batches.push(batch);
             return Ok(());
         }
-        self.parts()?.send(Part::Rows(batch)).map_err(|_| stopped())
+        // A closed channel: the writer ended this job early (a store failure, such as a full disk,
+        // which is then the job's answer) or has stopped (the answer then says so). Either way
+        // `close` hands back that answer, which says more than this send could.
+        let _ = self.parts()?.send(Part::Rows(batch));
+        Ok(())
     }
 
     /// Sends the request's data-quality rows, to be written in the transaction of its events
@@ -132,7 +136,9 @@ impl EventSink {
             held.quality = Some(rows);
             return Ok(());
         }
-        self.parts()?.send(Part::Quality(rows)).map_err(|_| stopped())
+        // As in `send`: the job's answer says why the writer no longer takes its parts.
+        let _ = self.parts()?.send(Part::Quality(rows));
+        Ok(())
     }
 
     /// Queues this sink's job with its parts: a channel for a streaming sink, the held parts for
@@ -464,7 +470,8 @@ impl std::fmt::Display for WritesRefused {
 impl std::error::Error for WritesRefused {}
 
 /// The outcome of a group in which every job failed for the same reason.
-pub(crate) fn fail_each(jobs: &[InsertJob], why: impl std::fmt::Display) -> Vec<anyhow::Result<usize>> {
-    jobs.iter().map(|_| Err(anyhow::anyhow!("{why}"))).collect()
+/// An outage (a full disk, an unreachable database) stays one for each job (see `outage::again`).
+pub(crate) fn fail_each(jobs: &[InsertJob], why: &anyhow::Error) -> Vec<anyhow::Result<usize>> {
+    jobs.iter().map(|_| Err(super::outage::again(why))).collect()
 }
 

@@ -12,7 +12,8 @@
 //! the database), `jobs.rs` (warehouse imports, their runs and migration jobs, named
 //! `store::jobs::foo`), `lookup.rs` (lookup tables and their rows, named `store::lookup::foo`)
 //! and `quality.rs` (data quality: violations of the dictionary seen on arrival, named
-//! `store::quality::foo`). `conn.rs` holds [`Conn`] and its transaction [`Tx`].
+//! `store::quality::foo`), and `outage.rs` (a full disk or an unreachable PostgreSQL, told from faults), and `settings.rs` (what the database remembers about itself, such as
+//! its namespace, named `store::settings::foo`). `conn.rs` holds [`Conn`] and its transaction [`Tx`].
 //!
 //! Queries are free functions over a connection, so that they compose inside one transaction.
 
@@ -23,6 +24,7 @@ mod event_writer;
 mod events;
 mod groups;
 pub mod jobs;
+pub mod outage;
 pub mod lookup;
 pub mod migration_jobs;
 mod pg;
@@ -30,6 +32,7 @@ mod profiles;
 pub mod quality;
 mod reads;
 mod schemas;
+pub mod settings;
 mod sqlite;
 
 pub use accounts::*;
@@ -44,6 +47,7 @@ pub use reads::*;
 pub use schemas::*;
 pub use sqlite::tables::DEDUP_KEY_VERSION;
 pub use sqlite::Synchronous;
+pub use pg::redact as redact_database_url;
 
 use event_writer::EventWriter;
 use std::cell::RefCell;

@@ -268,6 +268,8 @@ async fn load(state: &AppState, loader: &Loader, rejected: &mut Rejected, body: 
             Ok((loaded.stored + loaded.dropped) as u64)
         }
         Err(crate::ApiError::Internal(e)) => Err(e),
+        // The storage is out or takes no writes: the run fails rather than reject every row.
+        Err(e @ (crate::ApiError::Outage(_) | crate::ApiError::Unavailable(_))) => Err(anyhow::anyhow!("{e}")),
         // A batch refused as a whole (it cannot happen within the limits above, but if it does,
         // its rows are rejected and the run goes on).
         Err(e) => {

@@ -347,6 +347,8 @@ fn field(text: &str, label: &str) -> String {
 #[test]
 fn the_admin_command_line_manages_projects_accounts_and_roles() {
     let dir = tempfile::tempdir().unwrap();
+    // The admin commands never create a database (a server's first start does).
+    drop(datadict_server::Store::open(&dir.path().join("datadict.sqlite3")).unwrap());
     let (ok, out, _) = cli(dir.path(), &["create-project", "--name", "Shop"]);
     assert!(ok, "{out}");
     let project: i64 = field(&out, "project id:").parse().unwrap();
@@ -358,7 +360,7 @@ fn the_admin_command_line_manages_projects_accounts_and_roles() {
     assert_eq!(secret.len(), 43);
     // The same name twice is refused, with a message.
     let (ok, _, err) = cli(dir.path(), &["create-account", "--username", "ci"]);
-    assert!(!ok && err.contains("taken"), "{err}");
+    assert!(!ok && err.contains("service account `ci` already exists"), "{err}");
     let (ok, _, err) = cli(dir.path(), &["grant", "--username", "ci", "--project", "77", "--role", "owner"]);
     assert!(!ok && err.contains("no project with id 77"), "{err}");
     let (ok, _, err) = cli(dir.path(), &["grant", "--username", "ci", "--project", &project.to_string(), "--role", "boss"]);

@@ -214,3 +214,79 @@ on_both_stores!(
     graceful_shutdown_finishes_the_request_in_flight,
     a_closed_standard_output_stops_neither_imports_nor_a_clean_shutdown
 );
+
+/// Opens connections that stall half-way through a request: one whose body is cut short (its
+/// handler runs, waiting for the rest) and one whose head never ends. They are handed to a thread
+/// that closes them after two minutes, long after the server should have stopped, so that a
+/// server waiting on them fails the test instead of hanging it.
+fn stall_two_requests(server: &mut Proc, creds: &DemoCredentials) {
+    let addr = server.base.trim_start_matches("http://").to_owned();
+    let mut body = std::net::TcpStream::connect(&addr).unwrap();
+    let head = format!("POST /import HTTP/1.1\r\nHost: {addr}\r\nAuthorization: {}\r\nContent-Length: 100\r\n\r\n[", basic(&creds.project_token, ""));
+    body.write_all(head.as_bytes()).unwrap();
+    server.wait_for_line("import request received");
+    let mut head = std::net::TcpStream::connect(&addr).unwrap();
+    head.write_all(b"GET /api/app/limits HTTP/1.1\r\nHost: x\r\n").unwrap();
+    std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_secs(120));
+        drop((body, head));
+    });
+}
+
+fn import_one(server: &Proc, creds: &DemoCredentials, id: &str) {
+    let body = serde_json::to_vec(&[json!({"event": "Kept", "properties": {"time": now_ms(), "distinct_id": "u", "$insert_id": id}})]).unwrap();
+    let r = Client::new(&server.base).send("POST", "/import?strict=1", Some((&creds.project_token, "")), &[("Content-Type", "application/json")], Some(body)).unwrap();
+    assert_eq!(r.status, 200, "{}", r.text);
+}
+
+/// Clients that stall half-way through a request do not keep a stopping server alive: after
+/// SIGTERM it waits for them at most `DATADICT_SHUTDOWN_GRACE_SECS` (30 s by default, 1 here),
+/// then exits cleanly; what it answered before is kept.
+#[test]
+fn stalled_clients_do_not_hold_a_stopping_server() {
+    let data = Data::new(Backend::Sqlite);
+    let env = [("DATADICT_SHUTDOWN_GRACE_SECS", "1")];
+    let mut server = data.spawn_with("datadict_server=debug", &[], &[], &env, Stdio::inherit());
+    let creds = credentials(data.dir.path());
+    import_one(&server, &creds, "before-the-stop");
+    stall_two_requests(&mut server, &creds);
+    assert!(Command::new("kill").args(["-TERM", &server.child.id().to_string()]).status().unwrap().success());
+    server.wait_for_line("still had a request in flight after 1s: stopping without them");
+    server.wait_for_line("datadict stopped");
+    assert!(server.child.wait().unwrap().success());
+    assert_eq!(stored_after_restart(&data, &creds, "Kept"), 1);
+}
+
+/// A second SIGINT or SIGTERM stops a server that is waiting for its requests in flight at once.
+#[test]
+fn a_second_signal_stops_a_waiting_server_at_once() {
+    let data = Data::new(Backend::Sqlite);
+    let mut server = data.spawn("datadict_server=debug", &[], Stdio::inherit());
+    let creds = credentials(data.dir.path());
+    import_one(&server, &creds, "before-the-signals");
+    stall_two_requests(&mut server, &creds);
+    assert!(Command::new("kill").args(["-TERM", &server.child.id().to_string()]).status().unwrap().success());
+    server.wait_for_line("waiting for 2 open connection(s)");
+    assert!(Command::new("kill").args(["-INT", &server.child.id().to_string()]).status().unwrap().success());
+    server.wait_for_line("a second signal: stopping now");
+    server.wait_for_line("datadict stopped");
+    assert!(server.child.wait().unwrap().success());
+    assert_eq!(stored_after_restart(&data, &creds, "Kept"), 1);
+}
+
+/// A client that sends part of a request's head and then nothing has its connection closed after
+/// the head's time limit (30 s in the binary, 300 ms here), while other connections are served.
+#[test]
+fn a_request_head_not_finished_in_time_closes_its_connection() {
+    let server = crate::common::Server::start_with_header_timeout(std::time::Duration::from_millis(300));
+    let addr = server.base.trim_start_matches("http://").to_owned();
+    let mut stalled = std::net::TcpStream::connect(&addr).unwrap();
+    // Only a guard: a server without the limit fails the test after a minute instead of hanging it.
+    stalled.set_read_timeout(Some(std::time::Duration::from_secs(60))).unwrap();
+    stalled.write_all(b"GET /api/app/limits HTTP/1.1\r\nHost: x\r\n").unwrap();
+    let r = Client::new(&server.base).send("GET", "/api/app/limits", None, &[], None).unwrap();
+    assert_eq!(r.status, 200);
+    let mut rest = Vec::new();
+    let read = stalled.read_to_end(&mut rest);
+    assert!(read.is_ok(), "the connection was still open after a minute: {read:?}");
+}

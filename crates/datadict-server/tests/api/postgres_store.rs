@@ -186,7 +186,7 @@ fn a_version_6_database_keeps_its_quality_samples_apart() {
 #[test]
 fn a_database_that_cannot_be_used_is_refused_at_start_with_what_to_do() {
     let (ok, _, err) = cli("mysql://u@h/d", &["admin", "create-project", "--name", "p"]);
-    assert!(!ok && err.contains("--database takes a PostgreSQL URL") && err.contains("`mysql`"), "{err}");
+    assert!(!ok && err.contains("--database takes a PostgreSQL URL") && err.contains("`mysql://`") && !err.contains("u@h"), "{err}");
     // A server that is not there: no port answers on 1 of 127.0.0.1. The password is not shown.
     let (ok, _, err) = cli("postgres://u:hunter2@127.0.0.1:1/d", &["admin", "create-project", "--name", "p"]);
     assert!(!ok && err.contains("cannot connect to the PostgreSQL database") && !err.contains("hunter2"), "{err}");
@@ -207,7 +207,7 @@ fn the_admin_command_line_works_on_postgresql() {
     assert!(ok);
     let secret = field(&out, "secret:");
     let (ok, _, err) = cli(&url, &["admin", "create-account", "--username", "ci"]);
-    assert!(!ok && err.contains("taken"), "{err}");
+    assert!(!ok && err.contains("service account `ci` already exists"), "{err}");
     let (ok, _, err) = cli(&url, &["admin", "grant", "--username", "ci", "--project", "77", "--role", "owner"]);
     assert!(!ok && err.contains("no project with id 77"), "{err}");
     let (ok, _, _) = cli(&url, &["admin", "grant", "--username", "ci", "--project", &project, "--role", "admin"]);

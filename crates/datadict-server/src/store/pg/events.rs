@@ -103,7 +103,7 @@ fn add_volume(c: &mut impl GenericClient, project_id: i64, volume: Volume) -> an
 /// rows are written through the store's [`Conn`], which holds a client.
 pub(crate) fn write_group(c: &mut Client, jobs: &mut [InsertJob]) -> Vec<anyhow::Result<usize>> {
     if let Err(e) = c.batch_execute("BEGIN") {
-        return fail_each(jobs, format!("cannot begin a transaction: {e}"));
+        return fail_each(jobs, &anyhow::Error::from(e).context("cannot begin a transaction"));
     }
     let mut results = Vec::with_capacity(jobs.len());
     let mut quality = Vec::new();
@@ -136,7 +136,7 @@ pub(crate) fn write_group(c: &mut Client, jobs: &mut [InsertJob]) -> Vec<anyhow:
         Err(e) => {
             // The transaction may still be open (a failed statement aborts it but does not end it).
             let _ = c.batch_execute("ROLLBACK");
-            fail_each(jobs, format!("{e:#}"))
+            fail_each(jobs, &e)
         }
     }
 }

@@ -10,7 +10,9 @@
 //! Migration 2 adds lookup tables, migration 3 group profiles, migration 4 the rate-limit buckets
 //! and the claims of jobs by processes, migration 5 data quality, migration 6 the dictionary
 //! versions that tell each process when its in-memory copy of a project's dictionary is stale,
-//! migration 7 the data-quality samples in tables of their own.
+//! migration 7 the data-quality samples in tables of their own. `server_settings` is created
+//! outside the numbered migrations (`CREATE TABLE IF NOT EXISTS`), as on SQLite: no older server
+//! reads it, and a migration would make one refuse the database.
 
 use anyhow::Context;
 use postgres::Client;
@@ -272,6 +274,9 @@ pub(super) fn apply(client: &mut Client) -> anyhow::Result<()> {
         tx.batch_execute(migration)
             .with_context(|| format!("cannot apply the schema migration {}", i + 1))?;
     }
+    // Like SQLite's, a table no older server reads needs no migration of its own, which would
+    // make an older server refuse the database.
+    tx.batch_execute(crate::store::settings::TABLE).context("cannot create the table of server settings")?;
     if version < SCHEMA_VERSION {
         tx.execute("DELETE FROM schema_version", &[])?;
         tx.execute("INSERT INTO schema_version (version) VALUES ($1)", &[&SCHEMA_VERSION])?;

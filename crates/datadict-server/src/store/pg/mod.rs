@@ -105,25 +105,46 @@ impl Postgres {
         super::event_writer::spawn_event_writer(
             move |jobs| match pool.get() {
                 Ok(mut client) => events::write_group(&mut client, jobs),
-                Err(e) => super::event_writer::fail_each(jobs, format!("{e:#}")),
+                Err(e) => super::event_writer::fail_each(jobs, &e),
             },
             || {},
         )
     }
 }
 
-/// The URL without its password, for messages.
-fn redact(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(scheme), Some(at)) if at > scheme => {
-            let userinfo = &url[scheme + 3..at];
-            match userinfo.split_once(':') {
-                Some((user, _)) => format!("{}{user}:***{}", &url[..scheme + 3], &url[at..]),
-                None => url.to_owned(),
+/// The URL without its password, for messages: the password of `user:password@` and the value
+/// of a `password` or `sslpassword` query parameter become `***`. A text that is not a URL
+/// (`host=h password=p`, `postgres:u:p@h`) is not repeated at all, since where its password lies
+/// is unknown.
+pub fn redact(url: &str) -> String {
+    let Some(scheme) = url.find("://") else { return "(the value given, not repeated since it may hold a password)".to_owned() };
+    let (rest, query) = match url[scheme + 3..].split_once('?') {
+        Some((rest, query)) => (rest, Some(query)),
+        None => (&url[scheme + 3..], None),
+    };
+    let mut out = url[..scheme + 3].to_owned();
+    match rest.rfind('@') {
+        Some(at) => {
+            match rest[..at].split_once(':') {
+                Some((user, _)) => out.push_str(&format!("{user}:***")),
+                None => out.push_str(&rest[..at]),
             }
+            out.push_str(&rest[at..]);
         }
-        _ => url.to_owned(),
+        None => out.push_str(rest),
     }
+    if let Some(query) = query {
+        let params: Vec<String> = query
+            .split('&')
+            .map(|param| match param.split_once('=') {
+                Some((key, _)) if key.eq_ignore_ascii_case("password") || key.eq_ignore_ascii_case("sslpassword") => format!("{key}=***"),
+                _ => param.to_owned(),
+            })
+            .collect();
+        out.push('?');
+        out.push_str(&params.join("&"));
+    }
+    out
 }
 
 /// A pool of at most [`MAX_CONNECTIONS`] clients, opened on demand and kept while they work.
@@ -219,8 +240,15 @@ pub(super) const NOW_S: &str = "(extract(epoch from now())::bigint)";
 mod tests {
     #[test]
     fn redact_hides_only_the_password() {
-        assert_eq!(super::redact("postgres://u:secret@h:5432/d"), "postgres://u:***@h:5432/d");
-        assert_eq!(super::redact("postgres://u@h/d"), "postgres://u@h/d");
-        assert_eq!(super::redact("host=h user=u"), "host=h user=u");
+        let check = |url: &str, expected: &str| assert_eq!(super::redact(url), expected, "{url}");
+        check("postgres://u:secret@h:5432/d", "postgres://u:***@h:5432/d");
+        check("postgres://u:se@cret@h/d", "postgres://u:***@h/d");
+        check("postgres://u@h/d", "postgres://u@h/d");
+        check("postgres://u@h/d?password=secret&sslmode=disable", "postgres://u@h/d?password=***&sslmode=disable");
+        check("postgres://h/d?sslpassword=secret", "postgres://h/d?sslpassword=***");
+        check("postgres://h/d?x=@&PASSWORD=secret", "postgres://h/d?x=@&PASSWORD=***");
+        for not_a_url in ["host=h user=u password=secret", "postgres:u:secret@h/d"] {
+            assert!(!super::redact(not_a_url).contains("secret"), "{not_a_url}");
+        }
     }
 }

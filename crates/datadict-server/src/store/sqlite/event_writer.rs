@@ -119,7 +119,7 @@ struct Group<'c> {
     done: Vec<Stored>,
     isolate: bool,
     /// Why the group cannot be stored (its transaction could not begin or roll back).
-    broken: Option<String>,
+    broken: Option<anyhow::Error>,
 }
 
 /// What became of one job of a [`Group`].
@@ -137,7 +137,7 @@ impl<'c> Group<'c> {
     fn begin(conn: &'c mut Connection) -> Self {
         let broken = match set_foreign_keys(conn, false).and_then(|()| Ok(run(conn, "BEGIN")?)) {
             Ok(()) => None,
-            Err(e) => Some(format!("cannot begin a transaction: {e:#}")),
+            Err(e) => Some(e.context("cannot begin a transaction")),
         };
         Self { conn, jobs: Vec::new(), done: Vec::new(), isolate: false, broken }
     }
@@ -145,7 +145,7 @@ impl<'c> Group<'c> {
     fn absorb(&mut self, mut job: InsertJob) {
         let target = (job.project_id, job.now_s);
         let stored = match &self.broken {
-            Some(why) => Stored::failed(anyhow::anyhow!("{why}")),
+            Some(why) => Stored::failed(crate::store::outage::again(why)),
             None if job.ready() => match job.take_ready() {
                 Ok(parts) => self.store_ready(target, parts),
                 Err(e) => Stored::failed(e),
@@ -179,11 +179,17 @@ impl<'c> Group<'c> {
                 Ok((n, volume)) => return Stored { result: Ok(n), volume, held: Some(parts), quality: None },
                 Err(_) => self.isolate = true,
             }
-            if let Err(e) = run(self.conn, "ROLLBACK").and_then(|()| run(self.conn, "BEGIN")) {
-                let why = format!("cannot roll back a transaction: {e}");
-                self.done.iter_mut().for_each(|stored| stored.result = Err(anyhow::anyhow!("{why}")));
-                self.broken = Some(why.clone());
-                return Stored::failed(anyhow::anyhow!("{why}"));
+            // A failure such as a full disk may have rolled the transaction back already.
+            let restarted = match self.conn.is_autocommit() {
+                true => run(self.conn, "BEGIN"),
+                false => run(self.conn, "ROLLBACK").and_then(|()| run(self.conn, "BEGIN")),
+            };
+            if let Err(e) = restarted {
+                let why = anyhow::Error::from(e).context("cannot roll back a transaction");
+                self.done.iter_mut().for_each(|stored| stored.result = Err(crate::store::outage::again(&why)));
+                let failed = Stored::failed(crate::store::outage::again(&why));
+                self.broken = Some(why);
+                return failed;
             }
             // Before the rollback every job was a ready one, stored whole: store each again.
             for (job, stored) in self.jobs.iter().zip(&mut self.done) {
@@ -201,7 +207,17 @@ impl<'c> Group<'c> {
     fn commit(self, journal: &mut Journal) -> (Vec<InsertJob>, Vec<anyhow::Result<usize>>, bool) {
         let Self { conn, jobs, mut done, broken, .. } = self;
         if let Some(why) = broken {
-            let results = fail_each(&jobs, why);
+            let results = fail_each(&jobs, &why);
+            return (jobs, results, false);
+        }
+        if conn.is_autocommit() {
+            // A failure such as a full disk rolled the whole transaction back, not only its
+            // statement: nothing of the group is stored, for the reason of the job that failed.
+            let why = match done.iter().find_map(|stored| stored.result.as_ref().err()) {
+                Some(e) => crate::store::outage::again(e),
+                None => anyhow::anyhow!("the transaction of the events was rolled back"),
+            };
+            let results = fail_each(&jobs, &why);
             return (jobs, results, false);
         }
         let mut volume = VolumeTally::default();
@@ -214,9 +230,9 @@ impl<'c> Group<'c> {
             })
             .collect();
         let outcome = (volume.write(conn))
-            .map_err(|e| format!("cannot count the events in their hourly volumes: {e:#}"))
-            .and_then(|()| journal.append(conn, quality).map_err(|e| format!("cannot record the data quality of the events: {e:#}")))
-            .and_then(|()| run(conn, "COMMIT").map_err(|e| format!("cannot commit the events: {e}")));
+            .map_err(|e| e.context("cannot count the events in their hourly volumes"))
+            .and_then(|()| journal.append(conn, quality).map_err(|e| e.context("cannot record the data quality of the events")))
+            .and_then(|()| run(conn, "COMMIT").map_err(|e| anyhow::Error::from(e).context("cannot commit the events")));
         match outcome {
             Ok(()) => {
                 journal.committed();
@@ -226,10 +242,14 @@ impl<'c> Group<'c> {
             Err(why) => {
                 // The journal counted findings that were not committed: forget them all.
                 journal.forget();
-                if let Err(e) = run(conn, "ROLLBACK") {
-                    tracing::error!("cannot roll back a failed group commit: {e}");
+                // A failed COMMIT (a full disk) may have rolled the transaction back already:
+                // a ROLLBACK then fails with "no transaction is active", which said nothing.
+                if !conn.is_autocommit() {
+                    if let Err(e) = run(conn, "ROLLBACK") {
+                        tracing::error!("cannot roll back a failed group commit: {e}");
+                    }
                 }
-                let results = fail_each(&jobs, why);
+                let results = fail_each(&jobs, &why);
                 (jobs, results, false)
             }
         }

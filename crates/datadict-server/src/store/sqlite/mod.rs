@@ -227,6 +227,7 @@ impl Sqlite {
     }
 
     fn init_writer(mut conn: Connection, synchronous: Synchronous) -> anyhow::Result<Connection> {
+        tables::refuse_another_applications(&conn)?;
         // 16 KiB pages for a new database (a no-op for an existing one): fewer B-tree pages per
         // ~500-byte event row; measured about 13% less CPU per inserted row than 4 KiB.
         conn.pragma_update(None, "page_size", 16384)?;

@@ -108,6 +108,7 @@ pub(super) fn create(conn: &mut Connection) -> anyhow::Result<()> {
     tx.execute_batch(super::lookup::TABLES).context("cannot create the tables of lookup tables")?;
     tx.execute_batch(super::groups::TABLES).context("cannot create the table of group profiles")?;
     tx.execute_batch(&super::quality::tables()).context("cannot create the table of data quality")?;
+    tx.execute_batch(crate::store::settings::TABLE).context("cannot create the table of server settings")?;
     if super::quality::move_samples_apart(&tx).context("cannot move the data-quality samples to their own tables")? {
         tracing::info!("moved the data-quality samples to their own tables (once)");
     }
@@ -139,6 +140,29 @@ pub(super) fn create(conn: &mut Connection) -> anyhow::Result<()> {
     }
     tx.commit()?;
     Ok(())
+}
+
+/// Refuses a database of another application: one with tables, none of them datadict's
+/// `projects`, and no datadict format in its header. A file named like datadict's (or a
+/// `--data-dir` pointed at another program's folder) would otherwise get datadict's tables
+/// beside its own without a word. Called before anything is set on the file (WAL mode changes
+/// its header).
+pub(super) fn refuse_another_applications(conn: &Connection) -> anyhow::Result<()> {
+    let tables: Vec<String> = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name")?
+        .query_map([], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if tables.is_empty() || version > 0 || tables.iter().any(|t| t == "projects") {
+        return Ok(());
+    }
+    let shown: Vec<&str> = tables.iter().take(5).map(String::as_str).collect();
+    anyhow::bail!(
+        "it is not a datadict database: it holds tables of another application ({}{}) and none of datadict's; \
+         give this server a folder of its own with --data-dir",
+        shown.join(", "),
+        if tables.len() > shown.len() { ", ..." } else { "" }
+    )
 }
 
 /// The format of the digests in `events.dedup`, kept in the database header's `user_version`:

@@ -124,6 +124,17 @@ impl Server {
 
     /// Serves `store`; `dir` is the server's folder.
     pub fn serve(store: Store, dir: tempfile::TempDir, config: Config) -> Self {
+        Self::serve_with_header_timeout(store, dir, config, datadict_server::serving::HEADER_READ_TIMEOUT)
+    }
+
+    /// A server on SQLite whose time limit on reading a request's head is `timeout`.
+    pub fn start_with_header_timeout(timeout: std::time::Duration) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("datadict.sqlite3")).unwrap();
+        Self::serve_with_header_timeout(store, dir, Config::default(), timeout)
+    }
+
+    fn serve_with_header_timeout(store: Store, dir: tempfile::TempDir, config: Config, timeout: std::time::Duration) -> Self {
         let state = AppState::new(store.clone(), Arc::new(config));
         let (addr_tx, addr_rx) = std::sync::mpsc::channel();
         let (shutdown_tx, shutdown_rx) = tokio::sync::oneshot::channel::<()>();
@@ -139,7 +150,8 @@ impl Server {
                 let stop = async move {
                     let _ = shutdown_rx.await;
                 };
-                datadict_server::tls::serve(listener, router, None, stop).await.unwrap();
+                let stop = datadict_server::serving::Stop { header_read_timeout: timeout, ..datadict_server::serving::stop_on(stop) };
+                datadict_server::tls::serve_with(listener, router, None, stop).await.unwrap();
             });
         });
         let addr = addr_rx.recv().unwrap();

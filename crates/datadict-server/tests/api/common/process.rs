@@ -19,6 +19,8 @@ pub struct Proc {
     /// `None` once closed (see [`Proc::close_stdout`]).
     lines: Option<std::io::Lines<BufReader<ChildStdout>>>,
     pub base: String,
+    /// What it printed before the line that says where it listens (the log of its start).
+    pub printed: String,
 }
 
 impl Data {
@@ -42,6 +44,15 @@ impl Data {
 
     /// [`Data::spawn`] with more `options` and environment variables.
     pub fn spawn_with(&self, log: &str, command: &[&str], options: &[&str], env: &[(&str, &str)], stderr: Stdio) -> Proc {
+        match self.try_spawn(log, command, options, env, stderr) {
+            Ok(proc) => proc,
+            Err(ended) => panic!("the server exited before listening ({:?}): {}", ended.code, ended.stderr),
+        }
+    }
+
+    /// The server started as [`Data::spawn_with`] starts it, or what it printed when it refused
+    /// to start (its standard error only when `stderr` is `Stdio::piped()`).
+    pub fn try_spawn(&self, log: &str, command: &[&str], options: &[&str], env: &[(&str, &str)], stderr: Stdio) -> Result<Proc, Ended> {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_datadict-server"));
         cmd.env("RUST_LOG", log).env("NO_COLOR", "1").envs(env.iter().copied()).arg("--data-dir").arg(self.dir.path());
         if let Some(url) = &self.database {
@@ -57,17 +68,39 @@ impl Data {
             .spawn()
             .unwrap();
         let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut printed = String::new();
         let base = loop {
-            let line = lines.next().expect("the server exited before listening").unwrap();
+            let Some(line) = lines.next() else {
+                let mut stderr = String::new();
+                if let Some(mut pipe) = child.stderr.take() {
+                    std::io::Read::read_to_string(&mut pipe, &mut stderr).unwrap();
+                }
+                let code = child.wait().unwrap().code();
+                return Err(Ended { code, stdout: printed, stderr });
+            };
+            let line = line.unwrap();
             if let Some(rest) = line.strip_prefix("datadict is listening on ") {
                 break rest.trim_end_matches('/').to_owned();
             }
+            printed.push_str(&line);
+            printed.push('\n');
         };
-        Proc { child, lines: Some(lines), base }
+        Ok(Proc { child, lines: Some(lines), base, printed })
     }
 }
 
 impl Proc {
+    /// Reads the server's output until a line contains `needle`; returns that line.
+    pub fn line_with(&mut self, needle: &str) -> String {
+        for line in self.lines.as_mut().expect("the server's output was closed").by_ref() {
+            let line = line.unwrap();
+            if line.contains(needle) {
+                return line;
+            }
+        }
+        panic!("the server never printed `{needle}`");
+    }
+
     /// Reads the server's output until a line contains `needle`.
     pub fn wait_for_line(&mut self, needle: &str) {
         for line in self.lines.as_mut().expect("the server's output was closed").by_ref() {
@@ -102,4 +135,26 @@ impl Drop for Proc {
 pub fn credentials(dir: &std::path::Path) -> DemoCredentials {
     let text = std::fs::read_to_string(dir.join(datadict_server::demo::CREDENTIALS_FILE)).unwrap();
     serde_json::from_str(&text).unwrap()
+}
+
+/// What a run of the binary that ends by itself (an admin command, a refused start) printed.
+pub struct Ended {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Runs the binary with `args` (and `env`) in the folder `cwd` until it exits; `RUST_LOG` is
+/// `datadict_server=info` unless `env` sets it.
+pub fn run_in(cwd: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> Ended {
+    let out = Command::new(env!("CARGO_BIN_EXE_datadict-server"))
+        .current_dir(cwd)
+        .env("RUST_LOG", "datadict_server=info")
+        .env("NO_COLOR", "1")
+        .envs(env.iter().copied())
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    Ended { code: out.status.code(), stdout: String::from_utf8_lossy(&out.stdout).into_owned(), stderr: String::from_utf8_lossy(&out.stderr).into_owned() }
 }
