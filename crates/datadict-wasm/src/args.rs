@@ -151,7 +151,14 @@ fn json_text(value: &JsValue, at: &str) -> Result<String, JsValue> {
         return Err(type_error(&format!("{at} holds a BigInt, which JSON cannot carry; pass a number or a string")));
     }
     let text = js_sys::JSON::stringify(value).map_err(|e| {
-        let why = js_sys::Error::from(e).message().as_string().unwrap_or_default();
+        let e = js_sys::Error::from(e);
+        let why = e.message().as_string().unwrap_or_default();
+        // The engine ran out of stack on a deep value (Chromium: a `RangeError`, "Maximum call
+        // stack size exceeded"; Firefox: an `InternalError`, "too much recursion"), which the
+        // JSON rules refuse anyway past 127 levels.
+        if matches!(e.name().as_string().as_deref(), Some("RangeError" | "InternalError")) {
+            return error(&format!("{at} is nested more than 127 levels deep; flatten it"));
+        }
         type_error(&format!("{at} cannot be read as JSON ({why}); pass plain objects without cycles or BigInts"))
     })?;
     let Some(text) = text.dyn_ref::<js_sys::JsString>() else {

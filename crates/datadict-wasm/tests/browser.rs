@@ -184,7 +184,8 @@ fn migration_pieces() {
     let ndjson = t.take_ndjson();
     let event: serde_json::Value = serde_json::from_slice(ndjson.trim_ascii_end()).unwrap();
     assert_eq!(event["properties"]["time"], 1_748_779_200_000_i64);
-    assert_eq!(to_json(&t.profile_updates().unwrap())[0]["$set"]["plan"], "pro");
+    // Migrated values fill what a profile lacks and never replace what it has.
+    assert_eq!(to_json(&t.profile_updates().unwrap())[0]["$set_once"]["plan"], "pro");
     assert!(datadict_wasm::ExportArchive::new(js_sys::Uint8Array::from(&b"not a zip"[..]).into()).is_err());
 }
 
