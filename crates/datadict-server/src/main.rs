@@ -29,7 +29,9 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
         DATADICT_AMPLITUDE_TIMEOUT_SECS  the longest wait for any read from it (default 300)\n  \
         DATADICT_MAX_MIGRATION_EVENTS    a range must hold under this many events (default 15000000)\n\
         A stopping server (Ctrl-C, SIGTERM) finishes its requests in flight for at most\n  \
-        DATADICT_SHUTDOWN_GRACE_SECS     seconds (default 30); a second signal stops it at once"
+        DATADICT_SHUTDOWN_GRACE_SECS     seconds (default 30); a second signal stops it at once\n\
+        A client may take any time to send a request's head unless\n  \
+        DATADICT_HEADER_READ_TIMEOUT_SECS  limits it (and closes idle connections after as long)"
 )]
 struct Cli {
     /// Folder of the SQLite database (created if missing). With --database, it still holds the
@@ -378,6 +380,7 @@ fn serve(store: Store, data_dir: &std::path::Path, database: &str, args: ServeAr
     };
     let scheme = if tls.is_some() { "https" } else { "http" };
     let grace = shutdown_grace()?;
+    let header_read_timeout = header_read_timeout()?;
     let state = AppState::new(store, Arc::new(config));
     let runtime = tokio::runtime::Runtime::new()?;
     let served = runtime.block_on(async move {
@@ -407,7 +410,7 @@ fn serve(store: Store, data_dir: &std::path::Path, database: &str, args: ServeAr
             say!("  project token:          {}", c.project_token);
         }
         say!("Press Ctrl-C to stop.");
-        let stop = datadict_server::serving::Stop { shutdown, force, grace, header_read_timeout: datadict_server::serving::HEADER_READ_TIMEOUT };
+        let stop = datadict_server::serving::Stop { shutdown, force, grace, header_read_timeout };
         datadict_server::tls::serve_with(listener, app(state), tls, stop).await?;
         say!("datadict stopped");
         anyhow::Ok(())
@@ -472,6 +475,18 @@ async fn next_signal(interrupt: &mut Option<tokio::signal::unix::Signal>, term: 
     tokio::select! {
         () = recv(interrupt.as_mut()) => {},
         () = recv(term.as_mut()) => {},
+    }
+}
+
+/// The time limit on a request's head, `DATADICT_HEADER_READ_TIMEOUT_SECS`, or none (see
+/// [`datadict_server::serving::HEADER_READ_TIMEOUT`]).
+fn header_read_timeout() -> anyhow::Result<Option<std::time::Duration>> {
+    match std::env::var("DATADICT_HEADER_READ_TIMEOUT_SECS") {
+        Err(_) => Ok(None),
+        Ok(text) => match text.trim().parse::<u64>() {
+            Ok(secs) if (1..=3600).contains(&secs) => Ok(Some(std::time::Duration::from_secs(secs))),
+            _ => bail!("DATADICT_HEADER_READ_TIMEOUT_SECS is `{text}`; give whole seconds from 1 to 3600 (30 is usual), or leave it unset for no limit"),
+        },
     }
 }
 

@@ -124,17 +124,17 @@ impl Server {
 
     /// Serves `store`; `dir` is the server's folder.
     pub fn serve(store: Store, dir: tempfile::TempDir, config: Config) -> Self {
-        Self::serve_with_header_timeout(store, dir, config, datadict_server::serving::HEADER_READ_TIMEOUT)
+        Self::serve_with_header_timeout(store, dir, config, None)
     }
 
     /// A server on SQLite whose time limit on reading a request's head is `timeout`.
     pub fn start_with_header_timeout(timeout: std::time::Duration) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("datadict.sqlite3")).unwrap();
-        Self::serve_with_header_timeout(store, dir, Config::default(), timeout)
+        Self::serve_with_header_timeout(store, dir, Config::default(), Some(timeout))
     }
 
-    fn serve_with_header_timeout(store: Store, dir: tempfile::TempDir, config: Config, timeout: std::time::Duration) -> Self {
+    fn serve_with_header_timeout(store: Store, dir: tempfile::TempDir, config: Config, timeout: Option<std::time::Duration>) -> Self {
         let state = AppState::new(store.clone(), Arc::new(config));
         let (addr_tx, addr_rx) = std::sync::mpsc::channel();
         let (shutdown_tx, shutdown_rx) = tokio::sync::oneshot::channel::<()>();
