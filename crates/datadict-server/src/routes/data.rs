@@ -303,19 +303,13 @@ async fn list_groups(
     Ok(Json(GroupsPage { results: groups.into_iter().map(GroupBody::from).collect(), next_after, status: "ok".into() }))
 }
 
-/// A page's cursor: the last group's key and id as a JSON array, in URL-safe base64 so that it
-/// needs no escaping in a query string (keys and ids may hold any character).
+/// A page's cursor: the last group's key and id (see [`crate::routes::encode_cursor`]).
 fn group_cursor(key: &str, id: &str) -> String {
-    use base64::Engine;
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(serde_json::json!([key, id]).to_string())
+    crate::routes::encode_cursor(&(key, id))
 }
 
 fn parse_after(raw: &str) -> Result<(String, String), ApiError> {
-    use base64::Engine;
-    base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(raw)
-        .ok()
-        .and_then(|json| serde_json::from_slice::<(String, String)>(&json).ok())
+    crate::routes::decode_cursor(raw)
         .ok_or_else(|| ApiError::BadRequest(format!("`after={raw}` is not a cursor; pass the `next_after` of the previous page as is")))
 }
 

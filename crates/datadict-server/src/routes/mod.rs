@@ -38,6 +38,20 @@ pub fn parse_entity_type(raw: &str) -> Result<EntityType, ApiError> {
     raw.parse().map_err(|e: datadict_core::schema::UnknownEntityType| ApiError::BadRequest(e.to_string()))
 }
 
+/// A page cursor: `key` (the last row's sort key) as JSON in URL-safe base64, so that it needs no
+/// escaping in a query string whatever the key holds.
+pub fn encode_cursor<T: serde::Serialize>(key: &T) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(serde_json::to_string(key).unwrap_or_default())
+}
+
+/// The key an [`encode_cursor`] cursor holds, or `None` when `raw` is not one of that shape.
+pub fn decode_cursor<T: serde::de::DeserializeOwned>(raw: &str) -> Option<T> {
+    use base64::Engine;
+    let json = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(raw).ok()?;
+    serde_json::from_slice(&json).ok()
+}
+
 /// The query string as axum read it, or the API's 400 saying why it cannot be read (a repeated
 /// key, for example). Handlers take the `Result` and call this after authenticating, so that a
 /// caller without valid credentials gets 401 whatever the query holds.

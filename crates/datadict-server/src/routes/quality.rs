@@ -128,24 +128,18 @@ fn rejected_result(v: StoredViolation) -> Value {
     })
 }
 
-/// The key a `cursor` names: the last row's `[day, kind, entity, property, code]` as a JSON
-/// array in URL-safe base64 (see [`cursor_of`]).
+/// The key a `cursor` names: the last row's `[day, kind, entity, property, code]` (see
+/// [`cursor_of`]).
 fn after(cursor: Option<&str>) -> Result<Option<[String; 5]>, ApiError> {
-    use base64::Engine;
     let Some(c) = cursor else { return Ok(None) };
-    base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(c)
-        .ok()
-        .and_then(|json| serde_json::from_slice::<[String; 5]>(&json).ok())
+    crate::routes::decode_cursor(c)
         .map(Some)
         .ok_or_else(|| ApiError::BadRequest(format!("`cursor={c}` is not a cursor of this listing; pass the `next_cursor` of the previous page as is")))
 }
 
 /// The cursor after `v`.
 fn cursor_of(v: &StoredViolation) -> String {
-    use base64::Engine;
-    let key = [&v.day, &v.row.kind, &v.row.entity, &v.row.property, &v.row.code];
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(serde_json::to_string(&key).unwrap_or_default())
+    crate::routes::encode_cursor(&[&v.day, &v.row.kind, &v.row.entity, &v.row.property, &v.row.code])
 }
 
 /// A page of `table`'s rows as the API's body.

@@ -213,20 +213,15 @@ async fn get_one(
     Ok(Json(TablePage { results: TableRows { table: table.into(), rows }, next_cursor, status: "ok".into() }))
 }
 
-/// A page's cursor: the table's `updated_at` and the page's last key, as a JSON array in URL-safe
-/// base64. The time tells a page of a table replaced since the first page from one of the same
-/// table (a replace takes more than a millisecond).
+/// A page's cursor: the table's `updated_at` and the page's last key (see
+/// [`crate::routes::encode_cursor`]). The time tells a page of a table replaced since the first
+/// page from one of the same table (a replace takes more than a millisecond).
 fn cursor_of(updated_at: i64, key: &str) -> String {
-    use base64::Engine;
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(json!([updated_at, key]).to_string())
+    crate::routes::encode_cursor(&(updated_at, key))
 }
 
 fn parse_cursor(raw: &str) -> Result<(i64, String), ApiError> {
-    use base64::Engine;
-    base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(raw)
-        .ok()
-        .and_then(|json| serde_json::from_slice::<(i64, String)>(&json).ok())
+    crate::routes::decode_cursor(raw)
         .ok_or_else(|| ApiError::BadRequest(format!("`cursor={raw}` is not a cursor of this table; pass the `next_cursor` of the previous page as is")))
 }
 
