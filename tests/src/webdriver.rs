@@ -265,6 +265,21 @@ impl Session {
         self.post("/actions", &actions).map(|_| ())
     }
 
+    /// Puts a file `name` with `content` into the file input `css`, as a user picking it would,
+    /// and fires `change`. (WebDriver's file upload needs a path on the browser's machine; a
+    /// `DataTransfer` works the same in every browser.)
+    pub fn pick_file(&self, css: &str, name: &str, content: &str) {
+        let script = format!(
+            "const dt = new DataTransfer(); dt.items.add(new File([{content}], {name}));
+             const input = document.querySelector({css}); input.files = dt.files;
+             input.dispatchEvent(new Event('change', {{bubbles: true}})); return true;",
+            content = Value::from(content),
+            name = Value::from(name),
+            css = Value::from(css),
+        );
+        self.script(&script).unwrap();
+    }
+
     /// Panics when the page is wider than the window (it would scroll sideways), naming the
     /// elements that reach past the window's right edge, and `what` was on screen.
     pub fn assert_no_sideways_scroll(&self, what: &str) {

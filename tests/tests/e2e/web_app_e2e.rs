@@ -8,25 +8,10 @@ use datadict_server::admin;
 use datadict_tests::server::TestServer;
 use datadict_tests::webdriver::{Browser, Session};
 use datadict_tests::{artifacts_dir, dist_dir, sign_in_as_demo};
-use serde_json::{json, Value};
+use serde_json::json;
 use std::time::Duration;
 
 const WAIT: Duration = Duration::from_secs(30);
-
-/// Puts a file with `content` into the file input `css`, as a user picking it would, and fires
-/// `change`. (WebDriver's file upload needs a path on the browser's machine; a `DataTransfer` works
-/// the same in every browser.)
-fn pick_file(session: &Session, css: &str, name: &str, content: &str) {
-    let script = format!(
-        "const dt = new DataTransfer(); dt.items.add(new File([{content}], {name}));
-         const input = document.querySelector({css}); input.files = dt.files;
-         input.dispatchEvent(new Event('change', {{bubbles: true}})); return true;",
-        content = Value::from(content),
-        name = Value::from(name),
-        css = Value::from(css),
-    );
-    session.script(&script).unwrap();
-}
 
 fn walk_through_the_app(browser: Browser) {
     let server = TestServer::start(Some(dist_dir()));
@@ -123,7 +108,7 @@ fn walk_through_the_app(browser: Browser) {
         {"entityType": "event", "name": "Bulk Added", "schemaJson": {"description": "from a file"}},
         {"entityType": "event", "name": "Page View", "schemaJson": {"description": "changed by the file"}}
     ]});
-    pick_file(&session, "#bulk-file", "dictionary.json", &file.to_string());
+    session.pick_file("#bulk-file", "dictionary.json", &file.to_string());
     session.wait_for("document.querySelector('#bulk-preview')", "the preview", WAIT).unwrap();
     assert_eq!(session.text_of("#bulk-added"), "Added: 1");
     assert_eq!(session.text_of("#bulk-changed"), "Changed: 1");
@@ -149,7 +134,7 @@ fn walk_through_the_app(browser: Browser) {
         ndjson.push('\n');
     }
     session.click_js("#nav-import");
-    pick_file(&session, "#import-file", "events.ndjson", &ndjson);
+    session.pick_file("#import-file", "events.ndjson", &ndjson);
     session.wait_for("!document.querySelector('#import-check').disabled", "the check button", WAIT).unwrap();
     session.click_js("#import-check");
     session.wait_for("document.querySelector('#by-problem')", "the check summary", WAIT).unwrap();
@@ -210,7 +195,7 @@ fn cancel_and_resume(browser: Browser) {
         .map(|i| json!({"event": "Resume Test", "properties": {"time": now - i, "distinct_id": format!("u{i}"), "$insert_id": format!("resume-{i}")}}).to_string() + "\n")
         .collect();
     session.click_js("#nav-import");
-    pick_file(&session, "#import-file", "resume.ndjson", &ndjson);
+    session.pick_file("#import-file", "resume.ndjson", &ndjson);
     session.set_value("#concurrency", "1");
     session.click_js("#import-check");
     session.wait_for("document.querySelector('#import-phase').innerText.startsWith('Checked')", "the check", WAIT).unwrap();

@@ -15,18 +15,6 @@ use std::time::Duration;
 
 const WAIT: Duration = Duration::from_secs(30);
 
-fn pick_file(session: &Session, css: &str, name: &str, content: &str) {
-    let script = format!(
-        "const dt = new DataTransfer(); dt.items.add(new File([{content}], {name}));
-         const input = document.querySelector({css}); input.files = dt.files;
-         input.dispatchEvent(new Event('change', {{bubbles: true}})); return true;",
-        content = Value::from(content),
-        name = Value::from(name),
-        css = Value::from(css),
-    );
-    session.script(&script).unwrap();
-}
-
 /// Writes an event schema as another client would, behind the app's back.
 fn put_event(server: &TestServer, name: &str, schema: &Value) {
     let path = format!("/api/app/projects/{}/schemas/event/{}", server.demo.project_id, name.replace(' ', "%20"));
@@ -86,7 +74,7 @@ fn stale_dictionary(browser: Browser) {
         {"entityType": "event", "name": "Colleague Event", "schemaJson": {"description": "mine"}},
         {"entityType": "event", "name": "Late Event", "schemaJson": {"description": "mine too"}}
     ]);
-    pick_file(&session, "#bulk-file", "colleague.json", &file.to_string());
+    session.pick_file("#bulk-file", "colleague.json", &file.to_string());
     session.wait_for("document.querySelector('#bulk-preview')", "the preview", WAIT).unwrap();
     assert_eq!(session.text_of("#bulk-added"), "Added: 1");
     assert_eq!(session.text_of("#bulk-changed"), "Changed: 1");

@@ -8,25 +8,13 @@
 use datadict_tests::server::TestServer;
 use datadict_tests::webdriver::{Browser, Session};
 use datadict_tests::{artifacts_dir, dist_dir, sign_in_as_demo};
-use serde_json::{json, Value};
+use serde_json::json;
 use std::time::Duration;
 
 const WAIT: Duration = Duration::from_secs(30);
 
 /// The screens, by the id of their menu button.
 const SCREENS: [&str; 6] = ["dictionary", "quality", "import", "warehouse", "migrate", "settings"];
-
-fn pick_file(session: &Session, css: &str, name: &str, content: &str) {
-    let script = format!(
-        "const dt = new DataTransfer(); dt.items.add(new File([{content}], {name}));
-         const input = document.querySelector({css}); input.files = dt.files;
-         input.dispatchEvent(new Event('change', {{bubbles: true}})); return true;",
-        content = Value::from(content),
-        name = Value::from(name),
-        css = Value::from(css),
-    );
-    session.script(&script).unwrap();
-}
 
 /// Clicks a screen's menu button as a user would (a real click, so it must be reachable).
 fn open(session: &Session, screen: &str) {
@@ -82,7 +70,7 @@ fn words_and_widths(browser: Browser) {
         } + "\n")
         .collect();
     open(&session, "import");
-    pick_file(&session, "#import-file", "words.ndjson", &ndjson);
+    session.pick_file("#import-file", "words.ndjson", &ndjson);
     session.wait_for("!document.querySelector('#import-check').disabled", "the check button", WAIT).unwrap();
     // Nothing is sent yet, so nothing can have been rejected by the server.
     assert_eq!(session.text_of("#stat-refused"), "–");
