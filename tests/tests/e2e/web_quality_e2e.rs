@@ -316,6 +316,17 @@ fn quality_screen(browser: Browser) {
     );
     assert_eq!(session.text_of("#total-violations"), "6");
 
+    // A group update whose group key is an event's name: its `no_schema` note is a row of its own,
+    // and the event's row and the dictionary's mark of the event stay as they were.
+    let group = json!({"$token": server.demo.project_token, "$group_key": "Purchase", "$group_id": "g1", "$set": {"size": 3}});
+    let (status, body) = server.send("POST", "/groups", &[("Content-Type", "application/json")], group.to_string().as_bytes());
+    assert_eq!(status, 200, "{body}");
+    session.click("#quality-reload").unwrap();
+    session.wait_for("document.querySelector('#quality-events tr[data-id=\"group:Purchase\"]')", "the group key's row", WAIT).unwrap();
+    assert_eq!(row(&session, "quality-events", "group:Purchase"), json!(["group profiles Purchase", "1", "0", "0"]));
+    assert_eq!(row(&session, "quality-events", "Purchase"), json!(["Purchase", "2", "2", "1"]), "the event's row without the group's note");
+    assert_eq!(session.text_of("#total-violations"), "7");
+
     // Just above the phone layout the menu of seven screens stays on one line in its header.
     session.set_window_size(920, 800).unwrap();
     let rows = session
@@ -381,7 +392,7 @@ fn quality_screen(browser: Browser) {
             WAIT,
         )
         .unwrap();
-    assert_eq!(session.text_of("#total-violations"), "6");
+    assert_eq!(session.text_of("#total-violations"), "7");
     session.click("#quality-reset").unwrap();
     session
         .wait_for(

@@ -60,10 +60,17 @@ fn find<'a>(entries: &'a [SchemaEntry], entity_type: EntityType, name: &str) -> 
     entries.iter().find(|e| e.entity_type == entity_type && e.name == name)
 }
 
-/// How many violations the data-quality summary counts under `name` in `map` (`by_event` or
-/// `by_property`).
+/// How many violations the data-quality summary counts under `name` in `map` (`by_event`,
+/// `by_profile` or `by_property`).
 fn violations_of(violations: Option<&serde_json::Value>, map: &str, name: &str) -> u64 {
     violations.and_then(|v| v[map][name].as_u64()).unwrap_or(0)
+}
+
+/// The violations of one entity: the summary counts events and the profile updates checked
+/// against a `profile` schema apart, since the two may share a name.
+fn entity_violations(violations: Option<&serde_json::Value>, entity_type: EntityType, name: &str) -> u64 {
+    let map = if entity_type == EntityType::Event { "by_event" } else { "by_profile" };
+    violations_of(violations, map, name)
 }
 
 /// The mark of an entity or property with violations: a count that says what it counts.
@@ -363,7 +370,7 @@ pub fn DictionaryPage() -> Html {
 }
 
 fn row(r: &Row, state: &StateHandle, panel: &Panel, violations: Option<&serde_json::Value>) -> Html {
-    let flagged = violations_of(violations, "by_event", &r.name);
+    let flagged = entity_violations(violations, r.entity_type, &r.name);
     let key = r.key();
     let onclick = go(state, r.entity_type, Panel::Detail(r.name.clone()));
     let open = matches!(panel, Panel::Detail(n) | Panel::Edit(n) if *n == r.name);
@@ -419,8 +426,8 @@ fn detail(entry: &SchemaEntry, state: &StateHandle, confirming: &UseStateHandle<
     html! {
         <section class="detail" id="detail">
             <h2>{ meta.display_name.clone().unwrap_or_else(|| entry.name.clone()) }</h2>
-            if violations_of(violations, "by_event", &entry.name) > 0 {
-                <p class="error" id="detail-violations">{ format!("{} in the last 30 days: see ", datadict_core::count(violations_of(violations, "by_event", &entry.name), "violation", "violations")) }
+            if entity_violations(violations, entry.entity_type, &entry.name) > 0 {
+                <p class="error" id="detail-violations">{ format!("{} in the last 30 days: see ", datadict_core::count(entity_violations(violations, entry.entity_type, &entry.name), "violation", "violations")) }
                     <a href="#/quality">{ "Data quality" }</a>{ "." }</p>
             }
             <p><code>{ entry.name.clone() }</code>{ format!(" · {}", entry.entity_type) }</p>

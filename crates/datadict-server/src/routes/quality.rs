@@ -6,8 +6,8 @@
 //! - `GET rejected?since=&until=&event=&code=&route=&limit=&cursor=`: the records the rules
 //!   refused (the bad store), one row per UTC day, route, event and code, with samples of the
 //!   record and the reason;
-//! - `GET quality/summary?since=&until=`: totals by code, event, property and day, and good and
-//!   bad records per event name;
+//! - `GET quality/summary?since=&until=`: totals by code, event, profile schema, property and
+//!   day, and good and bad records per event name;
 //! - `DELETE quality[?events=true]`: resets a project's violations and rejected records (and, with
 //!   the explicit flag, its stored events), so that a CI job starts clean.
 //!
@@ -250,7 +250,7 @@ fn add(map: &mut BTreeMap<String, i64>, key: &str, n: i64) {
         ("since" = Option<String>, Query, description = "first day: `YYYY-MM-DD`, milliseconds since epoch, or before now (`10m`, `2h`, `7d`)"),
         ("until" = Option<String>, Query, description = "last day, inclusive, written like `since`")),
     responses(
-        (status = 200, description = "`{\"status\":\"ok\",\"results\":{\"violations\":{\"total\",\"by_code\",\"by_event\",\"by_property\",\"per_day\":[{\"day\",\"count\"}]},\"rejected\":{\"total\",\"by_code\",\"by_event\",\"per_day\"},\"events\":{\"good\":{name:n},\"bad\":{name:n}}}}`", body = Object),
+        (status = 200, description = "`{\"status\":\"ok\",\"results\":{\"violations\":{\"total\",\"by_code\",\"by_event\",\"by_profile\",\"by_property\",\"per_day\":[{\"day\",\"count\"}]},\"rejected\":{\"total\",\"by_code\",\"by_event\",\"per_day\"},\"events\":{\"good\":{name:n},\"bad\":{name:n}}}}`", body = Object),
         (status = 400, description = "a parameter is malformed; `error` says which", body = Object),
         ReadRefusals
     ),
@@ -278,13 +278,17 @@ async fn summary(
     for v in &counts {
         add(if v.row.kind == store::quality::GOOD { &mut good } else { &mut bad }, &v.row.entity, v.row.count);
     }
-    let (mut by_code, mut by_event, mut by_property, mut per_day) = (BTreeMap::new(), BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
+    let (mut by_code, mut by_event, mut by_profile, mut by_property, mut per_day) =
+        (BTreeMap::new(), BTreeMap::new(), BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
     let mut total = 0;
     for v in &rows {
         let n = v.row.count;
         total += n;
         add(&mut by_code, &v.row.code, n);
-        add(&mut by_event, &v.row.entity, n);
+        // An event and a `profile` schema may share a name (an event `company_id` beside the group
+        // key `company_id`), so profile updates are counted apart, under the schema they were
+        // checked against: `$user`, or the group key.
+        add(if v.row.kind == "event" { &mut by_event } else { &mut by_profile }, &v.row.entity, n);
         if !v.row.property.is_empty() {
             add(&mut by_property, &v.row.property, n);
         }
@@ -301,7 +305,7 @@ async fn summary(
         add(&mut r_day, &v.day, n);
     }
     Ok(Json(json!({"status": "ok", "results": {
-        "violations": {"total": total, "by_code": by_code, "by_event": by_event, "by_property": by_property, "per_day": days(per_day)},
+        "violations": {"total": total, "by_code": by_code, "by_event": by_event, "by_profile": by_profile, "by_property": by_property, "per_day": days(per_day)},
         "rejected": {"total": r_total, "by_code": r_code, "by_event": r_event, "per_day": days(r_day)},
         "events": {"good": good, "bad": bad},
     }})))

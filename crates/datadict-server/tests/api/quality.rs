@@ -349,7 +349,8 @@ fn engage_records_user_violations_with_counts_types_and_samples(backend: Backend
     assert_eq!(row("plan", "type_mismatch")["types"], json!(["array", "integer"]));
     assert!(row("plan", "type_mismatch")["message"].as_str().unwrap().contains("its schema says string"));
     let summary = f.server.get(&format!("/api/app/projects/{}/quality/summary", f.p), &f.owner).json();
-    assert_eq!(summary["results"]["violations"]["by_event"]["$user"], 8);
+    assert_eq!(summary["results"]["violations"]["by_profile"]["$user"], 8);
+    assert_eq!(summary["results"]["violations"]["by_event"].get("$user"), None, "profile updates are not counted as events");
     // The updates were stored all the same.
     let profile = |user: &str| f.server.get(&format!("/api/app/projects/{}/profiles/{user}", f.p), &f.owner).json()["results"]["$properties"].clone();
     assert_eq!(profile("u1"), json!({"plan": "pro", "seats": "many"}));
@@ -426,6 +427,16 @@ fn groups_are_checked_against_the_profile_schema_of_their_key(backend: Backend) 
         }
     }
     assert_eq!(f.counts_where("&kind=group"), core);
+
+    // An event named like the group key, without a schema: the summary counts it apart from the
+    // group updates checked against the `profile` schema of that name.
+    let mut same_name = event("x", 0, json!({}));
+    same_name["event"] = json!("company_id");
+    let r = f.import(&[same_name]);
+    assert_eq!(r.status, 200, "{}", r.text);
+    let summary = f.server.get(&format!("/api/app/projects/{}/quality/summary", f.p), &f.owner).json();
+    let v = &summary["results"]["violations"];
+    assert_eq!((&v["by_event"]["company_id"], &v["by_profile"]["company_id"], &v["by_profile"]["team_id"]), (&json!(1), &json!(7), &json!(1)), "{v}");
 }
 
 /// Profile and group updates that are refused (unparsable, breaking a rule, another project's

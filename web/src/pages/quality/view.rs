@@ -122,7 +122,7 @@ pub(crate) fn overview(a: &Answers, state: &StateHandle) -> Html {
                 }
                 <h3>{ "By event and profile" }</h3>
                 <p class="hint">{ "Stored records passed the import rules (a stored record may still have violations); rejected records did not." }</p>
-                { by_event(s, rows(&a.violations), state) }
+                { by_event(s, state) }
                 { by_property(&v["by_property"]) }
                 { findings(rows(&a.violations), state) }
                 { rejected(rows(&a.rejected), state) }
@@ -207,58 +207,47 @@ fn chart(violations: &Value, rejected: &Value) -> Html {
 }
 
 /// Per event name, and per `profile` schema that profile updates were checked against: violations,
-/// stored (good) and rejected (bad) records, most troubled first. The summary counts by entity
-/// name alone; the violation rows, which carry their kind, say which names are profiles (`$user`,
-/// or a group key).
-fn by_event(s: &Value, list: &[Value], state: &StateHandle) -> Html {
-    let maps = [
+/// stored (good) and rejected (bad) records, most troubled first. The summary counts events
+/// (`by_event`, `events`) apart from profile updates (`by_profile`: `$user`, or a group key), so an
+/// event and a group key of one name are two rows.
+fn by_event(s: &Value, state: &StateHandle) -> Html {
+    let [violations, good, bad, profiles] = [
         &s["violations"]["by_event"],
         &s["events"]["good"],
         &s["events"]["bad"],
+        &s["violations"]["by_profile"],
     ];
-    let mut names: Vec<&String> = Vec::new();
-    for map in maps {
+    // (name, kind, violations, stored, rejected); kind `event`, or `user` / `group` for a profile.
+    let mut rows: Vec<(&String, &str, i64, i64, i64)> = Vec::new();
+    for map in [violations, good, bad] {
         for name in map.as_object().into_iter().flat_map(Map::keys) {
-            if !names.contains(&name) {
-                names.push(name);
+            if !rows.iter().any(|r| r.0 == name) {
+                rows.push((name, "event", n(&violations[name]), n(&good[name]), n(&bad[name])));
             }
         }
     }
-    // A name no event row has, only profile rows: the kind of those (`user` or `group`).
-    let kind_of = |name: &str| -> String {
-        let mut kind = "event".to_owned();
-        for row in list.iter().filter(|r| r["event"] == name) {
-            match row["kind"].as_str() {
-                Some("event") | None => return "event".to_owned(),
-                Some(k) => kind = k.to_owned(),
-            }
-        }
-        if maps[1].get(name).is_some() { "event".to_owned() } else { kind }
-    };
-    let troubles = |name: &str| n(&maps[0][name]) + n(&maps[2][name]);
-    if names.is_empty() {
+    for (name, count) in profiles.as_object().into_iter().flatten() {
+        rows.push((name, if name == "$user" { "user" } else { "group" }, n(count), 0, 0));
+    }
+    if rows.is_empty() {
         return html! { <p class="hint">{ "No event in the last 30 days." }</p> };
     }
     // Through the core's one sort of indices: a sort per element type would cost wasm size.
-    let rows = order::sorted_indices(names.len(), &|a, b| {
-        troubles(names[b])
-            .cmp(&troubles(names[a]))
-            .then_with(|| names[a].cmp(names[b]))
+    let rows = order::sorted_indices(rows.len(), &|a, b| {
+        let (x, y) = (&rows[a], &rows[b]);
+        (y.2 + y.4).cmp(&(x.2 + x.4)).then_with(|| x.0.cmp(y.0))
     })
     .into_iter()
-    .map(|i| names[i])
-    .map(|name| {
-        let kind = kind_of(name);
-        Row {
-            class: Some("event-row"),
-            id: Some(if kind == "event" { name.clone() } else { format!("{kind}:{name}") }),
-            cells: vec![
-                entity_link(state, name, &kind),
-                text(n(&maps[0][name]).to_string()),
-                text(n(&maps[1][name]).to_string()),
-                text(n(&maps[2][name]).to_string()),
-            ],
-        }
+    .map(|i| rows[i])
+    .map(|(name, kind, v, g, b)| Row {
+        class: Some("event-row"),
+        id: Some(if kind == "event" { name.clone() } else { [kind, ":", name].concat() }),
+        cells: vec![
+            entity_link(state, name, kind),
+            text(v.to_string()),
+            text(g.to_string()),
+            text(b.to_string()),
+        ],
     })
     .collect();
     let cols = [
