@@ -118,6 +118,17 @@ test("violations reset clears the record, then the gate passes; --events deletes
   assert.equal((await allEvents(server)).length, 0);
 });
 
+test("profile updates are counted under their profile schema, not as events", async () => {
+  const update = { $token: server.token, $distinct_id: "gate-user", $set: { "gate unknown": 1 } };
+  const res = await fetch(`${server.url}/engage?verbose=1`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify([update]) });
+  assert.equal(res.status, 200, await res.text());
+  const r = await run(["violations"]);
+  assert.equal(r.code, 1, r.stdout + r.stderr);
+  assert.match(r.stdout, /^top profile schemas\s+violations\n\$user\s+1$/m);
+  assert.doesNotMatch(r.stdout, /^top events/m, "no event table without events");
+  assert.equal((await run(["violations", "reset"])).code, 0);
+});
+
 test("usage and connection errors exit 2 and 3 in the core's words", async () => {
   const bad = await run(["violations", "--fail-on", "nope"]);
   assert.equal(bad.code, 2);

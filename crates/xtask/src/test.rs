@@ -148,6 +148,10 @@ fn wasm_tests(driver_var: &str, driver: std::path::PathBuf) -> anyhow::Result<()
 /// there, so the tests see exactly what a user's `npm install` gives them.
 fn npm_tests() -> anyhow::Result<()> {
     let package = crate::npm::build()?;
+    // The Node tests start `target/debug/datadict-server`; built here so that they never run an
+    // older build left there (cargo does nothing when it is up to date).
+    step("cargo build -p datadict-server");
+    run(cargo().args(["build", "-p", "datadict-server"]))?;
     let scratch = Path::new("target/npm-scratch");
     if scratch.exists() {
         std::fs::remove_dir_all(scratch)?;

@@ -282,7 +282,9 @@ function printViolations(summary, { conn, since, until, codes, hits, out = proce
   if (codeKeys.length) {
     const rows = [["code", "violations", "rejected"], ...codeKeys.map((c) => [c, fmt(v.by_code[c] ?? 0), fmt(r.by_code[c] ?? 0)]), ["total", fmt(v.total), fmt(r.total)]];
     out.write("\n" + table(rows) + "\n");
-    out.write("\n" + table([["top events", "violations", "rejected"], ...topRows(v.by_event, r.by_event)]) + "\n");
+    const events = topRows(v.by_event, r.by_event);
+    if (events.length) out.write("\n" + table([["top events", "violations", "rejected"], ...events]) + "\n");
+    if (Object.keys(v.by_profile ?? {}).length) out.write("\n" + table([["top profile schemas", "violations"], ...topRows(v.by_profile)]) + "\n");
     if (Object.keys(v.by_property).length) out.write("\n" + table([["top properties", "violations"], ...topRows(v.by_property)]) + "\n");
   }
   const list = hits.map(([code, n]) => `${code} ${fmt(n)}`).join(", ");
