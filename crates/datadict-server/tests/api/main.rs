@@ -25,6 +25,7 @@ mod postgres_store;
 mod processes;
 mod quality;
 mod quality_concurrency;
+mod quality_profiles;
 mod reads;
 mod redaction;
 mod schema_limits;
